@@ -1,0 +1,138 @@
+package callbacks
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// CallInfo describes the callback invocation a function is serving. Get it
+// with [CallInfoFrom]; [Logger] returns a logger already tagged with it.
+type CallInfo struct {
+	Kind  Kind
+	Name  string // the registration's name (see [Name]); may be empty
+	Token string
+
+	// The resource the call is about, where the request names one. Resource
+	// transforms get Type and ResourceName from the request and URN from the
+	// typed transforms package; invoke transforms put the function token in
+	// Type.
+	URN          string
+	Type         string
+	ResourceName string
+
+	// DryRun is true during a preview, as last set with [Registry.SetDryRun].
+	DryRun bool
+	// Attempt is, for error hooks, how many times the operation has failed so
+	// far (1 on the first failure); zero for other kinds.
+	Attempt int
+	// Deadline is the deadline this package put on the call, if any.
+	Deadline time.Time
+}
+
+func (ci *CallInfo) resourceSuffix() string {
+	switch {
+	case ci.URN != "":
+		return " for " + ci.URN
+	case ci.ResourceName != "":
+		return " for " + ci.Type + " " + ci.ResourceName
+	case ci.Type != "":
+		return " for " + ci.Type
+	}
+	return ""
+}
+
+// callState is what a call's context carries: the info plus the registry
+// whose logger and reporter serve it. The resource fields of info are filled
+// in while the call runs, possibly on a goroutine of its own (see
+// Registry.callBounded), so they are read and written under mu.
+type callState struct {
+	reg  *Registry
+	mu   sync.Mutex
+	info CallInfo
+}
+
+func (cs *callState) update(f func(*CallInfo)) {
+	cs.mu.Lock()
+	f(&cs.info)
+	cs.mu.Unlock()
+}
+
+func (cs *callState) snapshot() CallInfo {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.info
+}
+
+type callKey struct{}
+
+func stateFrom(ctx context.Context) *callState {
+	cs, _ := ctx.Value(callKey{}).(*callState)
+	return cs
+}
+
+// CallInfoFrom returns the description of the callback invocation ctx belongs
+// to, and false when ctx is not a callback's context.
+func CallInfoFrom(ctx context.Context) (CallInfo, bool) {
+	if cs := stateFrom(ctx); cs != nil {
+		return cs.snapshot(), true
+	}
+	return CallInfo{}, false
+}
+
+// SetCallResource records which resource the current call is about, for
+// adapters that know more than the request says (a transform's URN is not in
+// its request). It does nothing outside a callback's context.
+func SetCallResource(ctx context.Context, urn, typ, name string) {
+	cs := stateFrom(ctx)
+	if cs == nil {
+		return
+	}
+	cs.update(func(ci *CallInfo) {
+		if urn != "" {
+			ci.URN = urn
+		}
+		if typ != "" {
+			ci.Type = typ
+		}
+		if name != "" {
+			ci.ResourceName = name
+		}
+	})
+}
+
+// Logger returns the server's logger tagged with the current call's kind,
+// registration name, token and resource. Outside a callback it returns
+// slog.Default().
+func Logger(ctx context.Context) *slog.Logger {
+	cs := stateFrom(ctx)
+	if cs == nil {
+		return slog.Default()
+	}
+	info := cs.snapshot()
+	return cs.reg.cfg.logger.With(info.attrs()...)
+}
+
+func (ci *CallInfo) attrs() []any {
+	a := []any{slog.String("kind", ci.Kind.String()), slog.String("token", ci.Token)}
+	if ci.Name != "" {
+		a = append(a, slog.String("name", ci.Name))
+	}
+	if ci.URN != "" {
+		a = append(a, slog.String("urn", ci.URN))
+	}
+	if ci.Type != "" {
+		a = append(a, slog.String("type", ci.Type))
+	}
+	if ci.ResourceName != "" {
+		a = append(a, slog.String("resource", ci.ResourceName))
+	}
+	if ci.DryRun {
+		a = append(a, slog.Bool("dry_run", true))
+	}
+	if ci.Attempt > 0 {
+		a = append(a, slog.Int("attempt", ci.Attempt))
+	}
+	return a
+}

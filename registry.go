@@ -1,0 +1,256 @@
+package callbacks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Registry maps tokens to registered functions and invokes them. It needs no
+// socket: [Registry.Invoke] is the whole callback protocol minus the transport,
+// and a [Server] only adapts it to gRPC.
+//
+// A Registry is safe for concurrent use: registrations, unregistrations and
+// invocations may happen from any number of goroutines. Lookups take a read
+// lock on a map, so their cost does not grow with the number of entries.
+type Registry struct {
+	cfg    config
+	dryRun atomic.Bool
+
+	mu      sync.RWMutex
+	entries map[string]*entry
+}
+
+// entry is one registration. It is immutable once stored.
+type entry struct {
+	kind        Kind
+	name        string
+	call        handler
+	timeout     time.Duration
+	failOpen    bool
+	rejectBytes bool
+}
+
+// NewRegistry returns an empty registry. Of the options, the logger, observer,
+// reporter and deadline options apply; the others are ignored.
+func NewRegistry(opts ...Option) *Registry {
+	return newRegistry(newConfig(opts))
+}
+
+func newRegistry(cfg config) *Registry {
+	if cfg.reporter == nil {
+		cfg.reporter = loggerReporter{cfg.logger}
+	}
+	return &Registry{cfg: cfg, entries: make(map[string]*entry)}
+}
+
+// Register stores f under a new random (version 4 UUID) token and returns the
+// token. It fails with [ErrNilFunc] for a Func without a function.
+func (r *Registry) Register(f Func, opts ...RegisterOption) (string, error) {
+	e, err := newEntry(f, opts)
+	if err != nil {
+		return "", err
+	}
+	return r.store(e), nil
+}
+
+func newEntry(f Func, opts []RegisterOption) (*entry, error) {
+	if f.call == nil || !f.kind.valid() {
+		return nil, fmt.Errorf("callbacks: registering %s: %w", f.kind, ErrNilFunc)
+	}
+	e := &entry{kind: f.kind, call: f.call}
+	for _, o := range opts {
+		if o != nil {
+			o.applyReg(e)
+		}
+	}
+	return e, nil
+}
+
+func (r *Registry) store(e *entry) string {
+	for {
+		token := uuid.NewString()
+		r.mu.Lock()
+		if _, taken := r.entries[token]; !taken {
+			r.entries[token] = e
+			r.mu.Unlock()
+			return token
+		}
+		// A collision of random UUIDs means a broken random source; never
+		// hand out one token twice.
+		r.mu.Unlock()
+	}
+}
+
+// Unregister removes the registration for token and reports whether there was
+// one. Calls already running finish; later calls get NotFound. Tokens are
+// never reused, so an unregistered token never reaches another function.
+func (r *Registry) Unregister(token string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.entries[token]
+	delete(r.entries, token)
+	return ok
+}
+
+// Lookup reports the kind and name registered under token.
+func (r *Registry) Lookup(token string) (kind Kind, name string, ok bool) {
+	e := r.lookup(token)
+	if e == nil {
+		return 0, "", false
+	}
+	return e.kind, e.name, true
+}
+
+// Len returns the number of registrations.
+func (r *Registry) Len() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.entries)
+}
+
+func (r *Registry) lookup(token string) *entry {
+	r.mu.RLock()
+	e := r.entries[token]
+	r.mu.RUnlock()
+	return e
+}
+
+// SetDryRun records whether the deployment is a preview, for [CallInfo].DryRun.
+// The typed packages set it from the engine's GetDeploymentInfo.
+func (r *Registry) SetDryRun(dryRun bool) { r.dryRun.Store(dryRun) }
+
+// Invoke runs the callback registered under token on payload and returns the
+// encoded response. Every error is an [*Error] carrying the gRPC code the
+// engine should see; see the package documentation for the mapping.
+func (r *Registry) Invoke(ctx context.Context, token string, payload []byte) ([]byte, error) {
+	e := r.lookup(token)
+	if e == nil {
+		return nil, r.refuse(ctx, token)
+	}
+	cs := &callState{reg: r, info: CallInfo{Kind: e.kind, Name: e.name, Token: token, DryRun: r.dryRun.Load()}}
+	ctx = context.WithValue(ctx, callKey{}, cs)
+	timeout := e.timeout
+	if timeout == 0 {
+		timeout = r.cfg.kindTimeout[e.kind]
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, timeout, errOwnDeadline)
+		defer cancel()
+		cs.info.Deadline, _ = ctx.Deadline()
+	}
+	obs := r.cfg.observer
+	var start time.Time
+	if obs != nil {
+		start = time.Now()
+		obs.CallStarted(ctx, cs.info)
+	}
+	var out []byte
+	var err error
+	if timeout > 0 {
+		out, err = r.callBounded(ctx, e, cs, payload)
+	} else {
+		out, err = r.call(ctx, e, cs, payload)
+	}
+	var ce *Error
+	info := cs.snapshot()
+	if err != nil {
+		ce = classify(ctx, &info, err)
+		if e.failOpen && (errors.Is(ce, ErrPanicked) || errors.Is(ce, ErrTimeout)) {
+			r.report(ctx, SeverityWarning, info.URN, fmt.Sprintf(
+				"%s failed open: %s; the engine was sent an empty response", label(e.kind, e.name), ce.Msg))
+			out, ce = nil, nil
+		}
+	}
+	if obs != nil {
+		code := codes.OK
+		if ce != nil {
+			code = ce.Code
+		}
+		obs.CallFinished(ctx, info, code, time.Since(start))
+	}
+	if ce != nil {
+		r.cfg.logger.LogAttrs(ctx, slog.LevelDebug, "callback failed",
+			slog.String("kind", e.kind.String()), slog.String("name", e.name),
+			slog.String("code", ce.Code.String()), slog.String("error", ce.Msg))
+		return nil, ce
+	}
+	return out, nil
+}
+
+// refuse answers a call whose token is empty or unknown.
+func (r *Registry) refuse(ctx context.Context, token string) error {
+	ce := &Error{Code: codes.NotFound, Token: token, Err: ErrUnknownToken,
+		Msg: fmt.Sprintf("callbacks: unknown callback token %q", token)}
+	if token == "" {
+		ce.Code, ce.Err, ce.Msg = codes.InvalidArgument, ErrInvalidRequest, "callbacks: empty callback token"
+	}
+	if obs := r.cfg.observer; obs != nil {
+		info := CallInfo{Token: token}
+		obs.CallStarted(ctx, info)
+		obs.CallFinished(ctx, info, ce.Code, 0)
+	}
+	return ce
+}
+
+// call runs the function on this goroutine, turning a panic into an error.
+func (r *Registry) call(ctx context.Context, e *entry, cs *callState, payload []byte) (out []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			info := cs.snapshot()
+			err = r.panicked(ctx, &info, p)
+		}
+	}()
+	return e.call(ctx, cs, payload)
+}
+
+// callBounded runs the function on its own goroutine so that a deadline ends
+// the call even when the function ignores its context. Such a function keeps
+// running until it returns; only its result is dropped.
+func (r *Registry) callBounded(ctx context.Context, e *entry, cs *callState, payload []byte) ([]byte, error) {
+	type result struct {
+		out []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := r.call(ctx, e, cs, payload)
+		done <- result{out, err}
+	}()
+	select {
+	case res := <-done:
+		return res.out, res.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+func (r *Registry) panicked(ctx context.Context, ci *CallInfo, p any) error {
+	// The panic value and stack may hold property values: keep them at debug
+	// level, out of error-level logs and off the wire.
+	r.cfg.logger.LogAttrs(ctx, slog.LevelError, "callback panicked",
+		slog.String("kind", ci.Kind.String()), slog.String("name", ci.Name), slog.String("token", ci.Token))
+	r.cfg.logger.LogAttrs(ctx, slog.LevelDebug, "callback panic detail",
+		slog.String("token", ci.Token), slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
+	return &Error{
+		Code: codes.Internal, Kind: ci.Kind, Name: ci.Name, Token: ci.Token, Err: ErrPanicked,
+		Msg: fmt.Sprintf("callbacks: %s%s panicked; details are in the program's log", label(ci.Kind, ci.Name), ci.resourceSuffix()),
+	}
+}
+
+func (r *Registry) report(ctx context.Context, sev Severity, urn, msg string) {
+	if err := r.cfg.reporter.Report(ctx, sev, urn, msg); err != nil {
+		r.cfg.logger.LogAttrs(ctx, sev.level(), msg, slog.String("urn", urn),
+			slog.String("undelivered", status.Convert(err).Message()))
+	}
+}

@@ -1,0 +1,367 @@
+package callbacks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+)
+
+// Server serves a [Registry] as the pulumirpc.Callbacks gRPC service, plus the
+// standard gRPC health service. Its lifecycle follows net/http's Server:
+// [Server.Serve] blocks until [Server.Shutdown] or [Server.Close], after
+// which it returns [ErrServerClosed]; a closed server cannot be reused.
+//
+// A Server is safe for concurrent use.
+type Server struct {
+	pulumirpc.UnimplementedCallbacksServer
+
+	reg      *Registry
+	cfg      config
+	grpc     *grpc.Server
+	health   *health.Server
+	reporter *engineReporter // owned connection to Engine.Log, if any
+	flight   inflight
+
+	mu     sync.Mutex
+	target string
+	closed bool
+	serves sync.WaitGroup // Listen's own Serve goroutine
+
+	stopOnce   sync.Once
+	stopped    chan struct{} // closed once the grpc server has fully stopped
+	watchStop  chan struct{} // closed to end health watches before the final stop
+	watchClose sync.Once
+}
+
+var _ pulumirpc.CallbacksServer = (*Server)(nil)
+
+// NewServer returns a server that is not yet serving; call [Server.Serve]
+// with a listener. [Listen] does both and is what most programs want.
+func NewServer(opts ...Option) (*Server, error) {
+	cfg := newConfig(opts)
+	s := &Server{cfg: cfg, health: health.NewServer(), stopped: make(chan struct{}), watchStop: make(chan struct{})}
+	if cfg.engineAddr != "" && cfg.reporter == nil {
+		rep, err := dialEngine(cfg.engineAddr)
+		if err != nil {
+			return nil, fmt.Errorf("callbacks: engine address %q: %w", cfg.engineAddr, err)
+		}
+		s.reporter, cfg.reporter = rep, rep
+	}
+	if cfg.registry != nil {
+		s.reg = cfg.registry
+	} else {
+		s.reg = newRegistry(cfg)
+	}
+	gopts := append([]grpc.ServerOption{
+		grpc.MaxRecvMsgSize(cfg.maxMsgSize),
+		grpc.MaxSendMsgSize(cfg.maxMsgSize),
+	}, cfg.grpcOptions...)
+	s.grpc = grpc.NewServer(gopts...)
+	pulumirpc.RegisterCallbacksServer(s.grpc, s)
+	healthgrpc.RegisterHealthServer(s.grpc, &healthService{Server: s.health, stop: s.watchStop})
+	return s, nil
+}
+
+// Listen starts a server that serves in the background and returns once it
+// is listening, so the engine's first call can never race the listener. By
+// default it listens on 127.0.0.1 on a free port; see [Address] and
+// [WithListener]. Stop it with [Server.Shutdown] or [Server.Close].
+func Listen(opts ...Option) (*Server, error) {
+	s, err := NewServer(opts...)
+	if err != nil {
+		return nil, err
+	}
+	lis := s.cfg.listener
+	if lis == nil {
+		if lis, err = listenAddress(s.cfg.address); err != nil {
+			s.closeReporter()
+			return nil, err
+		}
+	}
+	if err := s.startServing(lis); err != nil {
+		_ = lis.Close()
+		s.closeReporter()
+		return nil, err
+	}
+	s.serves.Add(1)
+	go func() {
+		defer s.serves.Done()
+		_ = s.grpc.Serve(lis)
+	}()
+	return s, nil
+}
+
+func listenAddress(addr string) (net.Listener, error) {
+	switch {
+	case addr == "":
+		return net.Listen("tcp", "127.0.0.1:0")
+	case strings.HasPrefix(addr, "unix://"):
+		return ListenUnix(strings.TrimPrefix(addr, "unix://"))
+	}
+	return net.Listen("tcp", addr)
+}
+
+// ListenUnix listens on a unix socket at path that only the current user can
+// connect to (mode 0600). An existing socket file at path is replaced.
+func ListenUnix(path string) (net.Listener, error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		_ = os.Remove(path)
+	}
+	lis, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		_ = lis.Close()
+		return nil, err
+	}
+	return lis, nil
+}
+
+// Serve accepts connections on lis and serves them until Shutdown or Close,
+// then returns [ErrServerClosed]. Other errors come from the listener.
+func (s *Server) Serve(lis net.Listener) error {
+	if err := s.startServing(lis); err != nil {
+		return err
+	}
+	err := s.grpc.Serve(lis)
+	if s.isClosed() {
+		return ErrServerClosed
+	}
+	return err
+}
+
+func (s *Server) startServing(lis net.Listener) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrServerClosed
+	}
+	if s.target == "" {
+		s.target = s.cfg.target
+		if s.target == "" {
+			s.target = targetOf(lis.Addr())
+		}
+	}
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	s.health.SetServingStatus(pulumirpc.Callbacks_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	return nil
+}
+
+func targetOf(a net.Addr) string {
+	if a.Network() == "unix" {
+		return "unix://" + a.String()
+	}
+	return a.String()
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Registry returns the registry the server serves.
+func (s *Server) Registry() *Registry { return s.reg }
+
+// Target returns the address the engine dials, such as "127.0.0.1:PORT" or
+// "unix:///path", or "" before the server serves.
+func (s *Server) Target() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.target
+}
+
+// Register stores f in the registry and returns the Callback to hand to the
+// engine. It fails with [ErrServerClosed] after Shutdown or Close and with
+// [ErrNotServing] before the server has a listener.
+func (s *Server) Register(f Func, opts ...RegisterOption) (*pulumirpc.Callback, error) {
+	e, err := newEntry(f, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	closed, target := s.closed, s.target
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return nil, ErrServerClosed
+	case target == "":
+		return nil, ErrNotServing
+	}
+	token := s.reg.store(e)
+	return &pulumirpc.Callback{Target: target, Token: token, AcceptsByteString: !e.rejectBytes}, nil
+}
+
+// Unregister removes a registration; see [Registry.Unregister].
+func (s *Server) Unregister(token string) bool { return s.reg.Unregister(token) }
+
+// Invoke implements pulumirpc.CallbacksServer. It refuses calls with
+// Unavailable once Shutdown has begun.
+func (s *Server) Invoke(ctx context.Context, req *pulumirpc.CallbackInvokeRequest) (*pulumirpc.CallbackInvokeResponse, error) {
+	if !s.flight.enter() {
+		return nil, status.Error(codes.Unavailable, "callbacks: server is shutting down")
+	}
+	defer s.flight.exit()
+	out, err := s.reg.Invoke(ctx, req.GetToken(), req.GetRequest())
+	if err != nil {
+		return nil, err
+	}
+	return &pulumirpc.CallbackInvokeResponse{Response: out}, nil
+}
+
+// Shutdown stops the server gracefully: the health service turns NOT_SERVING,
+// new invocations are refused with Unavailable, calls in flight run to
+// completion, and then the server stops. If ctx ends first, the server is
+// stopped at once (cancelling the calls still running) and ctx's error is
+// returned. Shutdown is idempotent and safe to call concurrently with Close.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.markClosed()
+	drained := s.flight.close()
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		s.stop(false)
+		return ctx.Err()
+	}
+	s.endWatches()
+	graceful := make(chan struct{})
+	go func() {
+		s.stop(true)
+		close(graceful)
+	}()
+	select {
+	case <-graceful:
+		return nil
+	case <-ctx.Done():
+		s.grpc.Stop()
+		<-graceful
+		return ctx.Err()
+	}
+}
+
+// Close stops the server at once: listeners and connections are closed and
+// calls in flight are cancelled. It is idempotent.
+func (s *Server) Close() error {
+	s.markClosed()
+	s.flight.close()
+	s.endWatches()
+	s.grpc.Stop() // at once, even while a Shutdown is stopping gracefully
+	s.stop(false)
+	return nil
+}
+
+func (s *Server) markClosed() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.health.Shutdown()
+}
+
+func (s *Server) endWatches() { s.watchClose.Do(func() { close(s.watchStop) }) }
+
+// stop stops the grpc server once, waits for Listen's serving goroutine and
+// releases the engine connection. Later calls wait for the first to finish.
+func (s *Server) stop(graceful bool) {
+	s.stopOnce.Do(func() {
+		s.endWatches()
+		if graceful {
+			s.grpc.GracefulStop()
+		} else {
+			s.grpc.Stop()
+		}
+		s.serves.Wait()
+		s.closeReporter()
+		close(s.stopped)
+	})
+	<-s.stopped
+}
+
+func (s *Server) closeReporter() {
+	if s.reporter != nil {
+		_ = s.reporter.conn.Close()
+	}
+}
+
+// inflight counts running invocations and, once closed, refuses new ones and
+// signals when the last running one ends.
+type inflight struct {
+	n       atomic.Int64
+	once    sync.Once
+	drained chan struct{}
+	init    sync.Once
+}
+
+const closingBit = int64(1) << 62
+
+func (f *inflight) ch() chan struct{} {
+	f.init.Do(func() { f.drained = make(chan struct{}) })
+	return f.drained
+}
+
+func (f *inflight) enter() bool {
+	if f.n.Add(1)&closingBit != 0 {
+		f.exit()
+		return false
+	}
+	return true
+}
+
+func (f *inflight) exit() {
+	if f.n.Add(-1) == closingBit {
+		f.once.Do(func() { close(f.ch()) })
+	}
+}
+
+// close stops admitting calls and returns a channel closed when none runs.
+func (f *inflight) close() <-chan struct{} {
+	ch := f.ch()
+	if f.n.Or(closingBit) == 0 {
+		f.once.Do(func() { close(ch) })
+	}
+	return ch
+}
+
+// healthService is the standard health service, except that watches end when
+// the server stops, so that a watching client cannot hold up Shutdown.
+type healthService struct {
+	*health.Server
+	stop <-chan struct{}
+}
+
+func (h *healthService) Watch(req *healthpb.HealthCheckRequest, stream healthgrpc.Health_WatchServer) error {
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-h.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := h.Server.Watch(req, watchStream{stream, ctx})
+	if errors.Is(ctx.Err(), context.Canceled) && stream.Context().Err() == nil {
+		return status.Error(codes.Unavailable, "callbacks: server is shutting down")
+	}
+	return err
+}
+
+type watchStream struct {
+	healthgrpc.Health_WatchServer
+	ctx context.Context
+}
+
+func (w watchStream) Context() context.Context { return w.ctx }
