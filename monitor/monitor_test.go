@@ -191,8 +191,13 @@ func TestFromEnvAndConstruct(t *testing.T) {
 	go func() { _ = s.Serve(lis) }()
 	defer s.Stop()
 	for name, open := range map[string]func() (*monitor.Monitor, error){
-		"env":       func() (*monitor.Monitor, error) { t.Setenv(monitor.EnvMonitor, lis.Addr().String()); return monitor.FromEnv() },
-		"construct": func() (*monitor.Monitor, error) { return monitor.FromConstruct(&pulumirpc.ConstructRequest{MonitorEndpoint: lis.Addr().String()}) },
+		"env": func() (*monitor.Monitor, error) {
+			t.Setenv(monitor.EnvMonitor, lis.Addr().String())
+			return monitor.FromEnv()
+		},
+		"construct": func() (*monitor.Monitor, error) {
+			return monitor.FromConstruct(&pulumirpc.ConstructRequest{MonitorEndpoint: lis.Addr().String()})
+		},
 	} {
 		m, err := open()
 		require.NoError(t, err, name)
