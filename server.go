@@ -14,7 +14,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
-	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 )
@@ -71,7 +70,7 @@ func NewServer(opts ...Option) (*Server, error) {
 	}, cfg.grpcOptions...)
 	s.grpc = grpc.NewServer(gopts...)
 	pulumirpc.RegisterCallbacksServer(s.grpc, s)
-	healthgrpc.RegisterHealthServer(s.grpc, &healthService{Server: s.health, stop: s.watchStop})
+	healthpb.RegisterHealthServer(s.grpc, &healthService{Server: s.health, stop: s.watchStop})
 	return s, nil
 }
 
@@ -342,7 +341,7 @@ type healthService struct {
 	stop <-chan struct{}
 }
 
-func (h *healthService) Watch(req *healthpb.HealthCheckRequest, stream healthgrpc.Health_WatchServer) error {
+func (h *healthService) Watch(req *healthpb.HealthCheckRequest, stream healthpb.Health_WatchServer) error {
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
 	go func() {
@@ -360,7 +359,7 @@ func (h *healthService) Watch(req *healthpb.HealthCheckRequest, stream healthgrp
 }
 
 type watchStream struct {
-	healthgrpc.Health_WatchServer
+	healthpb.Health_WatchServer
 	ctx context.Context
 }
 

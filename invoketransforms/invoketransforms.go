@@ -1,0 +1,271 @@
+package invoketransforms
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/props"
+	"github.com/langhost/callbacks/monitor"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// InvokeOptions is the Go form of pulumirpc.TransformInvokeOptions, with one
+// field for each field of the message. It converts both ways without loss:
+// fields of newer engines that this version does not know are carried along
+// and sent back untouched. The zero value is the empty option set. An
+// InvokeOptions is not safe for concurrent mutation.
+type InvokeOptions struct {
+	// Provider is a reference ("URN::ID") to the provider to invoke the
+	// function with (provider). The engine fills it from the invoke's own
+	// options or from the parent component's providers.
+	Provider string
+	// PluginDownloadURL is where the provider plugin is downloaded from
+	// (plugin_download_url).
+	PluginDownloadURL string
+	// Version is the provider plugin version (version).
+	Version string
+	// PluginChecksums maps platforms to provider plugin checksums
+	// (plugin_checksums).
+	PluginChecksums map[string][]byte
+
+	unknown protoreflect.RawFields // fields of newer engines, sent back as received
+}
+
+// OptionsFromProto converts the wire form of invoke options. A nil message
+// converts to empty options. The result shares the message's map.
+func OptionsFromProto(pb *pulumirpc.TransformInvokeOptions) *InvokeOptions {
+	if pb == nil {
+		return &InvokeOptions{}
+	}
+	return &InvokeOptions{
+		Provider:          pb.GetProvider(),
+		PluginDownloadURL: pb.GetPluginDownloadUrl(),
+		Version:           pb.GetVersion(),
+		PluginChecksums:   pb.GetPluginChecksums(),
+		unknown:           pb.ProtoReflect().GetUnknown(),
+	}
+}
+
+// ToProto converts the options to their wire form. A nil receiver converts to
+// nil. The message shares the options' map.
+func (o *InvokeOptions) ToProto() *pulumirpc.TransformInvokeOptions {
+	if o == nil {
+		return nil
+	}
+	pb := &pulumirpc.TransformInvokeOptions{
+		Provider:          o.Provider,
+		PluginDownloadUrl: o.PluginDownloadURL,
+		Version:           o.Version,
+		PluginChecksums:   o.PluginChecksums,
+	}
+	if len(o.unknown) > 0 {
+		pb.ProtoReflect().SetUnknown(o.unknown)
+	}
+	return pb
+}
+
+// Clone returns a deep copy of the options.
+func (o *InvokeOptions) Clone() *InvokeOptions {
+	if o == nil {
+		return nil
+	}
+	c := *o
+	if o.PluginChecksums != nil {
+		c.PluginChecksums = make(map[string][]byte, len(o.PluginChecksums))
+		for k, v := range o.PluginChecksums {
+			c.PluginChecksums[k] = slices.Clone(v)
+		}
+	}
+	c.unknown = slices.Clone(o.unknown)
+	return &c
+}
+
+// Args describes the function invocation being transformed. The transform
+// owns it for the duration of the call and may change it and return parts
+// of it.
+type Args struct {
+	// Token is the function's token, such as "aws:index/getRegion:getRegion".
+	Token string
+	// Args are the function's arguments. Secrets arrive as resource.Secret
+	// values and unknowns as resource.Computed values. Never nil.
+	Args resource.PropertyMap
+	// Options are all of the invoke's options. Never nil.
+	Options *InvokeOptions
+}
+
+// Result is what an invoke transform returns. A nil *Result changes nothing.
+type Result struct {
+	// Args replace the function's arguments. Nil leaves them unchanged; an
+	// empty non-nil map removes them all.
+	Args resource.PropertyMap
+	// Options replace ALL of the invoke's options. Nil leaves them unchanged.
+	// To change one option, change it in [Args].Options and return that.
+	Options *InvokeOptions
+}
+
+// Result returns a result that sends the arguments and options back as they
+// are in a. Changes made to a later show in the result.
+func (a *Args) Result() *Result { return &Result{Args: a.Args, Options: a.Options} }
+
+// WithOptions calls edit on a's options and returns a result that sends them,
+// leaving the arguments unchanged. The options edit does not touch are kept.
+func (a *Args) WithOptions(edit func(*InvokeOptions)) *Result {
+	if a.Options == nil {
+		a.Options = &InvokeOptions{}
+	}
+	if edit != nil {
+		edit(a.Options)
+	}
+	return &Result{Options: a.Options}
+}
+
+// WithArgs calls edit on a's arguments and returns a result that sends them,
+// leaving the options unchanged.
+func (a *Args) WithArgs(edit func(resource.PropertyMap)) *Result {
+	if a.Args == nil {
+		a.Args = resource.PropertyMap{}
+	}
+	if edit != nil {
+		edit(a.Args)
+	}
+	return &Result{Args: a.Args}
+}
+
+// Func is an invoke transform. The engine calls invoke transforms one at a
+// time, in registration order, while it holds a lock that every Invoke
+// takes: a Func must not call Invoke itself. Returning an error fails the
+// invoke with that error, unwrapped.
+type Func func(ctx context.Context, args *Args) (*Result, error)
+
+// DecodeRequest converts an invoke transform request into [Args]. The Args
+// share the request's map of checksums.
+func DecodeRequest(req *pulumirpc.TransformInvokeRequest) (*Args, error) {
+	args, err := props.Unmarshal(req.GetArgs())
+	if err != nil {
+		return nil, fmt.Errorf("args: %w", err)
+	}
+	if args == nil {
+		args = resource.PropertyMap{}
+	}
+	return &Args{Token: req.GetToken(), Args: args, Options: OptionsFromProto(req.GetOptions())}, nil
+}
+
+// EncodeResult converts a result into an invoke transform response. A nil
+// result gives an empty response, which the engine reads as "no change".
+// Strings that are not valid UTF-8 are sent as byte strings if
+// acceptsByteStrings is set and are an error otherwise.
+func EncodeResult(res *Result, acceptsByteStrings bool) (*pulumirpc.TransformInvokeResponse, error) {
+	out := &pulumirpc.TransformInvokeResponse{}
+	if res == nil {
+		return out, nil
+	}
+	if res.Args != nil {
+		s, err := props.Marshal(res.Args, acceptsByteStrings)
+		if err != nil {
+			return nil, fmt.Errorf("args: %w", err)
+		}
+		out.Args = s
+	}
+	out.Options = res.Options.ToProto()
+	return out, nil
+}
+
+// Adapt turns fn into a [callbacks.Func], for registering it by hand with a
+// [callbacks.Registry] or [callbacks.Server]. acceptsByteStrings must match
+// the Callback.accepts_byte_string the engine is given for it (the
+// [callbacks.AcceptsByteStrings] option; true by default). [RegisterStack]
+// takes care of this itself.
+func Adapt(fn Func, acceptsByteStrings bool) callbacks.Func {
+	if fn == nil {
+		return callbacks.InvokeTransform(nil)
+	}
+	return adapt(fn, func() bool { return acceptsByteStrings })
+}
+
+func adapt(fn Func, acceptsByteStrings func() bool) callbacks.Func {
+	return callbacks.InvokeTransform(func(ctx context.Context, req *pulumirpc.TransformInvokeRequest) (*pulumirpc.TransformInvokeResponse, error) {
+		args, err := DecodeRequest(req)
+		if err != nil {
+			return nil, callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest,
+				req.GetToken()+": request does not decode", err)
+		}
+		res, err := fn(ctx, args)
+		if err != nil {
+			return nil, err
+		}
+		if res == nil {
+			return nil, nil
+		}
+		accept := acceptsByteStrings()
+		out, err := EncodeResult(res, accept)
+		if err != nil {
+			if !accept {
+				err = fmt.Errorf("%w (byte strings are refused: the callback is registered with callbacks.AcceptsByteStrings(false))", err)
+			}
+			return nil, callError(ctx, codes.Internal, callbacks.ErrEncode, args.Token+": result does not encode", err)
+		}
+		return out, nil
+	})
+}
+
+// callError builds the error for a failure of the adapter itself, labelled
+// with the registration the call belongs to.
+func callError(ctx context.Context, code codes.Code, sentinel error, what string, err error) error {
+	info, _ := callbacks.CallInfoFrom(ctx)
+	label := callbacks.KindInvokeTransform.String()
+	if info.Name != "" {
+		label = fmt.Sprintf("%s %q", label, info.Name)
+	}
+	return &callbacks.Error{
+		Code: code, Kind: info.Kind, Name: info.Name, Token: info.Token,
+		Msg: fmt.Sprintf("invoketransforms: %s: %s: %v", label, what, err),
+		Err: fmt.Errorf("%w: %w", sentinel, err),
+	}
+}
+
+// ErrNilArgument is returned when [RegisterStack] is given a nil server or
+// monitor.
+var ErrNilArgument = errors.New("invoketransforms: nil argument")
+
+// RegisterStack registers fn as an invoke transform: the engine applies it to
+// every later Invoke of the program, after the transforms registered before
+// it. It first checks that the engine supports invoke transforms, then
+// registers fn with srv and tells the engine; if the engine refuses, the
+// registration is removed from srv again. It also tells srv's registry
+// whether the deployment is a preview.
+func RegisterStack(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+	switch {
+	case mon == nil:
+		return nil, fmt.Errorf("%w: monitor", ErrNilArgument)
+	case srv == nil:
+		return nil, fmt.Errorf("%w: server", ErrNilArgument)
+	case fn == nil:
+		return nil, fmt.Errorf("invoketransforms: %w", callbacks.ErrNilFunc)
+	}
+	if err := mon.Require(ctx, monitor.InvokeTransforms); err != nil {
+		return nil, fmt.Errorf("invoketransforms: registering an invoke transform: %w", err)
+	}
+	if err := mon.Attach(ctx, srv); err != nil {
+		return nil, fmt.Errorf("invoketransforms: registering an invoke transform: %w", err)
+	}
+	// The byte-string choice is only known once the options are applied; no
+	// call can arrive before the engine is told the token.
+	var accept atomic.Bool
+	cb, err := srv.Register(adapt(fn, accept.Load), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("invoketransforms: %w", err)
+	}
+	accept.Store(cb.GetAcceptsByteString())
+	if _, err := mon.Client().RegisterStackInvokeTransform(ctx, cb); err != nil {
+		srv.Unregister(cb.GetToken())
+		return nil, fmt.Errorf("invoketransforms: RegisterStackInvokeTransform: %w", err)
+	}
+	return cb, nil
+}

@@ -1,0 +1,345 @@
+package invoketransforms_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/invoketransforms"
+	"github.com/langhost/callbacks/monitor"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+type opts = pulumirpc.TransformInvokeOptions
+
+func withUnknown[M proto.Message](m M, num protowire.Number, s string) M {
+	b := protowire.AppendTag(nil, num, protowire.BytesType)
+	m.ProtoReflect().SetUnknown(protowire.AppendString(b, s))
+	return m
+}
+
+const providerRef = "urn:pulumi:dev::proj::pulumi:providers:aws::p::0a1b"
+
+func optionRows() []struct {
+	name string
+	opts *opts
+} {
+	return []struct {
+		name string
+		opts *opts
+	}{
+		{"provider", &opts{Provider: providerRef}},
+		{"plugin_download_url", &opts{PluginDownloadUrl: "https://example.com/plugins"}},
+		{"version", &opts{Version: "6.1.0"}},
+		{"plugin_checksums", &opts{PluginChecksums: map[string][]byte{"linux-amd64": {0xde, 0xad}, "windows-arm64": {0}}}},
+		{"unknown-fields", withUnknown(&opts{}, 500, "from a newer engine")},
+	}
+}
+
+func fullOptions() *opts {
+	return withUnknown(&opts{
+		Provider:          providerRef,
+		PluginDownloadUrl: "github://api.github.com/org",
+		Version:           "1.0.0",
+		PluginChecksums:   map[string][]byte{"darwin-arm64": {1, 2, 3}},
+	}, 77, "x")
+}
+
+func request(o *opts) *pulumirpc.TransformInvokeRequest {
+	return &pulumirpc.TransformInvokeRequest{
+		Token:   "aws:index/getRegion:getRegion",
+		Args:    structOf("name", str("us-east-1")),
+		Options: o,
+	}
+}
+
+func TestOptionsCoverEveryField(t *testing.T) {
+	t.Parallel()
+	seen := map[protoreflect.FullName]bool{}
+	for _, row := range append(optionRows(), struct {
+		name string
+		opts *opts
+	}{"full", fullOptions()}) {
+		row.opts.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
+			seen[fd.FullName()] = true
+			return true
+		})
+	}
+	fields := (&opts{}).ProtoReflect().Descriptor().Fields()
+	for i := range fields.Len() {
+		assert.Truef(t, seen[fields.Get(i).FullName()], "no row sets %s", fields.Get(i).FullName())
+	}
+	assert.Equal(t, 4, fields.Len(), "TransformInvokeOptions changed: update InvokeOptions and these rows")
+}
+
+func TestIdentityRoundTripEveryOption(t *testing.T) {
+	t.Parallel()
+	srv, client := startServer(t)
+	cb, err := invoketransforms.RegisterStack(t.Context(), srv, okMonitor(t), identity)
+	require.NoError(t, err)
+	rows := append(optionRows(), struct {
+		name string
+		opts *opts
+	}{"fully-populated", fullOptions()})
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			t.Parallel()
+			req := request(row.opts)
+			res, err := call(t, client, cb, req)
+			require.NoError(t, err)
+			requireProtoEqual(t, req.GetOptions(), res.GetOptions())
+			requireProtoEqual(t, req.GetArgs(), res.GetArgs())
+		})
+	}
+}
+
+func TestChangeOneOptionKeepsOthers(t *testing.T) {
+	t.Parallel()
+	srv, client := startServer(t)
+	tests := []struct {
+		name string
+		edit func(*invoketransforms.InvokeOptions)
+		want func(*opts)
+	}{
+		{"provider", func(o *invoketransforms.InvokeOptions) { o.Provider = "other::ref" }, func(o *opts) { o.Provider = "other::ref" }},
+		{"clear provider", func(o *invoketransforms.InvokeOptions) { o.Provider = "" }, func(o *opts) { o.Provider = "" }},
+		{"version", func(o *invoketransforms.InvokeOptions) { o.Version = "2.0.0" }, func(o *opts) { o.Version = "2.0.0" }},
+		{"url", func(o *invoketransforms.InvokeOptions) { o.PluginDownloadURL = "" }, func(o *opts) { o.PluginDownloadUrl = "" }},
+		{"checksums", func(o *invoketransforms.InvokeOptions) { o.PluginChecksums["linux-amd64"] = []byte{7} },
+			func(o *opts) { o.PluginChecksums["linux-amd64"] = []byte{7} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cb, err := srv.Register(invoketransforms.Adapt(func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+				return a.WithOptions(tt.edit), nil
+			}, true))
+			require.NoError(t, err)
+			req := request(fullOptions())
+			want := proto.CloneOf(req.GetOptions())
+			tt.want(want)
+			require.False(t, proto.Equal(want, req.GetOptions()), "the edit changes nothing")
+			res, err := call(t, client, cb, req)
+			require.NoError(t, err)
+			assert.Nil(t, res.GetArgs(), "args must stay unset")
+			requireProtoEqual(t, want, res.GetOptions())
+		})
+	}
+}
+
+func TestClone(t *testing.T) {
+	t.Parallel()
+	o := invoketransforms.OptionsFromProto(fullOptions())
+	c := o.Clone()
+	c.PluginChecksums["darwin-arm64"][0] = 9
+	c.PluginChecksums["new"] = nil
+	c.Provider = "x"
+	requireProtoEqual(t, fullOptions(), o.ToProto())
+	var nilOpts *invoketransforms.InvokeOptions
+	assert.Nil(t, nilOpts.Clone())
+	assert.Nil(t, nilOpts.ToProto())
+	assert.NotNil(t, invoketransforms.OptionsFromProto(nil))
+}
+
+type recorder struct {
+	mu   sync.Mutex
+	args *invoketransforms.Args
+	info callbacks.CallInfo
+}
+
+func (r *recorder) transform(ctx context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+	info, _ := callbacks.CallInfoFrom(ctx)
+	r.mu.Lock()
+	r.args, r.info = a, info
+	r.mu.Unlock()
+	return a.Result(), nil
+}
+
+func (r *recorder) last() (*invoketransforms.Args, callbacks.CallInfo) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.args, r.info
+}
+
+func secret(v *structpb.Value) *structpb.Value {
+	return sigObject(resource.SecretSig, map[string]*structpb.Value{"value": v})
+}
+
+func byteString(b []byte) *structpb.Value {
+	return sigObject(resource.ByteStringSig, map[string]*structpb.Value{"value": str(base64.StdEncoding.EncodeToString(b))})
+}
+
+const bucketURN = "urn:pulumi:dev::proj::aws:s3/bucket:Bucket::b"
+
+// TestValuesRoundTrip sends each kind of value, in the form the engine uses
+// for invoke arguments, through the real server and back.
+func TestValuesRoundTrip(t *testing.T) {
+	t.Parallel()
+	srv, client := startServer(t)
+	tests := []struct {
+		name  string
+		value *structpb.Value
+		check func(t *testing.T, v resource.PropertyValue)
+	}{
+		{"plain", object("s", str("x"), "n", structpb.NewNumberValue(-3), "b", structpb.NewBoolValue(false), "null", structpb.NewNullValue(), "l", list()), nil},
+		{"secret envelope", secret(str("hunter2")), func(t *testing.T, v resource.PropertyValue) {
+			require.True(t, v.IsSecret())
+			assert.Equal(t, "hunter2", v.SecretValue().Element.StringValue())
+		}},
+		{"nested secret", list(str("a"), secret(object("k", str("v")))), func(t *testing.T, v resource.PropertyValue) {
+			assert.True(t, v.ArrayValue()[1].IsSecret())
+		}},
+		{"unknown string", str(plugin.UnknownStringValue), func(t *testing.T, v resource.PropertyValue) {
+			require.True(t, v.IsComputed())
+		}},
+		{"unknown bool", str(plugin.UnknownBoolValue), nil},
+		{"unknown number", str(plugin.UnknownNumberValue), nil},
+		{"unknown array", str(plugin.UnknownArrayValue), nil},
+		{"unknown object", str(plugin.UnknownObjectValue), nil},
+		{"unknown asset", str(plugin.UnknownAssetValue), nil},
+		{"unknown archive", str(plugin.UnknownArchiveValue), nil},
+		{"secret unknown", secret(str(plugin.UnknownStringValue)), func(t *testing.T, v resource.PropertyValue) {
+			require.True(t, v.IsSecret())
+			assert.True(t, v.SecretValue().Element.IsComputed())
+		}},
+		{"output value", outputValue(str("v"), true, bucketURN), func(t *testing.T, v resource.PropertyValue) {
+			require.True(t, v.IsOutput())
+			assert.Equal(t, []resource.URN{bucketURN}, v.OutputValue().Dependencies)
+		}},
+		{"resource reference", sigObject(resource.ResourceReferenceSig, map[string]*structpb.Value{
+			"urn": str(bucketURN), "id": str("b-1"), "name": str("b"), "type": str("aws:s3/bucket:Bucket"),
+		}), func(t *testing.T, v resource.PropertyValue) {
+			assert.True(t, v.IsResourceReference())
+		}},
+		{"asset", sigObject(resource.AssetSig, map[string]*structpb.Value{"hash": str("h"), "text": str("hello")}), nil},
+		{"byte string", byteString([]byte{0xff, 0}), func(t *testing.T, v resource.PropertyValue) {
+			assert.Equal(t, string([]byte{0xff, 0}), v.StringValue())
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rec := &recorder{}
+			cb, err := srv.Register(invoketransforms.Adapt(rec.transform, true))
+			require.NoError(t, err)
+			req := request(fullOptions())
+			req.Args = structOf("v", tt.value, "other", str("o"))
+			res, err := call(t, client, cb, req)
+			require.NoError(t, err)
+			requireProtoEqual(t, req.GetArgs(), res.GetArgs())
+			requireProtoEqual(t, req.GetOptions(), res.GetOptions())
+			args, info := rec.last()
+			assert.Equal(t, req.GetToken(), args.Token)
+			assert.Equal(t, req.GetToken(), info.Type)
+			if tt.check != nil {
+				tt.check(t, args.Args["v"])
+			}
+		})
+	}
+}
+
+func TestByteStrings(t *testing.T) {
+	t.Parallel()
+	srv, client := startServer(t)
+	raw := string([]byte{0xc3, 0x28})
+	fn := func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+		return a.WithArgs(func(m resource.PropertyMap) { m["blob"] = resource.NewProperty(raw) }), nil
+	}
+	for _, accept := range []bool{true, false} {
+		f := &fakeMonitor{deploymentInfo: infoWith(false, monitor.InvokeTransforms), registerStack: func(*pulumirpc.Callback) error { return nil }}
+		cb, err := invoketransforms.RegisterStack(t.Context(), srv, serveMonitor(t, f), fn, callbacks.AcceptsByteStrings(accept))
+		require.NoError(t, err)
+		require.Equal(t, accept, f.calls()[0].GetAcceptsByteString())
+		res, err := call(t, client, cb, request(nil))
+		if !accept {
+			require.Error(t, err)
+			assert.Equal(t, codes.Internal, status.Code(err))
+			assert.Contains(t, status.Convert(err).Message(), `the value of property "blob" is a string that contains non-UTF8 bytes`)
+			continue
+		}
+		require.NoError(t, err)
+		requireProtoEqual(t, byteString([]byte(raw)), res.GetArgs().GetFields()["blob"])
+		assert.Nil(t, res.GetOptions())
+	}
+}
+
+func TestResults(t *testing.T) {
+	t.Parallel()
+	srv, client := startServer(t)
+	fixed := func(r *invoketransforms.Result) invoketransforms.Func {
+		return func(context.Context, *invoketransforms.Args) (*invoketransforms.Result, error) { return r, nil }
+	}
+	tests := []struct {
+		name string
+		fn   invoketransforms.Func
+		want *pulumirpc.TransformInvokeResponse
+	}{
+		{"nil", fixed(nil), &pulumirpc.TransformInvokeResponse{}},
+		{"empty", fixed(&invoketransforms.Result{}), &pulumirpc.TransformInvokeResponse{}},
+		{"remove args", fixed(&invoketransforms.Result{Args: resource.PropertyMap{}}), &pulumirpc.TransformInvokeResponse{Args: &structpb.Struct{}}},
+		{"clear options", fixed(&invoketransforms.Result{Options: &invoketransforms.InvokeOptions{}}), &pulumirpc.TransformInvokeResponse{Options: &opts{}}},
+		{"args only", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+			return a.WithArgs(func(m resource.PropertyMap) { m["name"] = resource.NewProperty("eu-west-1") }), nil
+		}, &pulumirpc.TransformInvokeResponse{Args: structOf("name", str("eu-west-1"))}},
+		{"identity", identity, &pulumirpc.TransformInvokeResponse{Args: structOf("name", str("us-east-1")), Options: fullOptions()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cb, err := srv.Register(invoketransforms.Adapt(tt.fn, true))
+			require.NoError(t, err)
+			res, err := call(t, client, cb, request(fullOptions()))
+			require.NoError(t, err)
+			requireProtoEqual(t, tt.want, res)
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	t.Parallel()
+	srv, client := startServer(t)
+	fail := func(err error) invoketransforms.Func {
+		return func(context.Context, *invoketransforms.Args) (*invoketransforms.Result, error) { return nil, err }
+	}
+	tests := []struct {
+		name     string
+		fn       invoketransforms.Func
+		args     *structpb.Struct
+		wantCode codes.Code
+		wantMsg  string
+	}{
+		{"user error", fail(errors.New("no such region")), nil, codes.Unknown, "no such region"},
+		{"user status", fail(status.Error(codes.PermissionDenied, "nope")), nil, codes.PermissionDenied, "nope"},
+		{"bad args", identity, structOf("p", sigObject(resource.SecretSig, nil)), codes.InvalidArgument,
+			`invoke transform "e": aws:index/getRegion:getRegion: request does not decode: args: malformed RPC secret`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cb, err := srv.Register(invoketransforms.Adapt(tt.fn, true), callbacks.Name("e"))
+			require.NoError(t, err)
+			req := request(fullOptions())
+			if tt.args != nil {
+				req.Args = tt.args
+			}
+			_, err = call(t, client, cb, req)
+			require.Error(t, err)
+			st := status.Convert(err)
+			assert.Equal(t, tt.wantCode, st.Code(), st.Message())
+			assert.Contains(t, st.Message(), tt.wantMsg)
+		})
+	}
+}

@@ -1,0 +1,31 @@
+// Package transforms is a typed, lossless Go API for Pulumi resource
+// transforms: functions the engine calls before it registers a resource, to
+// change the resource's input properties and options.
+//
+// A transform is a [Func]. It receives [Args] (type, name, parent, computed
+// URN, properties and every option) and returns a [Result], or nil for "no
+// change". Register it for one resource and its children with [Callback], or
+// for every later resource of the stack with [RegisterStack]; [Adapt] turns
+// it into a [callbacks.Func] for registering by hand.
+//
+// # Options are replaced, not merged
+//
+// When a transform returns options, the engine throws away all of the
+// resource's options and uses the returned ones. Args.Options is therefore a
+// complete copy of them: change the fields you mean to change and return it,
+// as [Args.WithOptions] does. Every field of the wire message is represented,
+// including those other SDKs drop (hide_diff, replace_with,
+// replacement_trigger, plugin_checksums, hooks, import), unset booleans stay
+// distinct from false, and fields added by newer engines are sent back
+// untouched, so returning Args.Options unchanged gives the engine back exactly
+// what it sent.
+//
+// # Values
+//
+// Properties are resource.PropertyMap values converted without loss: secrets
+// and unknowns (which the engine sends to transforms as output values),
+// output values with their dependencies, resource references, assets,
+// archives and byte strings all survive the round trip. Strings that are not
+// valid UTF-8 can be returned only if the callback accepts byte strings,
+// which it does unless registered with callbacks.AcceptsByteStrings(false).
+package transforms

@@ -1,0 +1,93 @@
+package transforms_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/transforms"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// A transform that protects every bucket and keeps all its other options.
+// In a program, pass the Callback in RegisterResourceRequest.transforms, or
+// use RegisterStack to apply the transform to the whole stack; here the
+// engine's call is played by hand.
+func Example() {
+	srv, err := callbacks.Listen()
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+
+	protectBuckets := func(_ context.Context, args *transforms.Args) (*transforms.Result, error) {
+		if args.Type != "aws:s3/bucket:Bucket" {
+			return nil, nil // no change
+		}
+		return args.WithOptions(func(o *transforms.ResourceOptions) {
+			o.Protect = new(true)
+		}), nil
+	}
+	cb, err := transforms.Callback(srv, protectBuckets, callbacks.Name("protect-buckets"))
+	if err != nil {
+		panic(err)
+	}
+
+	// What the engine sends when it registers a bucket.
+	req, _ := proto.Marshal(&pulumirpc.TransformRequest{
+		Type:       "aws:s3/bucket:Bucket",
+		Name:       "logs",
+		Custom:     true,
+		Parent:     "urn:pulumi:dev::site::pulumi:pulumi:Stack::site-dev",
+		Properties: &structpb.Struct{Fields: map[string]*structpb.Value{"acl": structpb.NewStringValue("private")}},
+		Options: &pulumirpc.TransformResourceOptions{
+			IgnoreChanges: []string{"tags"},
+			HideDiff:      []string{"policy"},
+		},
+	})
+	out, err := srv.Registry().Invoke(context.Background(), cb.Token, req)
+	if err != nil {
+		panic(err)
+	}
+	var res pulumirpc.TransformResponse
+	if err := proto.Unmarshal(out, &res); err != nil {
+		panic(err)
+	}
+	fmt.Println("properties unchanged:", res.Properties == nil)
+	fmt.Println("protect:", res.Options.GetProtect())
+	fmt.Println("ignore changes:", res.Options.GetIgnoreChanges())
+	fmt.Println("hide diff:", res.Options.GetHideDiff())
+	// Output:
+	// properties unchanged: true
+	// protect: true
+	// ignore changes: [tags]
+	// hide diff: [policy]
+}
+
+// Building the response directly, without a server.
+func ExampleEncodeResult() {
+	args, err := transforms.DecodeRequest(&pulumirpc.TransformRequest{
+		Type:   "random:index/randomId:RandomId",
+		Name:   "id",
+		Parent: "urn:pulumi:dev::site::my:app:Site::www",
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(args.URN)
+
+	res := args.WithProperties(func(m resource.PropertyMap) {
+		m["byteLength"] = resource.NewProperty(8.0)
+	})
+	msg, err := transforms.EncodeResult(res, true)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(msg.Properties.Fields["byteLength"].GetNumberValue(), msg.Options == nil)
+	// Output:
+	// urn:pulumi:dev::site::my:app:Site$random:index/randomId:RandomId::id
+	// 8 true
+}

@@ -1,0 +1,431 @@
+package transforms
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/langhost/callbacks/internal/props"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// ResourceOptions is the Go form of pulumirpc.TransformResourceOptions: the
+// options of the resource being transformed. It has one field for each field
+// of the message, with the same meaning, and converts both ways without
+// loss: optional booleans stay pointers so that "unset" and "false" differ,
+// and fields of newer engines that this version does not know are carried
+// along untouched.
+//
+// The engine replaces all of a resource's options with the ones a transform
+// returns, so a transform that changes one option must return the others as
+// they were. [Args].Options is a complete copy made for that purpose: change
+// it and return it (see [Args.WithOptions]).
+//
+// The zero value is the empty option set. A ResourceOptions is not safe for
+// concurrent mutation.
+type ResourceOptions struct {
+	// DependsOn lists the resources this one explicitly depends on
+	// (depends_on). The engine re-reads it only for a resource's own
+	// transforms, not for parent or stack transforms.
+	DependsOn []resource.URN
+	// Protect, when set, marks the resource protected or unprotected
+	// (protect). Nil leaves it unset, which is not the same as false.
+	Protect *bool
+	// IgnoreChanges lists property paths whose changes are ignored in diffs
+	// (ignore_changes).
+	IgnoreChanges []string
+	// ReplaceOnChanges lists property paths whose changes force a
+	// replacement (replace_on_changes).
+	ReplaceOnChanges []string
+	// Version is the provider plugin version (version).
+	Version string
+	// Aliases are the resource's earlier identities (aliases).
+	Aliases []Alias
+	// Provider is a reference ("URN::ID") to the provider resource to use
+	// (provider).
+	Provider string
+	// CustomTimeouts are the create, update, delete and read timeouts
+	// (custom_timeouts); nil means none.
+	CustomTimeouts *CustomTimeouts
+	// PluginDownloadURL is where the provider plugin is downloaded from
+	// (plugin_download_url).
+	PluginDownloadURL string
+	// RetainOnDelete, when set, keeps the cloud resource when Pulumi deletes
+	// it (retain_on_delete). Nil leaves it unset.
+	RetainOnDelete *bool
+	// DeletedWith names a resource whose deletion deletes this one
+	// (deleted_with).
+	DeletedWith resource.URN
+	// DeleteBeforeReplace, when set, chooses delete-then-create replacement
+	// (delete_before_replace). Nil leaves it unset.
+	DeleteBeforeReplace *bool
+	// AdditionalSecretOutputs lists outputs to treat as secrets
+	// (additional_secret_outputs).
+	AdditionalSecretOutputs []string
+	// Providers maps packages to provider references, for components
+	// (providers).
+	Providers map[string]string
+	// PluginChecksums maps platforms to provider plugin checksums
+	// (plugin_checksums).
+	PluginChecksums map[string][]byte
+	// Hooks binds resource hooks by name (hooks); nil means none.
+	Hooks *HooksBinding
+	// Import is the ID of an existing resource to import (import).
+	Import resource.ID
+	// HideDiff lists property paths whose diffs are hidden (hide_diff).
+	HideDiff []string
+	// ReplaceWith lists resources whose replacement replaces this one
+	// (replace_with).
+	ReplaceWith []resource.URN
+	// ReplacementTrigger is a value whose change forces a replacement
+	// (replacement_trigger). Nil leaves it unset; a pointer to a null value
+	// sends an explicit null. Secrets, unknowns and output values in it are
+	// kept as such.
+	ReplacementTrigger *resource.PropertyValue
+
+	unknown protoreflect.RawFields // fields of newer engines, sent back as received
+}
+
+// Alias is one earlier identity of a resource: either a URN or a [AliasSpec].
+// If Spec is set, URN is ignored.
+type Alias struct {
+	URN  resource.URN
+	Spec *AliasSpec
+
+	// urnSet records that the message carried a URN alias even though the
+	// URN was empty, so that such an alias is sent back as it came.
+	urnSet  bool
+	unknown protoreflect.RawFields
+}
+
+// AliasSpec describes an earlier identity by its parts. Empty parts mean "the
+// same as now". ParentURN and NoParent are alternatives: if NoParent is true,
+// the resource formerly had no parent and ParentURN is ignored.
+type AliasSpec struct {
+	Name      string
+	Type      string
+	Stack     string
+	Project   string
+	ParentURN resource.URN
+	NoParent  bool
+
+	parent  parentKind // which parent alternative the message carried
+	unknown protoreflect.RawFields
+}
+
+// parentKind records which member of the Alias.Spec parent oneof was set, so
+// that a received empty ParentUrn or a false NoParent survives the round trip.
+type parentKind uint8
+
+const (
+	parentUnset parentKind = iota
+	parentURN
+	parentNone
+)
+
+// CustomTimeouts are per-operation timeouts as the engine spells them, such as
+// "5m" or "1h30m". Empty means the provider's default.
+type CustomTimeouts struct {
+	Create string
+	Update string
+	Delete string
+	Read   string
+
+	unknown protoreflect.RawFields
+}
+
+// HooksBinding names the resource hooks to run at each point of the
+// resource's life. Hooks are referred to by the names they were registered
+// under.
+type HooksBinding struct {
+	BeforeCreate []string
+	AfterCreate  []string
+	BeforeUpdate []string
+	AfterUpdate  []string
+	BeforeDelete []string
+	AfterDelete  []string
+	OnError      []string
+
+	unknown protoreflect.RawFields
+}
+
+// replacementTriggerKey labels the trigger in messages about values that do
+// not convert.
+const replacementTriggerKey = "replacementTrigger"
+
+// OptionsFromProto converts the wire form of resource options. A nil message
+// converts to empty options. The result shares the message's slices and maps;
+// it fails only when the replacement trigger is not a valid property value.
+func OptionsFromProto(pb *pulumirpc.TransformResourceOptions) (*ResourceOptions, error) {
+	o := &ResourceOptions{}
+	if pb == nil {
+		return o, nil
+	}
+	o.DependsOn = toStrings[resource.URN](pb.GetDependsOn())
+	o.Protect = pb.Protect
+	o.IgnoreChanges = pb.GetIgnoreChanges()
+	o.ReplaceOnChanges = pb.GetReplaceOnChanges()
+	o.Version = pb.GetVersion()
+	if as := pb.GetAliases(); len(as) > 0 {
+		o.Aliases = make([]Alias, len(as))
+		for i, a := range as {
+			o.Aliases[i] = aliasFromProto(a)
+		}
+	}
+	o.Provider = pb.GetProvider()
+	if ct := pb.GetCustomTimeouts(); ct != nil {
+		o.CustomTimeouts = &CustomTimeouts{
+			Create: ct.GetCreate(), Update: ct.GetUpdate(), Delete: ct.GetDelete(), Read: ct.GetRead(),
+			unknown: ct.ProtoReflect().GetUnknown(),
+		}
+	}
+	o.PluginDownloadURL = pb.GetPluginDownloadUrl()
+	o.RetainOnDelete = pb.RetainOnDelete
+	o.DeletedWith = resource.URN(pb.GetDeletedWith())
+	o.DeleteBeforeReplace = pb.DeleteBeforeReplace
+	o.AdditionalSecretOutputs = pb.GetAdditionalSecretOutputs()
+	o.Providers = pb.GetProviders()
+	o.PluginChecksums = pb.GetPluginChecksums()
+	if h := pb.GetHooks(); h != nil {
+		o.Hooks = &HooksBinding{
+			BeforeCreate: h.GetBeforeCreate(), AfterCreate: h.GetAfterCreate(),
+			BeforeUpdate: h.GetBeforeUpdate(), AfterUpdate: h.GetAfterUpdate(),
+			BeforeDelete: h.GetBeforeDelete(), AfterDelete: h.GetAfterDelete(),
+			OnError: h.GetOnError(),
+			unknown: h.ProtoReflect().GetUnknown(),
+		}
+	}
+	o.Import = resource.ID(pb.GetImport())
+	o.HideDiff = pb.GetHideDiff()
+	o.ReplaceWith = toStrings[resource.URN](pb.GetReplaceWith())
+	if t := pb.GetReplacementTrigger(); t != nil {
+		v, err := valueFromProto(replacementTriggerKey, t)
+		if err != nil {
+			return nil, err
+		}
+		o.ReplacementTrigger = &v
+	}
+	o.unknown = pb.ProtoReflect().GetUnknown()
+	return o, nil
+}
+
+func aliasFromProto(pb *pulumirpc.Alias) Alias {
+	a := Alias{unknown: pb.ProtoReflect().GetUnknown()}
+	switch v := pb.GetAlias().(type) {
+	case *pulumirpc.Alias_Urn:
+		a.URN, a.urnSet = resource.URN(v.Urn), v.Urn == ""
+	case *pulumirpc.Alias_Spec_:
+		s := v.Spec
+		spec := &AliasSpec{
+			Name: s.GetName(), Type: s.GetType(), Stack: s.GetStack(), Project: s.GetProject(),
+			unknown: s.ProtoReflect().GetUnknown(),
+		}
+		// The hidden marks are set only where the public fields cannot tell
+		// what was sent, so that decoded aliases equal hand-built ones.
+		switch p := s.GetParent().(type) {
+		case *pulumirpc.Alias_Spec_ParentUrn:
+			spec.ParentURN = resource.URN(p.ParentUrn)
+			if p.ParentUrn == "" {
+				spec.parent = parentURN
+			}
+		case *pulumirpc.Alias_Spec_NoParent:
+			spec.NoParent = p.NoParent
+			if !p.NoParent {
+				spec.parent = parentNone
+			}
+		}
+		a.Spec = spec
+	}
+	return a
+}
+
+// ToProto converts the options to their wire form. A nil receiver converts to
+// nil. The message shares the options' slices and maps. It fails only when
+// the replacement trigger holds a string that is not valid UTF-8 and
+// acceptsByteStrings is false (see [callbacks.AcceptsByteStrings]).
+func (o *ResourceOptions) ToProto(acceptsByteStrings bool) (*pulumirpc.TransformResourceOptions, error) {
+	if o == nil {
+		return nil, nil
+	}
+	pb := &pulumirpc.TransformResourceOptions{
+		DependsOn:               toStrings[string](o.DependsOn),
+		Protect:                 o.Protect,
+		IgnoreChanges:           o.IgnoreChanges,
+		ReplaceOnChanges:        o.ReplaceOnChanges,
+		Version:                 o.Version,
+		Provider:                o.Provider,
+		PluginDownloadUrl:       o.PluginDownloadURL,
+		RetainOnDelete:          o.RetainOnDelete,
+		DeletedWith:             string(o.DeletedWith),
+		DeleteBeforeReplace:     o.DeleteBeforeReplace,
+		AdditionalSecretOutputs: o.AdditionalSecretOutputs,
+		Providers:               o.Providers,
+		PluginChecksums:         o.PluginChecksums,
+		Import:                  string(o.Import),
+		HideDiff:                o.HideDiff,
+		ReplaceWith:             toStrings[string](o.ReplaceWith),
+	}
+	if len(o.Aliases) > 0 {
+		pb.Aliases = make([]*pulumirpc.Alias, len(o.Aliases))
+		for i := range o.Aliases {
+			pb.Aliases[i] = o.Aliases[i].toProto()
+		}
+	}
+	if ct := o.CustomTimeouts; ct != nil {
+		pb.CustomTimeouts = &pulumirpc.RegisterResourceRequest_CustomTimeouts{
+			Create: ct.Create, Update: ct.Update, Delete: ct.Delete, Read: ct.Read,
+		}
+		setUnknown(pb.CustomTimeouts, ct.unknown)
+	}
+	if h := o.Hooks; h != nil {
+		pb.Hooks = &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{
+			BeforeCreate: h.BeforeCreate, AfterCreate: h.AfterCreate,
+			BeforeUpdate: h.BeforeUpdate, AfterUpdate: h.AfterUpdate,
+			BeforeDelete: h.BeforeDelete, AfterDelete: h.AfterDelete,
+			OnError: h.OnError,
+		}
+		setUnknown(pb.Hooks, h.unknown)
+	}
+	if o.ReplacementTrigger != nil {
+		v, err := valueToProto(replacementTriggerKey, *o.ReplacementTrigger, acceptsByteStrings)
+		if err != nil {
+			return nil, err
+		}
+		pb.ReplacementTrigger = v
+	}
+	setUnknown(pb, o.unknown)
+	return pb, nil
+}
+
+func (a *Alias) toProto() *pulumirpc.Alias {
+	pb := &pulumirpc.Alias{}
+	switch {
+	case a.Spec != nil:
+		s := a.Spec
+		spec := &pulumirpc.Alias_Spec{Name: s.Name, Type: s.Type, Stack: s.Stack, Project: s.Project}
+		switch {
+		case s.NoParent:
+			spec.Parent = &pulumirpc.Alias_Spec_NoParent{NoParent: true}
+		case s.ParentURN != "":
+			spec.Parent = &pulumirpc.Alias_Spec_ParentUrn{ParentUrn: string(s.ParentURN)}
+		case s.parent == parentURN:
+			spec.Parent = &pulumirpc.Alias_Spec_ParentUrn{}
+		case s.parent == parentNone:
+			spec.Parent = &pulumirpc.Alias_Spec_NoParent{}
+		}
+		setUnknown(spec, s.unknown)
+		pb.Alias = &pulumirpc.Alias_Spec_{Spec: spec}
+	case a.URN != "" || a.urnSet:
+		pb.Alias = &pulumirpc.Alias_Urn{Urn: string(a.URN)}
+	}
+	setUnknown(pb, a.unknown)
+	return pb
+}
+
+// Clone returns a deep copy of the options, so that one copy can be changed
+// without affecting the other. The replacement trigger's value is copied
+// shallowly: property values are treated as immutable.
+func (o *ResourceOptions) Clone() *ResourceOptions {
+	if o == nil {
+		return nil
+	}
+	c := *o
+	c.DependsOn = slices.Clone(o.DependsOn)
+	c.Protect = cloneBool(o.Protect)
+	c.IgnoreChanges = slices.Clone(o.IgnoreChanges)
+	c.ReplaceOnChanges = slices.Clone(o.ReplaceOnChanges)
+	if o.Aliases != nil {
+		c.Aliases = make([]Alias, len(o.Aliases))
+		for i, a := range o.Aliases {
+			a.unknown = slices.Clone(a.unknown)
+			if a.Spec != nil {
+				s := *a.Spec
+				s.unknown = slices.Clone(s.unknown)
+				a.Spec = &s
+			}
+			c.Aliases[i] = a
+		}
+	}
+	if o.CustomTimeouts != nil {
+		ct := *o.CustomTimeouts
+		ct.unknown = slices.Clone(ct.unknown)
+		c.CustomTimeouts = &ct
+	}
+	c.RetainOnDelete = cloneBool(o.RetainOnDelete)
+	c.DeleteBeforeReplace = cloneBool(o.DeleteBeforeReplace)
+	c.AdditionalSecretOutputs = slices.Clone(o.AdditionalSecretOutputs)
+	c.Providers = maps.Clone(o.Providers)
+	if o.PluginChecksums != nil {
+		c.PluginChecksums = make(map[string][]byte, len(o.PluginChecksums))
+		for k, v := range o.PluginChecksums {
+			c.PluginChecksums[k] = slices.Clone(v)
+		}
+	}
+	if h := o.Hooks; h != nil {
+		c.Hooks = &HooksBinding{
+			BeforeCreate: slices.Clone(h.BeforeCreate), AfterCreate: slices.Clone(h.AfterCreate),
+			BeforeUpdate: slices.Clone(h.BeforeUpdate), AfterUpdate: slices.Clone(h.AfterUpdate),
+			BeforeDelete: slices.Clone(h.BeforeDelete), AfterDelete: slices.Clone(h.AfterDelete),
+			OnError: slices.Clone(h.OnError), unknown: slices.Clone(h.unknown),
+		}
+	}
+	c.HideDiff = slices.Clone(o.HideDiff)
+	c.ReplaceWith = slices.Clone(o.ReplaceWith)
+	if o.ReplacementTrigger != nil {
+		t := *o.ReplacementTrigger
+		c.ReplacementTrigger = &t
+	}
+	c.unknown = slices.Clone(o.unknown)
+	return &c
+}
+
+func cloneBool(b *bool) *bool {
+	if b == nil {
+		return nil
+	}
+	return new(*b)
+}
+
+// toStrings converts between string slices of different string types. The
+// wire and the Go form are different types only for URNs, so this is the one
+// conversion that copies.
+func toStrings[To, From ~string](in []From) []To {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]To, len(in))
+	for i, s := range in {
+		out[i] = To(s)
+	}
+	return out
+}
+
+func setUnknown(m interface{ ProtoReflect() protoreflect.Message }, raw protoreflect.RawFields) {
+	if len(raw) > 0 {
+		m.ProtoReflect().SetUnknown(raw)
+	}
+}
+
+// valueFromProto converts a single wire value with the same lossless rules as
+// property maps.
+func valueFromProto(key string, v *structpb.Value) (resource.PropertyValue, error) {
+	m, err := props.Unmarshal(&structpb.Struct{Fields: map[string]*structpb.Value{key: v}})
+	if err != nil {
+		return resource.PropertyValue{}, fmt.Errorf("decoding %s: %w", key, err)
+	}
+	return m[resource.PropertyKey(key)], nil
+}
+
+func valueToProto(key string, v resource.PropertyValue, acceptsByteStrings bool) (*structpb.Value, error) {
+	s, err := props.Marshal(resource.PropertyMap{resource.PropertyKey(key): v}, acceptsByteStrings)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", key, err)
+	}
+	if out, ok := s.GetFields()[key]; ok {
+		return out, nil
+	}
+	return structpb.NewNullValue(), nil
+}

@@ -1,0 +1,175 @@
+package transforms_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/transforms"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+func infoWith(dryRun bool, fs ...pulumirpc.ResourceMonitorFeature) func() (*pulumirpc.DeploymentInfo, error) {
+	return func() (*pulumirpc.DeploymentInfo, error) {
+		return &pulumirpc.DeploymentInfo{DryRun: dryRun, SupportedFeatures: fs}, nil
+	}
+}
+
+func TestRegisterStack(t *testing.T) {
+	t.Parallel()
+	ok := func(*pulumirpc.Callback) error { return nil }
+	tests := []struct {
+		name    string
+		mon     *fakeMonitor
+		wantErr string
+		wantIs  error
+		wantRPC int // RegisterStackTransform calls expected
+	}{
+		{
+			name:    "success",
+			mon:     &fakeMonitor{deploymentInfo: infoWith(true, monitor.Transforms, monitor.ByteString), registerStack: ok},
+			wantRPC: 1,
+		},
+		{
+			name:    "old engine with transforms",
+			mon:     &fakeMonitor{supportsFeature: func(id string) (bool, error) { return id == "transforms", nil }, registerStack: ok},
+			wantRPC: 1,
+		},
+		{
+			name: "rpc failure",
+			mon: &fakeMonitor{deploymentInfo: infoWith(false, monitor.Transforms), registerStack: func(*pulumirpc.Callback) error {
+				return status.Error(codes.InvalidArgument, "target must be specified")
+			}},
+			wantErr: "RegisterStackTransform: rpc error: code = InvalidArgument desc = target must be specified",
+			wantRPC: 1,
+		},
+		{
+			name:    "rpc unimplemented",
+			mon:     &fakeMonitor{deploymentInfo: infoWith(false, monitor.Transforms)},
+			wantErr: "RegisterStackTransform",
+			wantRPC: 1,
+		},
+		{
+			name:    "feature missing",
+			mon:     &fakeMonitor{deploymentInfo: infoWith(false, monitor.InvokeTransforms, monitor.ResourceHooks), registerStack: ok},
+			wantErr: "TRANSFORMS",
+			wantIs:  monitor.ErrMissingFeature,
+		},
+		{
+			name: "old engine without transforms",
+			mon: &fakeMonitor{supportsFeature: func(id string) (bool, error) {
+				return id == "secrets" || id == "resourceReferences", nil
+			}, registerStack: ok},
+			wantErr: "transforms (TRANSFORMS)",
+			wantIs:  monitor.ErrMissingFeature,
+		},
+		{
+			name: "feature check fails",
+			mon: &fakeMonitor{deploymentInfo: func() (*pulumirpc.DeploymentInfo, error) {
+				return nil, status.Error(codes.Unavailable, "engine gone")
+			}, registerStack: ok},
+			wantErr: "engine gone",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv, _ := startServer(t)
+			mon := serveMonitor(t, tt.mon)
+			before := srv.Registry().Len()
+			cb, err := transforms.RegisterStack(t.Context(), srv, mon, identity, callbacks.Name("stack"))
+			calls := tt.mon.calls()
+			require.Len(t, calls, tt.wantRPC)
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				if tt.wantIs != nil {
+					assert.ErrorIs(t, err, tt.wantIs)
+				}
+				assert.Nil(t, cb)
+				assert.Equal(t, before, srv.Registry().Len(), "a failed registration must leave no token")
+				for _, c := range calls {
+					_, _, found := srv.Registry().Lookup(c.GetToken())
+					assert.False(t, found, "token %s still registered", c.GetToken())
+				}
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, before+1, srv.Registry().Len())
+			assert.Equal(t, cb.GetToken(), calls[0].GetToken())
+			assert.Equal(t, srv.Target(), calls[0].GetTarget())
+			assert.True(t, calls[0].GetAcceptsByteString())
+			kind, name, found := srv.Registry().Lookup(cb.GetToken())
+			require.True(t, found)
+			assert.Equal(t, callbacks.KindResourceTransform, kind)
+			assert.Equal(t, "stack", name)
+		})
+	}
+}
+
+func TestRegisterStackDryRun(t *testing.T) {
+	t.Parallel()
+	srv, client := startServer(t)
+	mon := serveMonitor(t, &fakeMonitor{
+		deploymentInfo: infoWith(true, monitor.Transforms),
+		registerStack:  func(*pulumirpc.Callback) error { return nil },
+	})
+	rec := &recorder{}
+	cb, err := transforms.RegisterStack(t.Context(), srv, mon, rec.transform)
+	require.NoError(t, err)
+	_, err = call(t, client, cb, request(fullOptions()))
+	require.NoError(t, err)
+	_, info := rec.last()
+	assert.True(t, info.DryRun, "the registry learns about previews from the monitor")
+}
+
+func TestRegisterStackArguments(t *testing.T) {
+	t.Parallel()
+	srv, _ := startServer(t)
+	f := &fakeMonitor{deploymentInfo: infoWith(false, monitor.Transforms), registerStack: func(*pulumirpc.Callback) error { return nil }}
+	mon := serveMonitor(t, f)
+	tests := []struct {
+		name   string
+		call   func() error
+		wantIs error
+	}{
+		{"nil server", func() error {
+			_, err := transforms.RegisterStack(t.Context(), nil, mon, identity)
+			return err
+		}, transforms.ErrNilArgument},
+		{"nil monitor", func() error {
+			_, err := transforms.RegisterStack(t.Context(), srv, nil, identity)
+			return err
+		}, transforms.ErrNilArgument},
+		{"nil func", func() error {
+			_, err := transforms.RegisterStack(t.Context(), srv, mon, nil)
+			return err
+		}, callbacks.ErrNilFunc},
+	}
+	t.Run("cases", func(t *testing.T) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				err := tt.call()
+				assert.ErrorIs(t, err, tt.wantIs)
+			})
+		}
+	})
+	assert.Empty(t, f.calls())
+	assert.Equal(t, 0, srv.Registry().Len())
+}
+
+func TestRegisterStackClosedServer(t *testing.T) {
+	t.Parallel()
+	srv, _ := startServer(t)
+	require.NoError(t, srv.Close())
+	f := &fakeMonitor{deploymentInfo: infoWith(false, monitor.Transforms), registerStack: func(*pulumirpc.Callback) error { return nil }}
+	_, err := transforms.RegisterStack(t.Context(), srv, serveMonitor(t, f), identity)
+	assert.True(t, errors.Is(err, callbacks.ErrServerClosed), "got %v", err)
+	assert.Empty(t, f.calls())
+}

@@ -1,0 +1,272 @@
+package transforms
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/props"
+	"github.com/langhost/callbacks/monitor"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/grpc/codes"
+)
+
+// Args describes the resource being transformed. The function owns it for
+// the duration of the call and may change it and return parts of it.
+type Args struct {
+	// Type is the resource's type token, such as "aws:s3/bucket:Bucket".
+	Type string
+	// Name is the resource's name.
+	Name string
+	// Custom is true for custom resources and false for components.
+	Custom bool
+	// Parent is the URN of the resource's parent; it cannot be changed.
+	Parent resource.URN
+	// URN is the URN the resource will have, computed from Parent, Type and
+	// Name. It is empty when the request names no valid parent.
+	URN resource.URN
+	// Properties are the resource's inputs. Secrets and unknowns arrive as
+	// output values (resource.Output), because that is how the engine sends
+	// them to resource transforms; output values also carry the
+	// dependencies of properties where the engine sends them. Never nil.
+	Properties resource.PropertyMap
+	// Options are all of the resource's options. Never nil.
+	Options *ResourceOptions
+}
+
+// Result is what a transform returns. A nil *Result changes nothing.
+type Result struct {
+	// Properties replace the resource's inputs. Nil leaves them unchanged;
+	// an empty non-nil map removes them all.
+	Properties resource.PropertyMap
+	// Options replace ALL of the resource's options: the engine does not
+	// merge them. Nil leaves the options unchanged. To change one option,
+	// change it in [Args].Options and return that.
+	Options *ResourceOptions
+}
+
+// Result returns a result that sends the resource's properties and options
+// back as they are in a. Changes made to a later show in the result.
+func (a *Args) Result() *Result {
+	return &Result{Properties: a.Properties, Options: a.Options}
+}
+
+// WithOptions calls edit on a's options and returns a result that sends
+// them, leaving the properties unchanged. Because a.Options holds every
+// option, the options edit does not touch are kept:
+//
+//	return args.WithOptions(func(o *transforms.ResourceOptions) { o.Protect = new(true) }), nil
+func (a *Args) WithOptions(edit func(*ResourceOptions)) *Result {
+	if a.Options == nil {
+		a.Options = &ResourceOptions{}
+	}
+	if edit != nil {
+		edit(a.Options)
+	}
+	return &Result{Options: a.Options}
+}
+
+// WithProperties calls edit on a's properties and returns a result that
+// sends them, leaving the options unchanged.
+func (a *Args) WithProperties(edit func(resource.PropertyMap)) *Result {
+	if a.Properties == nil {
+		a.Properties = resource.PropertyMap{}
+	}
+	if edit != nil {
+		edit(a.Properties)
+	}
+	return &Result{Properties: a.Properties}
+}
+
+// Func is a resource transform. It may be called concurrently, for different
+// resources, and may block, for instance on another resource's
+// registration. Returning an error fails the resource's registration with
+// that error's message.
+type Func func(ctx context.Context, args *Args) (*Result, error)
+
+// DecodeRequest converts a transform request into [Args]. The Args share the
+// request's slices and maps.
+func DecodeRequest(req *pulumirpc.TransformRequest) (*Args, error) {
+	properties, err := props.Unmarshal(req.GetProperties())
+	if err != nil {
+		return nil, fmt.Errorf("properties: %w", err)
+	}
+	if properties == nil {
+		properties = resource.PropertyMap{}
+	}
+	opts, err := OptionsFromProto(req.GetOptions())
+	if err != nil {
+		return nil, fmt.Errorf("options: %w", err)
+	}
+	a := &Args{
+		Type:       req.GetType(),
+		Name:       req.GetName(),
+		Custom:     req.GetCustom(),
+		Parent:     resource.URN(req.GetParent()),
+		Properties: properties,
+		Options:    opts,
+	}
+	a.URN = childURN(a.Parent, a.Type, a.Name)
+	return a, nil
+}
+
+// childURN computes the URN the engine gives a resource of type typ and
+// name under parent, or "" when parent is not a valid URN.
+func childURN(parent resource.URN, typ, name string) resource.URN {
+	if parent == "" || !parent.IsValid() {
+		return ""
+	}
+	return resource.NewURN(parent.Stack(), parent.Project(), parent.QualifiedType(), tokens.Type(typ), name)
+}
+
+// EncodeResult converts a result into a transform response. A nil result
+// gives an empty response, which the engine reads as "no change". Strings in
+// the result that are not valid UTF-8 are sent as byte strings if
+// acceptsByteStrings is set and are an error otherwise.
+func EncodeResult(res *Result, acceptsByteStrings bool) (*pulumirpc.TransformResponse, error) {
+	out := &pulumirpc.TransformResponse{}
+	if res == nil {
+		return out, nil
+	}
+	if res.Properties != nil {
+		s, err := props.Marshal(res.Properties, acceptsByteStrings)
+		if err != nil {
+			return nil, fmt.Errorf("properties: %w", err)
+		}
+		out.Properties = s
+	}
+	if res.Options != nil {
+		o, err := res.Options.ToProto(acceptsByteStrings)
+		if err != nil {
+			return nil, fmt.Errorf("options: %w", err)
+		}
+		out.Options = o
+	}
+	return out, nil
+}
+
+// Adapt turns fn into a [callbacks.Func], for registering it by hand with a
+// [callbacks.Registry] or [callbacks.Server]. acceptsByteStrings must match
+// the Callback.accepts_byte_string the engine is given for it (the
+// [callbacks.AcceptsByteStrings] option; true by default). [Callback] and
+// [RegisterStack] take care of this themselves.
+func Adapt(fn Func, acceptsByteStrings bool) callbacks.Func {
+	if fn == nil {
+		return callbacks.ResourceTransform(nil)
+	}
+	return adapt(fn, func() bool { return acceptsByteStrings })
+}
+
+func adapt(fn Func, acceptsByteStrings func() bool) callbacks.Func {
+	return callbacks.ResourceTransform(func(ctx context.Context, req *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
+		args, err := DecodeRequest(req)
+		if err != nil {
+			return nil, callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest,
+				fmt.Sprintf("%s/%s: request does not decode", req.GetType(), req.GetName()), err)
+		}
+		if args.URN != "" {
+			callbacks.SetCallResource(ctx, string(args.URN), "", "")
+		}
+		res, err := fn(ctx, args)
+		if err != nil {
+			return nil, err
+		}
+		if res == nil {
+			return nil, nil
+		}
+		accept := acceptsByteStrings()
+		out, err := EncodeResult(res, accept)
+		if err != nil {
+			if !accept {
+				err = fmt.Errorf("%w (byte strings are refused: the callback is registered with callbacks.AcceptsByteStrings(false))", err)
+			}
+			return nil, callError(ctx, codes.Internal, callbacks.ErrEncode,
+				fmt.Sprintf("%s: result does not encode", resourceLabel(args)), err)
+		}
+		return out, nil
+	})
+}
+
+func resourceLabel(a *Args) string {
+	if a.URN != "" {
+		return string(a.URN)
+	}
+	return a.Type + "/" + a.Name
+}
+
+// callError builds the error for a failure of the adapter itself, labelled
+// with the registration the call belongs to.
+func callError(ctx context.Context, code codes.Code, sentinel error, what string, err error) error {
+	info, _ := callbacks.CallInfoFrom(ctx)
+	label := callbacks.KindResourceTransform.String()
+	if info.Name != "" {
+		label = fmt.Sprintf("%s %q", label, info.Name)
+	}
+	return &callbacks.Error{
+		Code: code, Kind: info.Kind, Name: info.Name, Token: info.Token,
+		Msg: fmt.Sprintf("transforms: %s: %s: %v", label, what, err),
+		Err: fmt.Errorf("%w: %w", sentinel, err),
+	}
+}
+
+// ErrNilArgument is returned when [Callback] or [RegisterStack] is given a
+// nil server, monitor or function.
+var ErrNilArgument = errors.New("transforms: nil argument")
+
+// Callback registers fn with srv and returns the Callback to put in a
+// RegisterResourceRequest's transforms, which applies fn to that resource and
+// its children. It needs no monitor; for stack-wide transforms use
+// [RegisterStack].
+func Callback(srv *callbacks.Server, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+	switch {
+	case srv == nil:
+		return nil, fmt.Errorf("%w: server", ErrNilArgument)
+	case fn == nil:
+		return nil, fmt.Errorf("transforms: %w", callbacks.ErrNilFunc)
+	}
+	// The byte-string choice is only known once the options are applied; no
+	// call can arrive before the Callback is handed out.
+	var accept atomic.Bool
+	cb, err := srv.Register(adapt(fn, accept.Load), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("transforms: %w", err)
+	}
+	accept.Store(cb.GetAcceptsByteString())
+	return cb, nil
+}
+
+// RegisterStack registers fn as a stack transform: the engine applies it to
+// every resource registered afterwards, after the resource's own and its
+// ancestors' transforms. It first checks that the engine supports
+// transforms, then registers fn with srv and tells the engine; if the engine
+// refuses, the registration is removed from srv again. It also tells srv's
+// registry whether the deployment is a preview.
+func RegisterStack(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+	switch {
+	case mon == nil:
+		return nil, fmt.Errorf("%w: monitor", ErrNilArgument)
+	case srv == nil:
+		return nil, fmt.Errorf("%w: server", ErrNilArgument)
+	case fn == nil:
+		return nil, fmt.Errorf("transforms: %w", callbacks.ErrNilFunc)
+	}
+	if err := mon.Require(ctx, monitor.Transforms); err != nil {
+		return nil, fmt.Errorf("transforms: registering a stack transform: %w", err)
+	}
+	if err := mon.Attach(ctx, srv); err != nil {
+		return nil, fmt.Errorf("transforms: registering a stack transform: %w", err)
+	}
+	cb, err := Callback(srv, fn, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := mon.Client().RegisterStackTransform(ctx, cb); err != nil {
+		srv.Unregister(cb.GetToken())
+		return nil, fmt.Errorf("transforms: RegisterStackTransform: %w", err)
+	}
+	return cb, nil
+}
