@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"sync"
+	"time"
 
 	"github.com/langhost/callbacks"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -83,4 +86,37 @@ func ExampleServer() {
 	// Output:
 	// true [urn:pulumi:dev::p::t::other]
 	// callbacks: server closed
+}
+
+// callCounter is an Observer that keeps per-callback counts, the way a
+// Prometheus counter vector or an OpenTelemetry meter would be fed.
+type callCounter struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (c *callCounter) CallStarted(context.Context, callbacks.CallInfo) {}
+
+func (c *callCounter) CallFinished(_ context.Context, info callbacks.CallInfo, code codes.Code, _ time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.counts[fmt.Sprintf("%s/%s/%s", info.Kind, info.Name, code)]++
+}
+
+// An Observer sees every invocation once, with its outcome, without this
+// module depending on any metrics library. Tracing interceptors such as
+// OpenTelemetry's gRPC stats handler plug in with GRPCServerOptions.
+func ExampleWithObserver() {
+	counter := &callCounter{counts: map[string]int{}}
+	reg := callbacks.NewRegistry(callbacks.WithObserver(counter))
+	token, _ := reg.Register(callbacks.ResourceHook(
+		func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
+			return nil, nil
+		}), callbacks.Name("audit"))
+	for range 3 {
+		_, _ = reg.Invoke(context.Background(), token, nil)
+	}
+	_, _ = reg.Invoke(context.Background(), token, []byte{0xff})
+	fmt.Println(counter.counts["resource hook/audit/OK"], counter.counts["resource hook/audit/InvalidArgument"])
+	// Output: 3 1
 }

@@ -5,6 +5,8 @@
 package props
 
 import (
+	"fmt"
+
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -21,11 +23,18 @@ var wire = plugin.MarshalOptions{
 	KeepByteString:   true,
 }
 
-// Unmarshal decodes a wire struct. A nil struct decodes to a nil map.
-func Unmarshal(s *structpb.Struct) (resource.PropertyMap, error) {
+// Unmarshal decodes a wire struct. A nil struct decodes to a nil map. Input
+// the SDK's decoder cannot handle (it panics on a Value with no kind) is an
+// error, not a panic: the payload comes from another process.
+func Unmarshal(s *structpb.Struct) (m resource.PropertyMap, err error) {
 	if s == nil {
 		return nil, nil
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			m, err = nil, fmt.Errorf("malformed property value: %v", p)
+		}
+	}()
 	return plugin.UnmarshalProperties(s, wire)
 }
 

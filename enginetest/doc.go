@@ -1,0 +1,42 @@
+// Package enginetest simulates the Pulumi engine for tests, in the style of
+// net/http/httptest: [Start] serves the ResourceMonitor and Engine gRPC
+// services on a loopback port, and a program under test (a Go program using
+// pulumi.Run, or a language host talking to a raw ResourceMonitor client)
+// runs against it as it would against `pulumi up` or `pulumi preview`.
+//
+// The simulator speaks only the wire. It dials the program's callback
+// servers the way the engine does (one client per target, created when the
+// callback is registered, 400 MiB messages, plaintext) and calls them for:
+//
+//   - resource transforms: the resource's own, then its ancestors', then the
+//     stack's, in that order, with secrets and unknowns as output values;
+//   - invoke transforms, serialised under one lock;
+//   - resource hooks before and after create, update and delete, with the
+//     engine's request fields, dry-run rules and error wording;
+//   - error hooks, retrying a failed provider operation up to 100 attempts.
+//
+// Steps run against a [Provider] ([FakeProvider] by default), so a test can
+// make Create fail once, see a replacement, or start from a prior [State]
+// with [WithState] to get updates and deletes. Deletes, with their hooks,
+// run after the program calls SignalAndWaitForShutdown (or the test calls
+// [Engine.Finish]); [Engine.Wait] then returns the deployment's [Result].
+//
+// Failures follow the engine. A transform error fails the RegisterResource
+// RPC and registers nothing. A failed step (a before hook, the provider, an
+// unregistered hook name) emits an error diagnostic on the resource, fails
+// the RPC with the step's error and cancels every later step unless
+// [ContinueOnError] is set; with it, a program that sets
+// supportsResultReporting gets Result FAIL (or SKIP for dependents) instead.
+// An after hook failure keeps the committed state and the RPC succeeds, but
+// the deployment fails and later steps are cancelled the same way.
+//
+// Everything the engine does is recorded as [Event] values ([Engine.Record],
+// [Engine.Trace]) and user-facing messages as [Diagnostic] values.
+//
+// Known simplifications: steps run on the goroutine of the RPC that caused
+// them; delete steps run one at a time in reverse state order; Call is not
+// served; ignoreChanges and replaceOnChanges match top-level keys only;
+// provider Check, Read and Configure are not modelled; state migrations are
+// accepted (with [WithStateMigrations]) but, as in the real engine, never
+// run; asset hashes are not computed; there is no destroy operation.
+package enginetest

@@ -1,0 +1,177 @@
+// These tests run unmodified Pulumi Go SDK programs against the simulator.
+// This is the only file that links github.com/pulumi/pulumi/sdk/v3/go/pulumi.
+
+package enginetest_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"go.uber.org/goleak"
+
+	"github.com/langhost/callbacks/enginetest"
+)
+
+func init() {
+	leakOptions = append(leakOptions,
+		// glog starts its flush daemon when the SDK is linked.
+		goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"),
+		// The SDK never stops its callbacks server.
+		goleak.IgnoreAnyFunction("github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil.serveWithOptions.func1"),
+		goleak.IgnoreAnyFunction("github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil.serveWithOptions.func2"),
+	)
+}
+
+// Thing is a custom resource of type test:index:Thing.
+type Thing struct {
+	pulumi.CustomResourceState
+
+	Name  pulumi.StringOutput `pulumi:"name"`
+	Added pulumi.StringOutput `pulumi:"added"`
+}
+
+// runGoProgram runs body with pulumi.RunErr against e, as a language host
+// would, and returns the program's error.
+func runGoProgram(e *enginetest.Engine, body pulumi.RunFunc) error {
+	return pulumi.RunErr(body, func(info *pulumi.RunInfo) {
+		info.Project = e.Project()
+		info.Stack = e.Stack()
+		info.MonitorAddr = e.MonitorAddr()
+		info.EngineAddr = e.EngineAddr()
+		info.DryRun = e.DryRun()
+		info.Parallel = 4
+	})
+}
+
+func TestGoSDKProgramWithTransformAndHook(t *testing.T) {
+	t.Parallel()
+	e := startEngine(t)
+	var transforms, hooks atomic.Int32
+	var hookID atomic.Value
+	err := runGoProgram(e, func(ctx *pulumi.Context) error {
+		err := ctx.RegisterResourceTransform(func(_ context.Context, args *pulumi.ResourceTransformArgs) *pulumi.ResourceTransformResult {
+			if args.Type != thingType {
+				return nil
+			}
+			transforms.Add(1)
+			props := args.Props
+			props["added"] = pulumi.String("yes")
+			return &pulumi.ResourceTransformResult{Props: props, Opts: args.Opts}
+		})
+		if err != nil {
+			return err
+		}
+		hook, err := ctx.RegisterResourceHook("audit", func(args *pulumi.ResourceHookArgs) error {
+			hooks.Add(1)
+			hookID.Store(string(args.ID))
+			return nil
+		}, nil)
+		if err != nil {
+			return err
+		}
+		var thing Thing
+		if err := ctx.RegisterResource(thingType, "thing", pulumi.Map{"name": pulumi.String("x")}, &thing,
+			pulumi.ResourceHooks(&pulumi.ResourceHookBinding{AfterCreate: []*pulumi.ResourceHook{hook}})); err != nil {
+			return err
+		}
+		ctx.Export("thingId", thing.ID())
+		ctx.Export("added", thing.Added)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("program failed: %v\n%s", err, e.Trace())
+	}
+	res := wait(t, e)
+	if res.Err != nil {
+		t.Fatalf("deployment failed: %v\n%s", res.Err, e.Trace())
+	}
+	if transforms.Load() != 1 || hooks.Load() != 1 || hookID.Load() != "thing-id" {
+		t.Fatalf("transform calls %d, hook calls %d (id %v)\n%s", transforms.Load(), hooks.Load(), hookID.Load(), e.Trace())
+	}
+	thing := res.State.Get(e.URN(e.StackURN(), thingType, "thing"))
+	if thing == nil {
+		t.Fatalf("thing missing from state %v", res.State.URNs())
+	}
+	if field(thing.Inputs, "added").GetStringValue() != "yes" || field(thing.Inputs, "name").GetStringValue() != "x" {
+		t.Fatalf("inputs %v", thing.Inputs)
+	}
+	stack := res.State.Get(e.StackURN())
+	if stack == nil || field(stack.Outputs, "thingId").GetStringValue() != "thing-id" ||
+		field(stack.Outputs, "added").GetStringValue() != "yes" {
+		t.Fatalf("stack %v", stack)
+	}
+	if len(e.Events(enginetest.KindSignalAndWaitForShutdown)) != 1 {
+		t.Fatal("the SDK did not signal shutdown")
+	}
+}
+
+func TestGoSDKProgramDeleteHook(t *testing.T) {
+	t.Parallel()
+	e1 := startEngine(t)
+	err := runGoProgram(e1, func(ctx *pulumi.Context) error {
+		hook, err := ctx.RegisterResourceHook("farewell", func(*pulumi.ResourceHookArgs) error { return nil }, nil)
+		if err != nil {
+			return err
+		}
+		var thing Thing
+		return ctx.RegisterResource(thingType, "thing", pulumi.Map{"name": pulumi.String("x")}, &thing,
+			pulumi.ResourceHooks(&pulumi.ResourceHookBinding{AfterDelete: []*pulumi.ResourceHook{hook}}))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res1 := wait(t, e1)
+
+	e2 := startEngine(t, enginetest.WithState(res1.State))
+	var deleted atomic.Value
+	err = runGoProgram(e2, func(ctx *pulumi.Context) error {
+		_, err := ctx.RegisterResourceHook("farewell", func(args *pulumi.ResourceHookArgs) error {
+			deleted.Store(args.OldOutputs["name"].StringValue())
+			return nil
+		}, nil)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// RunErr returned after SignalAndWaitForShutdown: the hook has run.
+	if deleted.Load() != "x" {
+		t.Fatalf("after_delete saw %v\n%s", deleted.Load(), e2.Trace())
+	}
+	res2 := wait(t, e2)
+	if res2.Err != nil || res2.State.Get(e2.URN(e2.StackURN(), thingType, "thing")) != nil {
+		t.Fatalf("err=%v state=%v", res2.Err, res2.State.URNs())
+	}
+}
+
+func TestGoSDKProgramOldEngine(t *testing.T) {
+	t.Parallel()
+	e := startEngine(t, enginetest.OldEngine(), enginetest.WithoutShutdownSignal())
+	err := runGoProgram(e, func(ctx *pulumi.Context) error {
+		// The SDK sees that the engine predates hooks and refuses to
+		// register one; the failure stays inside the SDK.
+		if _, err := ctx.RegisterResourceHook("h", func(*pulumi.ResourceHookArgs) error { return nil }, nil); err != nil {
+			return err
+		}
+		var thing Thing
+		return ctx.RegisterResource(thingType, "thing", pulumi.Map{"name": pulumi.String("x")}, &thing)
+	})
+	if err != nil {
+		t.Fatalf("program failed: %v\n%s", err, e.Trace())
+	}
+	res, err := e.Finish(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Err != nil || res.State.Get(e.URN(e.StackURN(), thingType, "thing")) == nil {
+		t.Fatalf("err=%v state=%v", res.Err, res.State.URNs())
+	}
+	if len(e.Events(enginetest.KindSupportsFeature)) == 0 {
+		t.Fatal("the SDK did not fall back to SupportsFeature")
+	}
+	if n := len(e.Events(enginetest.KindRegisterResourceHook)); n != 0 {
+		t.Fatalf("the SDK called RegisterResourceHook %d times on an old engine", n)
+	}
+}

@@ -1,0 +1,358 @@
+package enginetest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/langhost/callbacks/enginetest"
+)
+
+// This file holds the test-local program side: a minimal callbacks server
+// keyed by token, and a "program" speaking to the monitor through a raw
+// ResourceMonitorClient. It deliberately shares no code with the module's
+// own callbacks server.
+
+type rawHandler func(ctx context.Context, req []byte) ([]byte, error)
+
+// callbackServer is a pulumirpc.CallbacksServer serving registered handlers
+// by token.
+type callbackServer struct {
+	pulumirpc.UnimplementedCallbacksServer
+	target string
+
+	mu       sync.RWMutex
+	handlers map[string]rawHandler
+	next     int
+}
+
+func newCallbackServer(t *testing.T) *callbackServer {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	s := &callbackServer{target: lis.Addr().String(), handlers: map[string]rawHandler{}}
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(400 << 20))
+	pulumirpc.RegisterCallbacksServer(srv, s)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(lis)
+	}()
+	t.Cleanup(func() {
+		srv.Stop()
+		<-done
+	})
+	return s
+}
+
+func (s *callbackServer) Invoke(ctx context.Context, req *pulumirpc.CallbackInvokeRequest) (*pulumirpc.CallbackInvokeResponse, error) {
+	s.mu.RLock()
+	h := s.handlers[req.GetToken()]
+	s.mu.RUnlock()
+	if h == nil {
+		return nil, errors.New("callback function not found")
+	}
+	resp, err := h(ctx, req.GetRequest())
+	if err != nil {
+		return nil, err
+	}
+	return &pulumirpc.CallbackInvokeResponse{Response: resp}, nil
+}
+
+// add registers a raw handler and returns its Callback.
+func (s *callbackServer) add(h rawHandler) *pulumirpc.Callback {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next++
+	tok := fmt.Sprintf("tok-%d", s.next)
+	s.handlers[tok] = h
+	return &pulumirpc.Callback{Target: s.target, Token: tok}
+}
+
+// typed adapts a typed function to a raw handler. A nil response encodes
+// as empty bytes.
+func typed[Req any, PReq interface {
+	*Req
+	proto.Message
+}, Resp proto.Message](fn func(context.Context, PReq) (Resp, error)) rawHandler {
+	return func(ctx context.Context, b []byte) ([]byte, error) {
+		req := PReq(new(Req))
+		if err := proto.Unmarshal(b, req); err != nil {
+			return nil, err
+		}
+		resp, err := fn(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return proto.Marshal(resp)
+	}
+}
+
+type transformFunc = func(context.Context, *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error)
+
+func (s *callbackServer) transform(fn transformFunc) *pulumirpc.Callback {
+	return s.add(typed(fn))
+}
+
+func (s *callbackServer) invokeTransform(
+	fn func(context.Context, *pulumirpc.TransformInvokeRequest) (*pulumirpc.TransformInvokeResponse, error),
+) *pulumirpc.Callback {
+	return s.add(typed(fn))
+}
+
+type hookFunc = func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error)
+
+func (s *callbackServer) hook(fn hookFunc) *pulumirpc.Callback {
+	return s.add(typed(fn))
+}
+
+func (s *callbackServer) errorHook(
+	fn func(context.Context, *pulumirpc.ErrorHookRequest) (*pulumirpc.ErrorHookResponse, error),
+) *pulumirpc.Callback {
+	return s.add(typed(fn))
+}
+
+// hookCalls records the requests a hook received.
+type hookCalls struct {
+	mu   sync.Mutex
+	reqs []*pulumirpc.ResourceHookRequest
+}
+
+func (h *hookCalls) fn(resp *pulumirpc.ResourceHookResponse, err error) hookFunc {
+	return func(_ context.Context, req *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
+		h.mu.Lock()
+		h.reqs = append(h.reqs, req)
+		h.mu.Unlock()
+		return resp, err
+	}
+}
+
+func (h *hookCalls) all() []*pulumirpc.ResourceHookRequest {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]*pulumirpc.ResourceHookRequest(nil), h.reqs...)
+}
+
+// startEngine starts an engine closed at the end of the test.
+func startEngine(t *testing.T, opts ...enginetest.Option) *enginetest.Engine {
+	t.Helper()
+	e, err := enginetest.Start(opts...)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := e.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return e
+}
+
+// program plays a language host's program with a raw monitor client.
+type program struct {
+	t   *testing.T
+	e   *enginetest.Engine
+	mon pulumirpc.ResourceMonitorClient
+	eng pulumirpc.EngineClient
+}
+
+func newProgram(t *testing.T, e *enginetest.Engine) *program {
+	t.Helper()
+	conn, err := grpc.NewClient(e.MonitorAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatalf("dial monitor: %v", err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return &program{
+		t: t, e: e,
+		mon: pulumirpc.NewResourceMonitorClient(conn),
+		eng: pulumirpc.NewEngineClient(conn),
+	}
+}
+
+func (p *program) ctx() context.Context { return p.t.Context() }
+
+// res describes a registration.
+type res struct {
+	typ, name string
+	custom    bool
+	props     map[string]any
+	mod       func(*pulumirpc.RegisterResourceRequest)
+}
+
+func (p *program) request(r res) *pulumirpc.RegisterResourceRequest {
+	p.t.Helper()
+	req := &pulumirpc.RegisterResourceRequest{
+		Type:            r.typ,
+		Name:            r.name,
+		Custom:          r.custom,
+		Object:          mustStruct(p.t, r.props),
+		AcceptSecrets:   true,
+		AcceptResources: true,
+	}
+	if r.mod != nil {
+		r.mod(req)
+	}
+	return req
+}
+
+func (p *program) register(r res) (*pulumirpc.RegisterResourceResponse, error) {
+	p.t.Helper()
+	return p.mon.RegisterResource(p.ctx(), p.request(r))
+}
+
+func (p *program) mustRegister(r res) *pulumirpc.RegisterResourceResponse {
+	p.t.Helper()
+	resp, err := p.register(r)
+	if err != nil {
+		p.t.Fatalf("RegisterResource %s: %v\ntrace:\n%s", r.name, err, p.e.Trace())
+	}
+	return resp
+}
+
+// custom registers a custom resource of type test:index:Thing.
+func (p *program) custom(name string, props map[string]any, mod ...func(*pulumirpc.RegisterResourceRequest)) *pulumirpc.RegisterResourceResponse {
+	p.t.Helper()
+	return p.mustRegister(res{typ: thingType, name: name, custom: true, props: props, mod: chain(mod)})
+}
+
+func chain(mods []func(*pulumirpc.RegisterResourceRequest)) func(*pulumirpc.RegisterResourceRequest) {
+	return func(r *pulumirpc.RegisterResourceRequest) {
+		for _, m := range mods {
+			m(r)
+		}
+	}
+}
+
+func (p *program) stackTransform(cb *pulumirpc.Callback) {
+	p.t.Helper()
+	if _, err := p.mon.RegisterStackTransform(p.ctx(), cb); err != nil {
+		p.t.Fatalf("RegisterStackTransform: %v", err)
+	}
+}
+
+func (p *program) resourceHook(name string, cb *pulumirpc.Callback, onDryRun, ignoreErrors bool) {
+	p.t.Helper()
+	_, err := p.mon.RegisterResourceHook(p.ctx(), &pulumirpc.RegisterResourceHookRequest{
+		Name: name, Callback: cb, OnDryRun: onDryRun, IgnoreErrors: ignoreErrors,
+	})
+	if err != nil {
+		p.t.Fatalf("RegisterResourceHook %q: %v", name, err)
+	}
+}
+
+func (p *program) errorHook(name string, cb *pulumirpc.Callback) {
+	p.t.Helper()
+	_, err := p.mon.RegisterErrorHook(p.ctx(), &pulumirpc.RegisterErrorHookRequest{Name: name, Callback: cb})
+	if err != nil {
+		p.t.Fatalf("RegisterErrorHook %q: %v", name, err)
+	}
+}
+
+func (p *program) signal() error {
+	_, err := p.mon.SignalAndWaitForShutdown(p.ctx(), &emptypb.Empty{})
+	return err
+}
+
+// finish signals the end of the program and returns the result.
+func (p *program) finish() *enginetest.Result {
+	p.t.Helper()
+	if err := p.signal(); err != nil {
+		p.t.Fatalf("SignalAndWaitForShutdown: %v", err)
+	}
+	return wait(p.t, p.e)
+}
+
+func wait(t *testing.T, e *enginetest.Engine) *enginetest.Result {
+	t.Helper()
+	r, err := e.Wait(t.Context())
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	return r
+}
+
+const thingType = "test:index:Thing"
+
+func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
+	t.Helper()
+	if m == nil {
+		return &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	}
+	fields := map[string]*structpb.Value{}
+	for k, v := range m {
+		if pv, ok := v.(*structpb.Value); ok {
+			fields[k] = pv
+			continue
+		}
+		pv, err := structpb.NewValue(v)
+		if err != nil {
+			t.Fatalf("struct value %q: %v", k, err)
+		}
+		fields[k] = pv
+	}
+	return &structpb.Struct{Fields: fields}
+}
+
+func errMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	if s, ok := status.FromError(err); ok {
+		return s.Message()
+	}
+	return err.Error()
+}
+
+func wantErrContains(t *testing.T, err error, want string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want one containing %q", want)
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Fatalf("got error %q, want one containing %q", err.Error(), want)
+	}
+}
+
+func wantDiag(t *testing.T, diags []enginetest.Diagnostic, sev enginetest.Severity, urn, msg string) {
+	t.Helper()
+	for _, d := range diags {
+		if d.Severity == sev && d.URN == urn && d.Message == msg {
+			return
+		}
+	}
+	t.Fatalf("no %s diagnostic %q on %s; got %v", sev, msg, urn, diags)
+}
+
+func wantEqualStrings(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\x00") != strings.Join(want, "\x00") || len(got) != len(want) {
+		t.Fatalf("%s: got %q, want %q", what, got, want)
+	}
+}
+
+func wantProto(t *testing.T, what string, got, want proto.Message) {
+	t.Helper()
+	if !proto.Equal(got, want) {
+		t.Fatalf("%s:\n got %v\nwant %v", what, got, want)
+	}
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+// field returns a top-level field of s.
+func field(s *structpb.Struct, k string) *structpb.Value { return s.GetFields()[k] }

@@ -1,0 +1,15 @@
+package enginetest_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// leakOptions are the goroutines the leak check ignores. Test files that
+// link heavier dependencies add theirs in init.
+var leakOptions []goleak.Option
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, leakOptions...)
+}

@@ -1,0 +1,144 @@
+package enginetest
+
+import (
+	"maps"
+)
+
+// An Option configures an [Engine] at [Start].
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	project, stack, organization string
+	dryRun                       bool
+	parallel                     int32
+	config                       map[string]string
+	configSecretKeys             []string
+	prior                        *State
+	provider                     Provider
+	continueOnError              bool
+	oldEngine                    bool
+	noShutdownSignal             bool
+	stateMigrations              bool
+	disabled                     map[string]bool
+}
+
+func defaultConfig() *config {
+	return &config{
+		project:  "project",
+		stack:    "stack",
+		parallel: 16,
+		config:   map[string]string{},
+		disabled: map[string]bool{},
+	}
+}
+
+// WithProject sets the project name. The default is "project".
+func WithProject(name string) Option {
+	return optionFunc(func(c *config) { c.project = name })
+}
+
+// WithStack sets the stack name. The default is "stack".
+func WithStack(name string) Option {
+	return optionFunc(func(c *config) { c.stack = name })
+}
+
+// WithOrganization sets the organization name. The default is empty.
+func WithOrganization(name string) Option {
+	return optionFunc(func(c *config) { c.organization = name })
+}
+
+// WithConfig sets the stack configuration reported to the program, and the
+// keys among it that are secret. The default is empty.
+func WithConfig(values map[string]string, secretKeys ...string) Option {
+	return optionFunc(func(c *config) {
+		c.config = maps.Clone(values)
+		if c.config == nil {
+			c.config = map[string]string{}
+		}
+		c.configSecretKeys = append([]string(nil), secretKeys...)
+	})
+}
+
+// WithParallel sets the parallelism reported to the program. The default is
+// 16. The simulator itself runs every step on the goroutine of the RPC that
+// caused it, so the value has no other effect.
+func WithParallel(n int32) Option {
+	return optionFunc(func(c *config) { c.parallel = n })
+}
+
+// WithState sets the state of the previous deployment. Without it the
+// deployment starts from an empty stack. Resources in s that the program
+// registers again are diffed (same, update or replace); the others are
+// deleted once the program is done.
+func WithState(s *State) Option {
+	return optionFunc(func(c *config) { c.prior = s.Clone() })
+}
+
+// DryRun makes the deployment a preview. The default is false (an update).
+func DryRun(preview bool) Option {
+	return optionFunc(func(c *config) { c.dryRun = preview })
+}
+
+// WithProvider sets the provider that serves every custom resource and
+// invoke. The default is a zero [FakeProvider].
+func WithProvider(p Provider) Option {
+	return optionFunc(func(c *config) { c.provider = p })
+}
+
+// ContinueOnError makes the deployment go on after a failed step, as
+// `pulumi up --continue-on-error` does. The default is false: the first
+// failure cancels every later step.
+func ContinueOnError(on bool) Option {
+	return optionFunc(func(c *config) { c.continueOnError = on })
+}
+
+// OldEngine makes the simulator behave like an engine that predates
+// callbacks: GetDeploymentInfo answers UNIMPLEMENTED, SupportsFeature answers
+// false for transforms, invokeTransforms, resourceHooks, errorHooks and
+// sendsOptionsToHooks, the matching registration RPCs answer UNIMPLEMENTED,
+// and the transforms and hooks fields of RegisterResource are ignored.
+func OldEngine() Option {
+	return optionFunc(func(c *config) {
+		c.oldEngine = true
+		for _, id := range []string{
+			"transforms", "invokeTransforms", "resourceHooks", "errorHooks",
+			"sendsOptionsToHooks", "parameterization",
+		} {
+			c.disabled[id] = true
+		}
+	})
+}
+
+// WithoutShutdownSignal makes SignalAndWaitForShutdown answer UNIMPLEMENTED,
+// as engines that predate it do. The program's end must then be reported with
+// [Engine.Finish].
+func WithoutShutdownSignal() Option {
+	return optionFunc(func(c *config) { c.noShutdownSignal = true })
+}
+
+// WithoutFeatures turns the named features off. Names are SupportsFeature ids
+// ("transforms", "resourceHooks", "outputValues", ...) or, for the features
+// that have no id, "byteString", "invokeDependsOn" and "invokeParent".
+// A feature that is off is neither advertised nor served: its registration
+// RPC answers UNIMPLEMENTED and its RegisterResource fields are ignored.
+func WithoutFeatures(ids ...string) Option {
+	return optionFunc(func(c *config) {
+		for _, id := range ids {
+			c.disabled[id] = true
+		}
+	})
+}
+
+// WithStateMigrations advertises STATE_MIGRATIONS and accepts
+// RegisterResource requests that carry state migrations. As in the real
+// engine, the migrations are never run. By default such requests fail with
+// FailedPrecondition.
+func WithStateMigrations() Option {
+	return optionFunc(func(c *config) { c.stateMigrations = true })
+}

@@ -1,0 +1,212 @@
+package enginetest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// Provider plays the resource provider plugin behind every custom resource
+// and invoke. The engine calls it from many goroutines at once.
+//
+// Properties are in the simulator's stored form: secrets as secret
+// envelopes, unknowns as [UnknownSentinel], byte strings that are not valid
+// UTF-8 as byte-string envelopes.
+type Provider interface {
+	Create(ctx context.Context, req *CreateRequest) (*CreateResponse, error)
+	Update(ctx context.Context, req *UpdateRequest) (*UpdateResponse, error)
+	Delete(ctx context.Context, req *DeleteRequest) error
+	Diff(ctx context.Context, req *DiffRequest) (*DiffResponse, error)
+	Invoke(ctx context.Context, req *InvokeRequest) (*InvokeResponse, error)
+	// Construct builds a remote component (RegisterResource with
+	// remote=true).
+	Construct(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error)
+}
+
+// CreateRequest asks a provider to create a resource.
+type CreateRequest struct {
+	URN, Type, Name string
+	Inputs          *structpb.Struct
+	// Preview is true during a preview; the provider should create nothing.
+	Preview bool
+	// Attempt counts calls for this step, from 1; it grows when an error
+	// hook asks for a retry.
+	Attempt int
+}
+
+// CreateResponse is a provider's answer to Create.
+type CreateResponse struct {
+	ID      string
+	Outputs *structpb.Struct
+}
+
+// UpdateRequest asks a provider to update a resource in place.
+type UpdateRequest struct {
+	URN, Type, Name, ID   string
+	OldInputs, OldOutputs *structpb.Struct
+	NewInputs             *structpb.Struct
+	Preview               bool
+	Attempt               int
+}
+
+// UpdateResponse is a provider's answer to Update.
+type UpdateResponse struct {
+	Outputs *structpb.Struct
+}
+
+// DeleteRequest asks a provider to delete a resource.
+type DeleteRequest struct {
+	URN, Type, Name, ID string
+	Inputs, Outputs     *structpb.Struct
+	Attempt             int
+}
+
+// DiffRequest asks a provider how a resource changes.
+type DiffRequest struct {
+	URN, Type, Name, ID   string
+	OldInputs, OldOutputs *structpb.Struct
+	NewInputs             *structpb.Struct
+	IgnoreChanges         []string
+}
+
+// DiffResponse is a provider's answer to Diff. No changed keys means no
+// change. The engine adds a replacement itself when a changed key is listed
+// in the resource's replaceOnChanges option.
+type DiffResponse struct {
+	Changed             []string
+	Replace             []string
+	DeleteBeforeReplace bool
+}
+
+// InvokeRequest asks a provider to run a function.
+type InvokeRequest struct {
+	Token    string
+	Args     *structpb.Struct
+	Provider string
+}
+
+// InvokeResponse is a provider's answer to Invoke.
+type InvokeResponse struct {
+	Return   *structpb.Struct
+	Failures []*pulumirpc.CheckFailure
+}
+
+// ConstructRequest asks a provider to build a remote component. The provider
+// registers the component (and its children) through Monitor, a client
+// connected to the engine itself, exactly as a component provider does.
+type ConstructRequest struct {
+	Type, Name, Parent string
+	Inputs             *structpb.Struct
+	// Options are the component's options after the outer transforms.
+	Options *pulumirpc.TransformResourceOptions
+	// Hooks are the hook names the program bound; they fire only if the
+	// provider binds them on its own registration.
+	Hooks   *pulumirpc.RegisterResourceRequest_ResourceHooksBinding
+	Monitor pulumirpc.ResourceMonitorClient
+}
+
+// ConstructResponse is a provider's answer to Construct.
+type ConstructResponse struct {
+	URN   string
+	State *structpb.Struct
+}
+
+// FakeProvider is a [Provider] built from optional functions. A nil function
+// gets the default behaviour:
+//   - Create: ID "<name>-id" (empty in preview), outputs equal to inputs;
+//   - Update: outputs equal to the new inputs;
+//   - Delete: succeeds;
+//   - Diff: the top-level keys that differ, minus ignored ones;
+//   - Invoke: returns the arguments;
+//   - Construct: registers the component with the given type, name, parent
+//     and inputs, then its outputs (equal to its inputs).
+//
+// A FakeProvider is safe for concurrent use if its functions are.
+type FakeProvider struct {
+	OnCreate    func(ctx context.Context, req *CreateRequest) (*CreateResponse, error)
+	OnUpdate    func(ctx context.Context, req *UpdateRequest) (*UpdateResponse, error)
+	OnDelete    func(ctx context.Context, req *DeleteRequest) error
+	OnDiff      func(ctx context.Context, req *DiffRequest) (*DiffResponse, error)
+	OnInvoke    func(ctx context.Context, req *InvokeRequest) (*InvokeResponse, error)
+	OnConstruct func(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error)
+}
+
+var _ Provider = (*FakeProvider)(nil)
+
+// Create implements [Provider].
+func (p *FakeProvider) Create(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {
+	if p != nil && p.OnCreate != nil {
+		return p.OnCreate(ctx, req)
+	}
+	id := req.Name + "-id"
+	if req.Preview {
+		id = ""
+	}
+	return &CreateResponse{ID: id, Outputs: cloneStruct(emptyIfNil(req.Inputs))}, nil
+}
+
+// Update implements [Provider].
+func (p *FakeProvider) Update(ctx context.Context, req *UpdateRequest) (*UpdateResponse, error) {
+	if p != nil && p.OnUpdate != nil {
+		return p.OnUpdate(ctx, req)
+	}
+	return &UpdateResponse{Outputs: cloneStruct(emptyIfNil(req.NewInputs))}, nil
+}
+
+// Delete implements [Provider].
+func (p *FakeProvider) Delete(ctx context.Context, req *DeleteRequest) error {
+	if p != nil && p.OnDelete != nil {
+		return p.OnDelete(ctx, req)
+	}
+	return nil
+}
+
+// Diff implements [Provider].
+func (p *FakeProvider) Diff(ctx context.Context, req *DiffRequest) (*DiffResponse, error) {
+	if p != nil && p.OnDiff != nil {
+		return p.OnDiff(ctx, req)
+	}
+	var changed []string
+	for _, k := range changedKeys(req.OldInputs, req.NewInputs) {
+		if !slices.Contains(req.IgnoreChanges, k) {
+			changed = append(changed, k)
+		}
+	}
+	return &DiffResponse{Changed: changed}, nil
+}
+
+// Invoke implements [Provider].
+func (p *FakeProvider) Invoke(ctx context.Context, req *InvokeRequest) (*InvokeResponse, error) {
+	if p != nil && p.OnInvoke != nil {
+		return p.OnInvoke(ctx, req)
+	}
+	return &InvokeResponse{Return: cloneStruct(emptyIfNil(req.Args))}, nil
+}
+
+// Construct implements [Provider].
+func (p *FakeProvider) Construct(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error) {
+	if p != nil && p.OnConstruct != nil {
+		return p.OnConstruct(ctx, req)
+	}
+	resp, err := req.Monitor.RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
+		Type:            req.Type,
+		Name:            req.Name,
+		Parent:          req.Parent,
+		Object:          req.Inputs,
+		AcceptSecrets:   true,
+		AcceptResources: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("registering component %s: %w", req.Name, err)
+	}
+	if _, err := req.Monitor.RegisterResourceOutputs(ctx, &pulumirpc.RegisterResourceOutputsRequest{
+		Urn:     resp.GetUrn(),
+		Outputs: req.Inputs,
+	}); err != nil {
+		return nil, fmt.Errorf("registering component outputs %s: %w", req.Name, err)
+	}
+	return &ConstructResponse{URN: resp.GetUrn(), State: cloneStruct(emptyIfNil(req.Inputs))}, nil
+}

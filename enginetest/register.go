@@ -1,0 +1,441 @@
+package enginetest
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// resource is a URN registered in this deployment. Its fields are guarded
+// by Engine.mu. A committed state is never mutated; changes replace it.
+type resource struct {
+	urn string
+	// own are the resource's own transforms; its children run them as
+	// ancestor transforms.
+	own []*pulumirpc.Callback
+	// state is the committed state, nil until the step succeeds.
+	state *ResourceState
+	// after is a component's after hook, run at RegisterResourceOutputs.
+	after *pendingAfter
+}
+
+type pendingAfter struct {
+	step int
+	run  func(cur *ResourceState) error
+}
+
+// stateOf returns the committed state of a resource of this deployment.
+func (e *Engine) stateOf(urn string) *ResourceState {
+	if urn == "" {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r := e.resources[urn]; r != nil {
+		return r.state
+	}
+	return nil
+}
+
+// reserve claims a URN for this deployment.
+func (e *Engine) reserve(urn string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.resources[urn]; ok {
+		return status.Errorf(codes.InvalidArgument, "Duplicate resource URN '%s'; try giving it a unique name", urn)
+	}
+	e.resources[urn] = &resource{urn: urn}
+	e.order = append(e.order, urn)
+	return nil
+}
+
+// release gives a URN back after a registration that produced no step.
+func (e *Engine) release(urn string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.resources, urn)
+	if i := slices.Index(e.order, urn); i >= 0 {
+		e.order = slices.Delete(e.order, i, i+1)
+	}
+}
+
+func (e *Engine) commit(ns *ResourceState) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r := e.resources[ns.URN]; r != nil {
+		r.state = ns
+	}
+}
+
+// transformChain returns, for a registration, its own transforms, then its
+// ancestors' own transforms (parent first), then a copy of the stack's.
+func (e *Engine) transformChain(own []*pulumirpc.Callback, parent string) []*pulumirpc.Callback {
+	chain := append([]*pulumirpc.Callback(nil), own...)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	seen := map[string]bool{}
+	for p := parent; p != "" && !seen[p]; {
+		seen[p] = true
+		r := e.resources[p]
+		if r == nil {
+			break
+		}
+		chain = append(chain, r.own...)
+		if r.state == nil {
+			break
+		}
+		p = r.state.Parent
+	}
+	return append(chain, e.stackTransforms...)
+}
+
+// registerResource serves ResourceMonitor.RegisterResource: transforms,
+// then a step.
+func (e *Engine) registerResource(
+	ctx context.Context, req *pulumirpc.RegisterResourceRequest,
+) (*pulumirpc.RegisterResourceResponse, error) {
+	if err := e.enter(); err != nil {
+		return nil, err
+	}
+	defer e.inflight.Done()
+
+	if len(req.GetStateMigrations()) > 0 {
+		if !e.cfg.stateMigrations {
+			return nil, status.Error(codes.FailedPrecondition, "state migrations are not supported by this deployment")
+		}
+		for _, cb := range req.GetStateMigrations() {
+			if err := e.register(cb); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if req.GetType() == "" || req.GetName() == "" {
+		return nil, status.Error(codes.InvalidArgument, "a resource needs a type and a name")
+	}
+	urn := e.URN(req.GetParent(), req.GetType(), req.GetName())
+	parent := e.stateOf(req.GetParent())
+	inputs, err := canonical(emptyIfNil(req.GetObject()))
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+
+	var own []*pulumirpc.Callback
+	remoteKey := req.GetParent() + "::" + req.GetType() + "::" + req.GetName()
+	useTransforms := e.cfg.supports("transforms")
+	if useTransforms {
+		if !req.GetRemote() {
+			e.mu.Lock()
+			own = append(own, e.remoteTransforms[remoteKey]...)
+			e.mu.Unlock()
+		}
+		for _, cb := range req.GetTransforms() {
+			if err := e.register(cb); err != nil {
+				return nil, err
+			}
+			own = append(own, proto.Clone(cb).(*pulumirpc.Callback))
+		}
+	}
+
+	if !req.GetRemote() {
+		if err := e.reserve(urn); err != nil {
+			return nil, err
+		}
+		e.mu.Lock()
+		e.resources[urn].own = own
+		e.mu.Unlock()
+	}
+
+	deps := map[string][]string{}
+	for k, v := range req.GetPropertyDependencies() {
+		deps[k] = cloneStrings(v.GetUrns())
+	}
+	hasOwn := len(own) > 0
+	start := inputs
+	if hasOwn {
+		start = withDependencies(inputs, deps)
+	}
+	in := &transformInput{
+		typ: req.GetType(), name: req.GetName(), parent: req.GetParent(), urn: urn,
+		custom: req.GetCustom(), props: upgrade(start), opts: e.transformOptions(req, parent),
+	}
+	var chain []*pulumirpc.Callback
+	if useTransforms {
+		chain = e.transformChain(own, req.GetParent())
+	}
+	if err := e.applyTransforms(ctx, in, chain); err != nil {
+		if !req.GetRemote() {
+			e.release(urn)
+		}
+		return nil, err
+	}
+	if inputs, err = canonical(in.props); err != nil {
+		if !req.GetRemote() {
+			e.release(urn)
+		}
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	opts := in.opts
+	dependsOn := cloneStrings(req.GetDependencies())
+	if hasOwn {
+		deps = dependenciesOf(in.props)
+		dependsOn = cloneStrings(opts.GetDependsOn())
+	}
+
+	if req.GetRemote() {
+		e.mu.Lock()
+		e.remoteTransforms[remoteKey] = own
+		e.mu.Unlock()
+		return e.construct(ctx, req, urn, inputs, opts)
+	}
+
+	ns := e.newState(req, urn, inputs, opts, dependsOn, deps)
+	if reason := e.skipReason(ns); reason != "" {
+		e.rec.add(Event{Kind: KindStep, URN: urn, Detail: "not run: " + reason})
+		if e.cfg.continueOnError && req.GetSupportsResultReporting() {
+			return &pulumirpc.RegisterResourceResponse{Urn: urn, Result: pulumirpc.Result_SKIP}, nil
+		}
+		return nil, status.Errorf(codes.Unknown, "step for %s was not run: %s", urn, reason)
+	}
+	if ns.Custom && !isProviderType(ns.Type) {
+		ref := opts.GetProvider()
+		if ref == "" {
+			ref = opts.GetProviders()[packageOf(ns.Type)]
+		}
+		if ref == "" {
+			if ref, err = e.defaultProvider(packageOf(ns.Type), opts.GetVersion()); err != nil {
+				return nil, status.Error(codes.Unknown, err.Error())
+			}
+		}
+		ns.Provider = ref
+	}
+
+	st, err := e.runRegistrationStep(ns)
+	if err != nil {
+		if e.cfg.continueOnError && req.GetSupportsResultReporting() {
+			return &pulumirpc.RegisterResourceResponse{Urn: urn, Result: pulumirpc.Result_FAIL}, nil
+		}
+		return nil, status.Error(codes.Unknown, err.Error())
+	}
+	resp := &pulumirpc.RegisterResourceResponse{
+		Urn:    urn,
+		Id:     st.ID,
+		Object: forProgram(emptyIfNil(st.Outputs), req.GetAcceptSecrets(), req.GetAcceptResources()),
+	}
+	if len(st.PropertyDependencies) > 0 {
+		resp.PropertyDependencies = map[string]*pulumirpc.RegisterResourceResponse_PropertyDependencies{}
+		for k, v := range st.PropertyDependencies {
+			resp.PropertyDependencies[k] = &pulumirpc.RegisterResourceResponse_PropertyDependencies{Urns: cloneStrings(v)}
+		}
+	}
+	return resp, nil
+}
+
+// newState builds the goal state of a registration from its options after
+// the transforms.
+func (e *Engine) newState(req *pulumirpc.RegisterResourceRequest, urn string, inputs *structpb.Struct,
+	opts *pulumirpc.TransformResourceOptions, dependsOn []string, deps map[string][]string,
+) *ResourceState {
+	ns := &ResourceState{
+		URN:                     urn,
+		Type:                    req.GetType(),
+		Name:                    req.GetName(),
+		Custom:                  req.GetCustom(),
+		Parent:                  req.GetParent(),
+		Inputs:                  inputs,
+		DependsOn:               dependsOn,
+		Protect:                 opts.GetProtect(),
+		RetainOnDelete:          opts.GetRetainOnDelete(),
+		DeletedWith:             opts.GetDeletedWith(),
+		ReplaceWith:             cloneStrings(opts.GetReplaceWith()),
+		IgnoreChanges:           cloneStrings(opts.GetIgnoreChanges()),
+		ReplaceOnChanges:        cloneStrings(opts.GetReplaceOnChanges()),
+		HideDiff:                cloneStrings(opts.GetHideDiff()),
+		AdditionalSecretOutputs: cloneStrings(opts.GetAdditionalSecretOutputs()),
+		DeleteBeforeReplace:     opts.GetDeleteBeforeReplace(),
+		ImportID:                opts.GetImport(),
+		ReplacementTrigger:      cloneValue(opts.GetReplacementTrigger()),
+		Aliases:                 e.aliasURNs(opts.GetAliases(), req),
+	}
+	if len(deps) > 0 {
+		ns.PropertyDependencies = deps
+	}
+	if !ns.Custom && len(opts.GetProviders()) > 0 {
+		ns.Providers = maps.Clone(opts.GetProviders())
+	}
+	if t := opts.GetCustomTimeouts(); t != nil {
+		ns.CustomTimeouts = proto.Clone(t).(*pulumirpc.RegisterResourceRequest_CustomTimeouts)
+	}
+	if h := opts.GetHooks(); h != nil && e.cfg.supports("resourceHooks") {
+		ns.Hooks = proto.Clone(h).(*pulumirpc.RegisterResourceRequest_ResourceHooksBinding)
+		if !e.cfg.supports("errorHooks") {
+			ns.Hooks.OnError = nil
+		}
+	}
+	return ns
+}
+
+// aliasURNs resolves aliases to URNs.
+func (e *Engine) aliasURNs(aliases []*pulumirpc.Alias, req *pulumirpc.RegisterResourceRequest) []string {
+	var out []string
+	for _, a := range aliases {
+		switch x := a.GetAlias().(type) {
+		case *pulumirpc.Alias_Urn:
+			out = append(out, x.Urn)
+		case *pulumirpc.Alias_Spec_:
+			s := x.Spec
+			name, typ := or(s.GetName(), req.GetName()), or(s.GetType(), req.GetType())
+			stack, project := or(s.GetStack(), e.cfg.stack), or(s.GetProject(), e.cfg.project)
+			parent := req.GetParent()
+			switch p := s.GetParent().(type) {
+			case *pulumirpc.Alias_Spec_ParentUrn:
+				parent = p.ParentUrn
+			case *pulumirpc.Alias_Spec_NoParent:
+				if p.NoParent {
+					parent = ""
+				}
+			}
+			out = append(out, NewURN(stack, project, QualifiedType(parent), typ, name))
+		}
+	}
+	return out
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// skipReason says why a registration's step must not run, or "".
+func (e *Engine) skipReason(ns *ResourceState) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cancelled {
+		return "the deployment was cancelled after an earlier error"
+	}
+	deps := append([]string{ns.Parent, ns.DeletedWith}, ns.DependsOn...)
+	for _, urns := range ns.PropertyDependencies {
+		deps = append(deps, urns...)
+	}
+	for _, d := range deps {
+		if d != "" && e.failed[d] {
+			return fmt.Sprintf("it depends on %s, which failed", d)
+		}
+	}
+	return ""
+}
+
+// construct serves a remote component registration: the provider builds it
+// by registering with this engine.
+func (e *Engine) construct(ctx context.Context, req *pulumirpc.RegisterResourceRequest, urn string,
+	inputs *structpb.Struct, opts *pulumirpc.TransformResourceOptions,
+) (*pulumirpc.RegisterResourceResponse, error) {
+	mon, err := e.self()
+	if err != nil {
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	resp, err := e.prov.Construct(ctx, &ConstructRequest{
+		Type: req.GetType(), Name: req.GetName(), Parent: req.GetParent(),
+		Inputs: cloneStruct(inputs), Options: proto.Clone(opts).(*pulumirpc.TransformResourceOptions),
+		Hooks: opts.GetHooks(), Monitor: mon,
+	})
+	ev := Event{Kind: KindProviderConstruct, URN: urn, Detail: "ok"}
+	if err != nil {
+		ev.Err = err.Error()
+		e.rec.add(ev)
+		e.fail(urn, err)
+		return nil, status.Error(codes.Unknown, err.Error())
+	}
+	e.rec.add(ev)
+	if resp == nil {
+		resp = &ConstructResponse{URN: urn}
+	}
+	st, err := canonical(emptyIfNil(resp.State))
+	if err != nil {
+		return nil, status.Error(codes.Unknown, err.Error())
+	}
+	return &pulumirpc.RegisterResourceResponse{
+		Urn:    resp.URN,
+		Object: forProgram(st, req.GetAcceptSecrets(), req.GetAcceptResources()),
+	}, nil
+}
+
+// registerResourceOutputs serves ResourceMonitor.RegisterResourceOutputs.
+// A component's after hooks run here, while the RPC is pending.
+func (e *Engine) registerResourceOutputs(_ context.Context, req *pulumirpc.RegisterResourceOutputsRequest) error {
+	if err := e.enter(); err != nil {
+		return err
+	}
+	defer e.inflight.Done()
+	outs, err := canonical(emptyIfNil(req.GetOutputs()))
+	if err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	e.mu.Lock()
+	r := e.resources[req.GetUrn()]
+	if r == nil || r.state == nil {
+		e.mu.Unlock()
+		return status.Errorf(codes.NotFound, "unknown resource %s", req.GetUrn())
+	}
+	ns := r.state.Clone()
+	if ns.Custom {
+		if ns.Outputs == nil {
+			ns.Outputs = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+		}
+		maps.Copy(ns.Outputs.Fields, outs.Fields)
+	} else {
+		ns.Outputs = outs
+	}
+	r.state = ns
+	after := r.after
+	r.after = nil
+	e.mu.Unlock()
+	if after != nil {
+		if err := after.run(ns); err != nil {
+			e.afterFailed(after.step, ns.URN, err)
+		}
+	}
+	return nil
+}
+
+// readResource serves ResourceMonitor.ReadResource: the resource is
+// recorded as external, with no transforms and no hooks.
+func (e *Engine) readResource(_ context.Context, req *pulumirpc.ReadResourceRequest) (*pulumirpc.ReadResourceResponse, error) {
+	if err := e.enter(); err != nil {
+		return nil, err
+	}
+	defer e.inflight.Done()
+	urn := e.URN(req.GetParent(), req.GetType(), req.GetName())
+	props, err := canonical(emptyIfNil(req.GetProperties()))
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	ref := req.GetProvider()
+	if ref == "" {
+		if ref, err = e.defaultProvider(packageOf(req.GetType()), req.GetVersion()); err != nil {
+			return nil, status.Error(codes.Unknown, err.Error())
+		}
+	}
+	if err := e.reserve(urn); err != nil {
+		return nil, err
+	}
+	e.startStep(OpRead, urn)
+	ns := &ResourceState{
+		URN: urn, Type: req.GetType(), Name: req.GetName(), Custom: true, External: true,
+		Parent: req.GetParent(), ID: req.GetId(), Inputs: props, Outputs: cloneStruct(props),
+		Provider: ref, DependsOn: cloneStrings(req.GetDependencies()),
+	}
+	e.commit(ns)
+	return &pulumirpc.ReadResourceResponse{
+		Urn:        urn,
+		Properties: forProgram(ns.Outputs, req.GetAcceptSecrets(), req.GetAcceptResources()),
+	}, nil
+}

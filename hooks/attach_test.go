@@ -1,0 +1,343 @@
+package hooks_test
+
+import (
+	"testing"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/transforms"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+const (
+	bucketType = "aws:s3/bucket:Bucket"
+	roleType   = "aws:iam/role:Role"
+)
+
+// fullTransformOptions returns transform options with every field set, from
+// the same values as fullOptions, plus a field of a newer engine.
+func fullTransformOptions(t *testing.T) *pulumirpc.TransformResourceOptions {
+	t.Helper()
+	src := fullOptions().ProtoReflect()
+	dst := (&pulumirpc.TransformResourceOptions{}).ProtoReflect()
+	fields := dst.Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		sfd := src.Descriptor().Fields().ByName(fd.Name())
+		require.NotNil(t, sfd, "hook options have no field %s", fd.Name())
+		dst.Set(fd, src.Get(sfd))
+		require.True(t, dst.Has(fd), "field %s not set", fd.Name())
+	}
+	dst.SetUnknown(protoreflect.RawFields(unknownField(950, 5)))
+	return dst.Interface().(*pulumirpc.TransformResourceOptions)
+}
+
+func binding(points map[string][]string) *pulumirpc.RegisterResourceRequest_ResourceHooksBinding {
+	if points == nil {
+		return nil
+	}
+	return &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{
+		BeforeCreate: points["BeforeCreate"], AfterCreate: points["AfterCreate"],
+		BeforeUpdate: points["BeforeUpdate"], AfterUpdate: points["AfterUpdate"],
+		BeforeDelete: points["BeforeDelete"], AfterDelete: points["AfterDelete"],
+		OnError: points["OnError"],
+	}
+}
+
+func names(ns ...string) []hooks.Ref {
+	refs := make([]hooks.Ref, len(ns))
+	for i, n := range ns {
+		refs[i] = hooks.Name(n)
+	}
+	return refs
+}
+
+// transformRequest is a registration as the engine sends it to a stack
+// transform, with every option set and the given hooks.
+func transformRequest(t *testing.T, typ, name string, custom bool, existing *pulumirpc.RegisterResourceRequest_ResourceHooksBinding) *pulumirpc.TransformRequest {
+	opts := fullTransformOptions(t)
+	opts.Hooks = existing
+	return &pulumirpc.TransformRequest{
+		Type: typ, Name: name, Custom: custom, Parent: urnComp,
+		Properties: object(map[string]*structpb.Value{"acl": output(str("private"), true, urnRole)}),
+		Options:    opts,
+	}
+}
+
+func TestAttach(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		sel      hooks.Selector
+		bind     *hooks.Binding
+		typ      string
+		resName  string
+		custom   bool
+		existing map[string][]string
+		want     map[string][]string // nil: the resource is left untouched
+	}{
+		{
+			name: "by-type", sel: hooks.ByType(roleType, bucketType),
+			bind: &hooks.Binding{BeforeCreate: names("audit")}, typ: bucketType, resName: "logs", custom: true,
+			want: map[string][]string{"BeforeCreate": {"audit"}},
+		},
+		{
+			name: "by-type-other-type", sel: hooks.ByType(bucketType),
+			bind: &hooks.Binding{BeforeCreate: names("audit")}, typ: roleType, resName: "logs", custom: true,
+		},
+		{
+			name: "by-name", sel: hooks.ByName("data", "logs"),
+			bind: &hooks.Binding{AfterDelete: names("cleanup")}, typ: roleType, resName: "logs", custom: true,
+			want: map[string][]string{"AfterDelete": {"cleanup"}},
+		},
+		{
+			name: "by-name-other-name", sel: hooks.ByName("data"),
+			bind: &hooks.Binding{AfterDelete: names("cleanup")}, typ: roleType, resName: "logs", custom: true,
+		},
+		{
+			name: "predicate", sel: func(a *transforms.Args) bool {
+				return !a.Custom && a.URN == "urn:pulumi:dev::proj::my:index:Component$my:index:Part::p1"
+			},
+			bind: &hooks.Binding{AfterCreate: names("announce")}, typ: "my:index:Part", resName: "p1",
+			want: map[string][]string{"AfterCreate": {"announce"}},
+		},
+		{
+			name: "predicate-false", sel: func(a *transforms.Args) bool { return !a.Custom },
+			bind: &hooks.Binding{AfterCreate: names("announce")}, typ: bucketType, resName: "logs", custom: true,
+		},
+		{
+			name: "nil-selector-picks-all", bind: &hooks.Binding{OnError: names("retry")}, typ: bucketType, resName: "logs", custom: true,
+			want: map[string][]string{"OnError": {"retry"}},
+		},
+		{
+			name: "merges-with-existing-hooks", bind: &hooks.Binding{
+				BeforeCreate: names("b"), AfterDelete: names("y"), OnError: names("e1"),
+			},
+			typ: bucketType, resName: "logs", custom: true,
+			existing: map[string][]string{"BeforeCreate": {"a"}, "AfterDelete": {"x"}, "OnError": {"e0"}, "BeforeUpdate": {"u"}},
+			want:     map[string][]string{"BeforeCreate": {"a", "b"}, "AfterDelete": {"x", "y"}, "OnError": {"e0", "e1"}, "BeforeUpdate": {"u"}},
+		},
+		{
+			name: "already-bound", bind: &hooks.Binding{BeforeCreate: names("audit"), OnError: names("retry")},
+			typ: bucketType, resName: "logs", custom: true,
+			existing: map[string][]string{"BeforeCreate": {"first", "audit"}, "OnError": {"retry"}},
+		},
+		{
+			name: "partly-bound", bind: &hooks.Binding{BeforeCreate: names("audit"), AfterCreate: names("audit")},
+			typ: bucketType, resName: "logs", custom: true,
+			existing: map[string][]string{"BeforeCreate": {"audit"}},
+			want:     map[string][]string{"BeforeCreate": {"audit"}, "AfterCreate": {"audit"}},
+		},
+		{
+			name: "repeated-name-in-binding", bind: &hooks.Binding{BeforeUpdate: names("a", "a", "b")},
+			typ: bucketType, resName: "logs", custom: true,
+			want: map[string][]string{"BeforeUpdate": {"a", "b"}},
+		},
+		{
+			name: "existing-empty-binding", bind: &hooks.Binding{BeforeDelete: names("guard")},
+			typ: bucketType, resName: "logs", custom: true,
+			existing: map[string][]string{},
+			want:     map[string][]string{"BeforeDelete": {"guard"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t)
+			fake := &fakeMonitor{}
+			mon := fake.serve(t)
+
+			cb, err := hooks.Attach(t.Context(), srv, mon, tt.sel, tt.bind)
+			require.NoError(t, err)
+			_, _, registered := fake.recorded()
+			require.Len(t, registered, 1)
+			requireProtoEqual(t, cb, registered[0])
+
+			req := transformRequest(t, tt.typ, tt.resName, tt.custom, binding(tt.existing))
+			var resp pulumirpc.TransformResponse
+			require.NoError(t, invoke(t, cb, req, &resp))
+
+			assert.Nil(t, resp.GetProperties(), "properties must be left alone")
+			if tt.want == nil {
+				assert.Nil(t, resp.GetOptions(), "the resource must be left untouched")
+				return
+			}
+			want := proto.CloneOf(req.GetOptions())
+			want.Hooks = binding(tt.want)
+			requireProtoEqual(t, want, resp.GetOptions())
+		})
+	}
+}
+
+// TestAttachTwice applies two stack transforms that bind overlapping hooks
+// the way the engine does, feeding the first one's options to the second,
+// and then the combined result again: nothing is bound twice.
+func TestAttachTwice(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	fake := &fakeMonitor{}
+	mon := fake.serve(t)
+	first, err := hooks.Attach(t.Context(), srv, mon, hooks.ByType(bucketType), &hooks.Binding{BeforeCreate: names("audit"), AfterCreate: names("tag")})
+	require.NoError(t, err)
+	second, err := hooks.Attach(t.Context(), srv, mon, nil, &hooks.Binding{BeforeCreate: names("audit", "policy")})
+	require.NoError(t, err)
+
+	req := transformRequest(t, bucketType, "logs", true, nil)
+	apply := func(cb *pulumirpc.Callback) bool {
+		var resp pulumirpc.TransformResponse
+		require.NoError(t, invoke(t, cb, req, &resp))
+		if resp.GetOptions() == nil {
+			return false
+		}
+		req.Options = resp.GetOptions()
+		return true
+	}
+	assert.True(t, apply(first))
+	assert.True(t, apply(second))
+	requireProtoEqual(t, binding(map[string][]string{"BeforeCreate": {"audit", "policy"}, "AfterCreate": {"tag"}}), req.GetOptions().GetHooks())
+	assert.False(t, apply(first), "a second pass must change nothing")
+	assert.False(t, apply(second), "a second pass must change nothing")
+}
+
+func TestAttachWithRegisteredHooks(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	fake := &fakeMonitor{}
+	mon := fake.serve(t)
+	audit, err := hooks.Register(t.Context(), srv, mon, "audit", noop)
+	require.NoError(t, err)
+	retry, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "retry", noRetry)
+	require.NoError(t, err)
+
+	b := &hooks.Binding{BeforeCreate: []hooks.Ref{audit}, OnError: []hooks.Ref{retry}}
+	cb, err := hooks.Attach(t.Context(), srv, mon, nil, b)
+	require.NoError(t, err)
+	b.BeforeCreate = append(b.BeforeCreate, hooks.Name("late")) // must not affect the transform
+
+	req := transformRequest(t, bucketType, "logs", true, nil)
+	var resp pulumirpc.TransformResponse
+	require.NoError(t, invoke(t, cb, req, &resp))
+	requireProtoEqual(t, binding(map[string][]string{"BeforeCreate": {"audit"}, "OnError": {"retry"}}), resp.GetOptions().GetHooks())
+}
+
+func TestAttachRefused(t *testing.T) {
+	t.Parallel()
+	noTransforms := func() *fakeMonitor {
+		return &fakeMonitor{deploymentInfo: func() (*pulumirpc.DeploymentInfo, error) {
+			return &pulumirpc.DeploymentInfo{SupportedFeatures: []pulumirpc.ResourceMonitorFeature{monitor.ResourceHooks}}, nil
+		}}
+	}
+	tests := []struct {
+		name    string
+		fake    func() *fakeMonitor
+		setup   func(t *testing.T, srv *callbacks.Server, mon *monitor.Monitor)
+		bind    *hooks.Binding
+		wantMsg []string
+		wantIs  error
+	}{
+		{name: "nil-binding", bind: nil, wantMsg: []string{"names no hooks"}},
+		{name: "empty-binding", bind: &hooks.Binding{BeforeCreate: []hooks.Ref{}}, wantMsg: []string{"names no hooks"}},
+		{name: "unnamed-ref", bind: &hooks.Binding{BeforeCreate: names("")}, wantMsg: []string{"BeforeCreate[0]", "no name"}},
+		{
+			name: "resource-hook-under-on-error",
+			setup: func(t *testing.T, srv *callbacks.Server, mon *monitor.Monitor) {
+				_, err := hooks.Register(t.Context(), srv, mon, "audit", noop)
+				require.NoError(t, err)
+			},
+			bind:    &hooks.Binding{OnError: names("audit")},
+			wantMsg: []string{`OnError: "audit" is a resource hook`},
+		},
+		{
+			name: "error-hook-at-lifecycle-point",
+			setup: func(t *testing.T, srv *callbacks.Server, mon *monitor.Monitor) {
+				_, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "retry", noRetry)
+				require.NoError(t, err)
+			},
+			bind:    &hooks.Binding{AfterUpdate: names("retry")},
+			wantMsg: []string{`AfterUpdate: "retry" is an error hook`},
+		},
+		{
+			name: "engine-without-transforms", fake: noTransforms,
+			bind: &hooks.Binding{BeforeCreate: names("audit")}, wantMsg: []string{"TRANSFORMS"}, wantIs: monitor.ErrMissingFeature,
+		},
+		{
+			name: "engine-without-resource-hooks",
+			fake: func() *fakeMonitor {
+				return &fakeMonitor{deploymentInfo: func() (*pulumirpc.DeploymentInfo, error) {
+					return &pulumirpc.DeploymentInfo{SupportedFeatures: []pulumirpc.ResourceMonitorFeature{monitor.Transforms}}, nil
+				}}
+			},
+			bind: &hooks.Binding{BeforeCreate: names("audit")}, wantMsg: []string{"RESOURCE_HOOKS"}, wantIs: monitor.ErrMissingFeature,
+		},
+		{
+			name: "engine-without-error-hooks",
+			fake: func() *fakeMonitor {
+				return &fakeMonitor{deploymentInfo: func() (*pulumirpc.DeploymentInfo, error) {
+					return &pulumirpc.DeploymentInfo{SupportedFeatures: []pulumirpc.ResourceMonitorFeature{monitor.Transforms, monitor.ResourceHooks}}, nil
+				}}
+			},
+			bind: &hooks.Binding{OnError: names("retry")}, wantMsg: []string{"ERROR_HOOKS"}, wantIs: monitor.ErrMissingFeature,
+		},
+		{
+			name: "engine-refuses",
+			fake: func() *fakeMonitor {
+				return &fakeMonitor{stackTransformErr: status.Error(codes.FailedPrecondition, "no more transforms")}
+			},
+			bind: &hooks.Binding{BeforeCreate: names("audit")}, wantMsg: []string{"no more transforms"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t)
+			fake := &fakeMonitor{}
+			if tt.fake != nil {
+				fake = tt.fake()
+			}
+			mon := fake.serve(t)
+			before := 0
+			if tt.setup != nil {
+				tt.setup(t, srv, mon)
+				before = srv.Registry().Len()
+			}
+
+			_, err := hooks.Attach(t.Context(), srv, mon, nil, tt.bind)
+			require.Error(t, err)
+			for _, w := range tt.wantMsg {
+				assert.Contains(t, err.Error(), w)
+			}
+			if tt.wantIs != nil {
+				assert.ErrorIs(t, err, tt.wantIs)
+			}
+			assert.Equal(t, before, srv.Registry().Len(), "a refused Attach must leave no callback")
+			if tt.name != "engine-refuses" {
+				_, _, registered := fake.recorded()
+				assert.Empty(t, registered, "nothing may be registered with the engine")
+			}
+		})
+	}
+}
+
+// TestBind checks the merge on its own, including that it never writes into
+// slices it shares with the request.
+func TestBind(t *testing.T) {
+	t.Parallel()
+	assert.False(t, hooks.Bind(nil, &hooks.Binding{BeforeCreate: names("a")}))
+	assert.False(t, hooks.Bind(&transforms.ResourceOptions{}, nil))
+	assert.False(t, hooks.Bind(&transforms.ResourceOptions{}, &hooks.Binding{}))
+
+	backing := []string{"a", "untouched"}
+	o := &transforms.ResourceOptions{Hooks: &transforms.HooksBinding{BeforeCreate: backing[:1]}}
+	require.True(t, hooks.Bind(o, &hooks.Binding{BeforeCreate: names("b")}))
+	assert.Equal(t, []string{"a", "b"}, o.Hooks.BeforeCreate)
+	assert.Equal(t, []string{"a", "untouched"}, backing)
+	assert.False(t, hooks.Bind(o, &hooks.Binding{BeforeCreate: names("a", "b")}))
+}

@@ -1,0 +1,49 @@
+// Package hooks is a typed Go API for Pulumi resource hooks and error hooks:
+// functions the engine calls at set points of a resource's life (before and
+// after create, update and delete) and when a provider operation fails.
+//
+// # Registering and binding
+//
+// [Register] registers a [Func] under a name and [RegisterErrorHook] an
+// [ErrorFunc]. The engine knows hooks only by name, and resource hooks and
+// error hooks share one name space per deployment: a name can be registered
+// once, and registering it again is an error that says where it was first
+// registered. To use one hook on many resources, register it once and bind
+// the returned [*Hook] (or its [Name], or the hook [Lookup] finds) wherever
+// it is needed. A [Binding] lists the hooks for each point and converts to
+// the resource option the engine expects; [Attach] binds hooks to resources
+// that some other code creates, through a stack transform.
+//
+// # What hooks receive
+//
+// A hook gets [Args]: the resource's URN, ID, name and type, its old and new
+// inputs and outputs as far as the point has them, and its old and new
+// options as [ResourceOptions]. Properties are resource.PropertyMap values
+// decoded without loss: a secret is a resource.Secret, not a JSON envelope;
+// unknowns, resource references, output values with their dependencies and
+// binary strings all keep their kind. Error hooks get [ErrorArgs], which
+// adds the failed operation and every error so far, newest first.
+//
+// Functions take the call's context first. A returned error is what the user
+// sees: the engine receives it as the hook's error message, not as a
+// transport failure.
+//
+// # Previews, errors and retries
+//
+// In a preview the engine skips resource hooks unless they are registered
+// with [OnDryRun]. A failing before-hook stops the step; a failing after-hook
+// fails the deployment after the step; with [IgnoreErrors] a failure is only
+// a warning. An error hook returns whether the engine should retry the
+// failed operation; the engine tries an operation at most 100 times.
+//
+// # Delete hooks
+//
+// Delete hooks of a resource that left the program run after the program
+// calls SignalAndWaitForShutdown (see monitor.Monitor.Finish), in that same
+// run, and the engine finds them by the name saved in the resource's state.
+// A program must therefore register, in every run, each hook that resources
+// in its state are bound to, under the same name, and keep its callback
+// server serving until SignalAndWaitForShutdown returns. A before-delete
+// hook that is not registered fails the delete; `pulumi destroy` runs delete
+// hooks only with --run-program.
+package hooks

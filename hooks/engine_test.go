@@ -1,0 +1,171 @@
+package hooks_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/enginetest"
+	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/monitor"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const thingType = "test:index:Thing"
+
+// deployment is one run of a program against the simulated engine.
+type deployment struct {
+	t      *testing.T
+	engine *enginetest.Engine
+	srv    *callbacks.Server
+	mon    *monitor.Monitor
+}
+
+func startDeployment(t *testing.T, opts ...enginetest.Option) *deployment {
+	t.Helper()
+	e, err := enginetest.Start(opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = e.Close() })
+	mon, err := monitor.Dial(e.MonitorAddr())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = mon.Close() })
+	return &deployment{t: t, engine: e, srv: newServer(t), mon: mon}
+}
+
+func (d *deployment) register(name string, inputs resource.PropertyMap, b *hooks.Binding) error {
+	d.t.Helper()
+	obj, err := plugin.MarshalProperties(inputs, plugin.MarshalOptions{KeepSecrets: true})
+	require.NoError(d.t, err)
+	_, err = d.mon.Client().RegisterResource(d.t.Context(), &pulumirpc.RegisterResourceRequest{
+		Type: thingType, Name: name, Custom: true, Object: obj,
+		AcceptSecrets: true, AcceptResources: true, Hooks: b.Proto(),
+	})
+	return err
+}
+
+// finish ends the program the way it must: signal, wait, then stop serving.
+func (d *deployment) finish() *enginetest.Result {
+	d.t.Helper()
+	ctx, cancel := context.WithTimeout(d.t.Context(), 30*time.Second)
+	defer cancel()
+	require.NoError(d.t, d.mon.Finish(ctx, d.srv))
+	res, err := d.engine.Wait(ctx)
+	require.NoError(d.t, err)
+	return res
+}
+
+// TestEngineLifecycle runs two deployments: the first creates a resource
+// whose hooks are attached by a stack transform; the second no longer
+// declares it, re-registers the delete hook under the same name and sees it
+// run after SignalAndWaitForShutdown.
+func TestEngineLifecycle(t *testing.T) {
+	t.Parallel()
+
+	// First run: create.
+	d := startDeployment(t)
+	var created capture[*hooks.Args]
+	_, err := hooks.Register(t.Context(), d.srv, d.mon, "audit", func(_ context.Context, a *hooks.Args) error {
+		created.set(a)
+		return nil
+	})
+	require.NoError(t, err)
+	_, err = hooks.Register(t.Context(), d.srv, d.mon, "cleanup", noop)
+	require.NoError(t, err)
+	_, err = hooks.Attach(t.Context(), d.srv, d.mon, hooks.ByType(thingType),
+		&hooks.Binding{BeforeCreate: names("audit"), AfterDelete: names("cleanup")})
+	require.NoError(t, err)
+
+	require.NoError(t, d.register("db", resource.PropertyMap{
+		"password": resource.MakeSecret(resource.NewProperty("hunter2")),
+		"size":     resource.NewProperty(3.0),
+	}, &hooks.Binding{AfterDelete: names("cleanup")}))
+
+	a, n := created.get()
+	require.Equal(t, 1, n, "before_create must have run once\n%s", d.engine.Trace())
+	assert.Equal(t, "db", a.Name)
+	assert.Equal(t, thingType, a.Type)
+	assert.Empty(t, a.ID, "before_create has no ID yet")
+	require.True(t, a.NewInputs["password"].IsSecret(), "got %v", a.NewInputs["password"])
+	assert.Equal(t, "hunter2", a.NewInputs["password"].SecretValue().Element.StringValue())
+	require.NotNil(t, a.NewOptions, "the engine sends options to hooks")
+	require.NotNil(t, a.NewOptions.Hooks)
+	assert.Equal(t, map[string][]string{"BeforeCreate": {"audit"}, "AfterDelete": {"cleanup"}}, a.NewOptions.Hooks.Names(),
+		"Attach merges with the binding the resource already had")
+
+	res := d.finish()
+	require.NoError(t, res.Err)
+	prior := res.State
+
+	// Second run: the resource is gone from the program.
+	d2 := startDeployment(t, enginetest.WithState(prior))
+	var deleted capture[*hooks.Args]
+	_, err = hooks.Register(t.Context(), d2.srv, d2.mon, "cleanup", func(_ context.Context, a *hooks.Args) error {
+		deleted.set(a)
+		return nil
+	})
+	require.NoError(t, err)
+	_, n = deleted.get()
+	require.Equal(t, 0, n, "nothing is deleted before the program signals")
+
+	res = d2.finish()
+	require.NoError(t, res.Err)
+	a, n = deleted.get()
+	require.Equal(t, 1, n, "after_delete must have run once; trace:\n%s", d2.engine.Trace())
+	assert.Equal(t, "db", a.Name)
+	assert.NotEmpty(t, a.ID)
+	assert.True(t, a.OldInputs["password"].IsSecret())
+	assert.Nil(t, a.NewInputs)
+	assert.NotNil(t, a.OldOutputs)
+}
+
+func TestEngineHookFailure(t *testing.T) {
+	t.Parallel()
+	d := startDeployment(t)
+	_, err := hooks.Register(t.Context(), d.srv, d.mon, "guard", func(context.Context, *hooks.Args) error {
+		return errors.New("Oh no")
+	})
+	require.NoError(t, err)
+	err = d.register("db", resource.PropertyMap{}, &hooks.Binding{BeforeCreate: names("guard")})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `before hook "guard" failed: Oh no`)
+}
+
+func TestEngineErrorHookRetry(t *testing.T) {
+	t.Parallel()
+	prov := &enginetest.FakeProvider{OnCreate: func(_ context.Context, req *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+		if req.Attempt == 1 {
+			return nil, errors.New("throttled")
+		}
+		return &enginetest.CreateResponse{ID: "db-1", Outputs: req.Inputs}, nil
+	}}
+	d := startDeployment(t, enginetest.WithProvider(prov))
+	var seen capture[*hooks.ErrorArgs]
+	retry, err := hooks.RegisterErrorHook(t.Context(), d.srv, d.mon, "retry", func(_ context.Context, a *hooks.ErrorArgs) (bool, error) {
+		seen.set(a)
+		return a.Attempt() < 3, nil
+	})
+	require.NoError(t, err)
+
+	require.NoError(t, d.register("db", resource.PropertyMap{"k": resource.NewProperty("v")}, &hooks.Binding{OnError: []hooks.Ref{retry}}))
+	a, n := seen.get()
+	require.Equal(t, 1, n, "the error hook runs once per failure\n%s", d.engine.Trace())
+	assert.Equal(t, hooks.OperationCreate, a.FailedOperation)
+	assert.Equal(t, 1, a.Attempt())
+	assert.Contains(t, a.LastError(), "throttled")
+	assert.Equal(t, "v", a.NewInputs["k"].StringValue())
+	require.NoError(t, d.finish().Err)
+}
+
+func TestEngineOldEngine(t *testing.T) {
+	t.Parallel()
+	d := startDeployment(t, enginetest.OldEngine())
+	_, err := hooks.Register(t.Context(), d.srv, d.mon, "h", noop)
+	require.ErrorIs(t, err, monitor.ErrMissingFeature)
+	assert.Empty(t, d.engine.Events(enginetest.KindRegisterResourceHook))
+}

@@ -1,0 +1,131 @@
+package hooks_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/enginetest"
+	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/monitor"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+)
+
+// A program registers a hook once and binds it to the resources that need
+// it. The simulated engine stands in for `pulumi up`.
+func Example() {
+	ctx := context.Background()
+	engine, err := enginetest.Start()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer engine.Close()
+
+	srv, err := callbacks.Listen()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	mon, err := monitor.Dial(engine.MonitorAddr())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mon.Close()
+
+	audit, err := hooks.Register(ctx, srv, mon, "audit", func(ctx context.Context, args *hooks.Args) error {
+		pw := args.NewInputs["password"]
+		fmt.Printf("creating %s; password is secret: %v\n", args.Name, pw.IsSecret())
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	inputs, err := plugin.MarshalProperties(resource.PropertyMap{
+		"password": resource.MakeSecret(resource.NewProperty("hunter2")),
+	}, plugin.MarshalOptions{KeepSecrets: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = mon.Client().RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
+		Type: "test:index:Database", Name: "db", Custom: true, Object: inputs, AcceptSecrets: true,
+		Hooks: (&hooks.Binding{BeforeCreate: []hooks.Ref{audit}}).Proto(),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// Signal the end of the program, let the engine run delete hooks, then
+	// stop serving.
+	if err := mon.Finish(ctx, srv); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// creating db; password is secret: true
+}
+
+// A library binds hooks to resources it does not create: every bucket gets
+// the "audit" hook, on top of the hooks it already has.
+func ExampleAttach() {
+	ctx := context.Background()
+	engine, err := enginetest.Start()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer engine.Close()
+	srv, err := callbacks.Listen()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	mon, err := monitor.Dial(engine.MonitorAddr())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mon.Close()
+
+	_, err = hooks.Register(ctx, srv, mon, "audit", func(ctx context.Context, args *hooks.Args) error {
+		fmt.Printf("audit %s: hooks %v\n", args.Name, args.NewOptions.Hooks.Names())
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = hooks.Attach(ctx, srv, mon, hooks.ByType("aws:s3/bucket:Bucket"),
+		&hooks.Binding{BeforeCreate: []hooks.Ref{hooks.Name("audit")}})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	for _, r := range []struct{ typ, name string }{{"aws:s3/bucket:Bucket", "logs"}, {"aws:iam/role:Role", "writer"}} {
+		_, err := mon.Client().RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{Type: r.typ, Name: r.name, Custom: true})
+		if err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := mon.Finish(ctx, srv); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// audit logs: hooks map[BeforeCreate:[audit]]
+}
+
+// A binding mixes registered hooks and plain names, and converts to the
+// resource option the engine expects.
+func ExampleBinding() {
+	b := &hooks.Binding{
+		BeforeCreate: []hooks.Ref{hooks.Name("validate")},
+		AfterDelete:  []hooks.Ref{hooks.Name("notify"), hooks.Name("cleanup")},
+		OnError:      []hooks.Ref{hooks.Name("retry-throttled")},
+	}
+	if err := b.Validate(); err != nil {
+		log.Fatal(err)
+	}
+	p := b.Proto()
+	fmt.Println(p.GetBeforeCreate(), p.GetAfterDelete(), p.GetOnError())
+	// Output:
+	// [validate] [notify cleanup] [retry-throttled]
+}

@@ -1,0 +1,380 @@
+package hooks_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/monitor"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+func noop(context.Context, *hooks.Args) error { return nil }
+
+func noRetry(context.Context, *hooks.ErrorArgs) (bool, error) { return false, nil }
+
+func TestRegister(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name         string
+		opts         []hooks.Option
+		onDryRun     bool
+		ignoreErrors bool
+	}{
+		{"defaults", nil, false, false},
+		{"on-dry-run", []hooks.Option{hooks.OnDryRun()}, true, false},
+		{"ignore-errors", []hooks.Option{hooks.IgnoreErrors()}, false, true},
+		{"both", []hooks.Option{hooks.OnDryRun(), hooks.IgnoreErrors(), nil}, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t)
+			fake := &fakeMonitor{}
+			mon := fake.serve(t)
+
+			var seen capture[string]
+			h, err := hooks.Register(t.Context(), srv, mon, "audit", func(_ context.Context, a *hooks.Args) error {
+				seen.set(a.Name)
+				return nil
+			}, tt.opts...)
+			require.NoError(t, err)
+
+			assert.Equal(t, "audit", h.Name())
+			assert.Equal(t, tt.onDryRun, h.OnDryRun())
+			assert.Equal(t, tt.ignoreErrors, h.IgnoreErrors())
+			assert.True(t, h.ReceivesOptions())
+
+			reqs, errReqs, _ := fake.recorded()
+			require.Len(t, reqs, 1)
+			assert.Empty(t, errReqs)
+			requireProtoEqual(t, &pulumirpc.RegisterResourceHookRequest{
+				Name: "audit", Callback: h.Callback(), OnDryRun: tt.onDryRun, IgnoreErrors: tt.ignoreErrors,
+			}, reqs[0])
+			assert.Equal(t, srv.Target(), h.Callback().GetTarget())
+			assert.True(t, h.Callback().GetAcceptsByteString())
+
+			kind, name, ok := srv.Registry().Lookup(h.Callback().GetToken())
+			require.True(t, ok)
+			assert.Equal(t, callbacks.KindResourceHook, kind)
+			assert.Equal(t, "audit", name)
+
+			got, ok := hooks.Lookup(mon, "audit")
+			require.True(t, ok)
+			assert.Same(t, h, got)
+
+			// The callback handed to the engine runs the function.
+			var resp pulumirpc.ResourceHookResponse
+			require.NoError(t, invoke(t, reqs[0].GetCallback(), &pulumirpc.ResourceHookRequest{Urn: urnBucket, Name: "logs"}, &resp))
+			name, n := seen.get()
+			assert.Equal(t, 1, n)
+			assert.Equal(t, "logs", name)
+		})
+	}
+}
+
+func TestRegisterErrorHook(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	fake := &fakeMonitor{}
+	mon := fake.serve(t)
+
+	h, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "retry-throttled", func(_ context.Context, a *hooks.ErrorArgs) (bool, error) {
+		return a.Attempt() < 3, nil
+	}, hooks.CallbackOptions(callbacks.Timeout(time.Minute)))
+	require.NoError(t, err)
+	assert.Equal(t, "retry-throttled", h.Name())
+
+	hookReqs, reqs, _ := fake.recorded()
+	assert.Empty(t, hookReqs)
+	require.Len(t, reqs, 1)
+	requireProtoEqual(t, &pulumirpc.RegisterErrorHookRequest{Name: "retry-throttled", Callback: h.Callback()}, reqs[0])
+
+	got, ok := hooks.LookupErrorHook(mon, "retry-throttled")
+	require.True(t, ok)
+	assert.Same(t, h, got)
+	_, ok = hooks.Lookup(mon, "retry-throttled")
+	assert.False(t, ok, "an error hook is not a resource hook")
+
+	for _, tc := range []struct {
+		errs []string
+		want bool
+	}{{[]string{"a"}, true}, {[]string{"b", "a"}, true}, {[]string{"c", "b", "a"}, false}} {
+		var resp pulumirpc.ErrorHookResponse
+		require.NoError(t, invoke(t, h.Callback(), &pulumirpc.ErrorHookRequest{Urn: urnBucket, FailedOperation: "create", Errors: tc.errs}, &resp))
+		assert.Equal(t, tc.want, resp.GetRetry(), "after %d failures", len(tc.errs))
+	}
+}
+
+func TestRegisterEngineRefuses(t *testing.T) {
+	t.Parallel()
+	refusal := status.Error(codes.InvalidArgument, "resource hook already registered for name \"h\"")
+	tests := []struct {
+		name     string
+		register func(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) error
+	}{
+		{"resource-hook", func(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) error {
+			_, err := hooks.Register(ctx, srv, mon, "h", noop)
+			return err
+		}},
+		{"error-hook", func(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) error {
+			_, err := hooks.RegisterErrorHook(ctx, srv, mon, "h", noRetry)
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t)
+			var refuse atomic.Bool
+			refuse.Store(true)
+			fake := &fakeMonitor{
+				resourceHook: func(*pulumirpc.RegisterResourceHookRequest) error {
+					if refuse.Load() {
+						return refusal
+					}
+					return nil
+				},
+				errorHook: func(*pulumirpc.RegisterErrorHookRequest) error {
+					if refuse.Load() {
+						return refusal
+					}
+					return nil
+				},
+			}
+			mon := fake.serve(t)
+
+			err := tt.register(t.Context(), srv, mon)
+			require.Error(t, err)
+			assert.Equal(t, codes.InvalidArgument, status.Code(err), "the engine's status must be kept: %v", err)
+			assert.Contains(t, err.Error(), `"h"`)
+			assert.Equal(t, 0, srv.Registry().Len(), "the callback must be unregistered")
+			_, taken := mon.Named("h")
+			assert.False(t, taken, "the name must be released")
+
+			// The name is free again.
+			refuse.Store(false)
+			require.NoError(t, tt.register(t.Context(), srv, mon))
+			assert.Equal(t, 1, srv.Registry().Len())
+		})
+	}
+}
+
+func TestRegisterDuplicateName(t *testing.T) {
+	t.Parallel()
+	resource := func(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor, name string) error {
+		_, err := hooks.Register(ctx, srv, mon, name, noop)
+		return err
+	}
+	errorHook := func(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor, name string) error {
+		_, err := hooks.RegisterErrorHook(ctx, srv, mon, name, noRetry)
+		return err
+	}
+	type registerFunc = func(context.Context, *callbacks.Server, *monitor.Monitor, string) error
+	tests := []struct {
+		name          string
+		first, second registerFunc
+		firstKind     string
+		secondKind    string
+	}{
+		{"resource-then-resource", resource, resource, "a resource hook", "resource hook"},
+		{"resource-then-error", resource, errorHook, "a resource hook", "error hook"},
+		{"error-then-resource", errorHook, resource, "an error hook", "resource hook"},
+		{"error-then-error", errorHook, errorHook, "an error hook", "error hook"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t)
+			fake := &fakeMonitor{}
+			mon := fake.serve(t)
+
+			require.NoError(t, tt.first(t.Context(), srv, mon, "shared"))
+			err := tt.second(t.Context(), srv, mon, "shared")
+			require.Error(t, err)
+			require.ErrorIs(t, err, monitor.ErrNameTaken)
+			msg := err.Error()
+			assert.Contains(t, msg, fmt.Sprintf("registering %s %q", tt.secondKind, "shared"))
+			assert.Contains(t, msg, "taken by "+tt.firstKind)
+			assert.Contains(t, msg, "register_test.go:", "the error must say where the name was first registered")
+			assert.Contains(t, msg, "Lookup")
+
+			hookReqs, errReqs, _ := fake.recorded()
+			assert.Equal(t, 1, len(hookReqs)+len(errReqs), "the engine must be asked only once")
+			assert.Equal(t, 1, srv.Registry().Len(), "the refused registration must leave no callback")
+		})
+	}
+}
+
+func TestRegisterMissingFeature(t *testing.T) {
+	t.Parallel()
+	oldEngine := func() *fakeMonitor {
+		return &fakeMonitor{
+			deploymentInfo:  func() (*pulumirpc.DeploymentInfo, error) { return nil, status.Error(codes.Unimplemented, "no") },
+			supportsFeature: func(string) (bool, error) { return false, nil },
+		}
+	}
+	withoutOptions := func() *fakeMonitor {
+		return &fakeMonitor{deploymentInfo: func() (*pulumirpc.DeploymentInfo, error) {
+			return &pulumirpc.DeploymentInfo{SupportedFeatures: []pulumirpc.ResourceMonitorFeature{monitor.ResourceHooks, monitor.ErrorHooks}}, nil
+		}}
+	}
+	tests := []struct {
+		name     string
+		fake     func() *fakeMonitor
+		register func(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) error
+		feature  string
+	}{
+		{"old-engine-resource-hook", oldEngine, func(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) error {
+			_, err := hooks.Register(ctx, srv, mon, "h", noop)
+			return err
+		}, "RESOURCE_HOOKS"},
+		{"old-engine-error-hook", oldEngine, func(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) error {
+			_, err := hooks.RegisterErrorHook(ctx, srv, mon, "h", noRetry)
+			return err
+		}, "ERROR_HOOKS"},
+		{"options-required", withoutOptions, func(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) error {
+			_, err := hooks.Register(ctx, srv, mon, "h", noop, hooks.RequireOptions())
+			return err
+		}, "SENDS_OPTIONS_TO_HOOKS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t)
+			fake := tt.fake()
+			mon := fake.serve(t)
+
+			err := tt.register(t.Context(), srv, mon)
+			require.Error(t, err)
+			require.ErrorIs(t, err, monitor.ErrMissingFeature)
+			assert.Contains(t, err.Error(), tt.feature)
+			hookReqs, errReqs, _ := fake.recorded()
+			assert.Empty(t, hookReqs, "nothing may be registered with the engine")
+			assert.Empty(t, errReqs, "nothing may be registered with the engine")
+			assert.Equal(t, 0, srv.Registry().Len())
+			_, taken := mon.Named("h")
+			assert.False(t, taken)
+		})
+	}
+
+	t.Run("options-not-sent", func(t *testing.T) {
+		t.Parallel()
+		srv := newServer(t)
+		mon := withoutOptions().serve(t)
+		h, err := hooks.Register(t.Context(), srv, mon, "h", noop)
+		require.NoError(t, err)
+		assert.False(t, h.ReceivesOptions())
+		eh, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "e", noRetry)
+		require.NoError(t, err)
+		assert.False(t, eh.ReceivesOptions())
+	})
+}
+
+func TestRegisterBadArguments(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	fake := &fakeMonitor{}
+	mon := fake.serve(t)
+	closed, err := callbacks.Listen()
+	require.NoError(t, err)
+	require.NoError(t, closed.Close())
+
+	tests := []struct {
+		name    string
+		call    func() error
+		wantIs  error
+		wantMsg string
+	}{
+		{"empty-name", func() error { _, err := hooks.Register(t.Context(), srv, mon, "", noop); return err }, nil, "empty"},
+		{"nil-func", func() error { _, err := hooks.Register(t.Context(), srv, mon, "a", nil); return err }, callbacks.ErrNilFunc, ""},
+		{"nil-error-func", func() error { _, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "a", nil); return err }, callbacks.ErrNilFunc, ""},
+		{"nil-server", func() error { _, err := hooks.Register(t.Context(), nil, mon, "a", noop); return err }, nil, "no callback server"},
+		{"nil-monitor", func() error { _, err := hooks.Register(t.Context(), srv, nil, "a", noop); return err }, nil, "no monitor"},
+		{"closed-server", func() error { _, err := hooks.Register(t.Context(), closed, mon, "a", noop); return err }, callbacks.ErrServerClosed, ""},
+		{"on-dry-run-for-error-hook", func() error {
+			_, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "a", noRetry, hooks.OnDryRun())
+			return err
+		}, nil, "OnDryRun applies only to resource hooks"},
+		{"ignore-errors-for-error-hook", func() error {
+			_, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "a", noRetry, hooks.IgnoreErrors())
+			return err
+		}, nil, "IgnoreErrors applies only to resource hooks"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.call()
+			require.Error(t, err)
+			if tt.wantIs != nil {
+				assert.ErrorIs(t, err, tt.wantIs)
+			}
+			assert.Contains(t, err.Error(), tt.wantMsg)
+		})
+	}
+	hookReqs, errReqs, _ := fake.recorded()
+	assert.Empty(t, hookReqs)
+	assert.Empty(t, errReqs)
+	assert.Equal(t, 0, srv.Registry().Len())
+	_, taken := mon.Named("a")
+	assert.False(t, taken)
+}
+
+// TestRegisterConcurrent registers many names at once, some twice: each
+// name must end up registered exactly once, with the engine and the server.
+func TestRegisterConcurrent(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	fake := &fakeMonitor{}
+	mon := fake.serve(t)
+	const names = 20
+	errs := make(chan error, 2*names)
+	for i := range 2 * names {
+		go func() {
+			_, err := hooks.Register(t.Context(), srv, mon, fmt.Sprintf("h%d", i%names), noop)
+			errs <- err
+		}()
+	}
+	failed := 0
+	for range 2 * names {
+		if err := <-errs; err != nil {
+			require.True(t, errors.Is(err, monitor.ErrNameTaken), "unexpected error: %v", err)
+			failed++
+		}
+	}
+	assert.Equal(t, names, failed)
+	reqs, _, _ := fake.recorded()
+	assert.Len(t, reqs, names)
+	assert.Equal(t, names, srv.Registry().Len())
+}
+
+// TestBindingValidateKinds checks that registered hooks are bound only where
+// their kind belongs.
+func TestBindingValidateKinds(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	mon := (&fakeMonitor{}).serve(t)
+	h, err := hooks.Register(t.Context(), srv, mon, "r", noop)
+	require.NoError(t, err)
+	eh, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "e", noRetry)
+	require.NoError(t, err)
+
+	require.NoError(t, (&hooks.Binding{BeforeCreate: []hooks.Ref{h}, OnError: []hooks.Ref{eh}}).Validate())
+	err = (&hooks.Binding{AfterCreate: []hooks.Ref{eh}, OnError: []hooks.Ref{h}}).Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `AfterCreate[0]: error hook "e"`)
+	assert.Contains(t, err.Error(), `OnError[0]: resource hook "r"`)
+
+	b := &hooks.Binding{BeforeCreate: []hooks.Ref{h, hooks.Name("other")}, OnError: []hooks.Ref{eh}}
+	requireProtoEqual(t, &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{
+		BeforeCreate: []string{"r", "other"}, OnError: []string{"e"},
+	}, b.Proto())
+}

@@ -1,0 +1,106 @@
+package migrations_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/enginetest"
+	"github.com/langhost/callbacks/migrations"
+	"github.com/langhost/callbacks/monitor"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+)
+
+// renameType moves a resource to a new type: its URN changes, so the old URN
+// gets the new one as its successor.
+func renameType(_ context.Context, args *migrations.Args) (*migrations.Result, error) {
+	resources, err := args.Resources()
+	if err != nil {
+		return nil, err
+	}
+	successors := map[string]string{}
+	for _, r := range resources {
+		if r["type"] != "my:index:Bucket" {
+			continue
+		}
+		old := r["urn"].(string)
+		r["type"] = "my:index:BucketV2"
+		r["urn"] = "urn:pulumi:dev::proj::my:index:BucketV2::" + r["id"].(string)
+		successors[old] = r["urn"].(string)
+	}
+	if len(successors) == 0 {
+		return nil, nil // nothing to do: leave the state alone
+	}
+	return migrations.Replace(resources, successors)
+}
+
+// A migration is a plain function over the old state. Register it only when
+// the engine supports migrations; released engines do not yet.
+func Example() {
+	ctx := context.Background()
+	res, err := renameType(ctx, &migrations.Args{
+		URN:      "urn:pulumi:dev::proj::my:index:Bucket::logs",
+		OldState: json.RawMessage(`[{"urn": "urn:pulumi:dev::proj::my:index:Bucket::logs", "type": "my:index:Bucket", "id": "logs", "custom": true}]`),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(res.NewState))
+	fmt.Println(res.Successors)
+
+	engine, err := enginetest.Start() // behaves like a current `pulumi up`
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer engine.Close()
+	mon, err := monitor.Dial(engine.MonitorAddr())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mon.Close()
+	err = migrations.Check(ctx, mon)
+	fmt.Println("engine runs migrations:", !errors.Is(err, monitor.ErrMissingFeature))
+	// Output:
+	// [{"custom":true,"id":"logs","type":"my:index:BucketV2","urn":"urn:pulumi:dev::proj::my:index:BucketV2::logs"}]
+	// map[urn:pulumi:dev::proj::my:index:Bucket::logs:urn:pulumi:dev::proj::my:index:BucketV2::logs]
+	// engine runs migrations: false
+}
+
+// Callback hands a migration to the engine with the resource it applies to.
+func ExampleCallback() {
+	ctx := context.Background()
+	engine, err := enginetest.Start(enginetest.WithStateMigrations())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer engine.Close()
+	mon, err := monitor.Dial(engine.MonitorAddr())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mon.Close()
+	srv, err := callbacks.Listen()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	if err := migrations.Check(ctx, mon); err != nil {
+		fmt.Println("skipping migrations:", err)
+		return
+	}
+	cb, err := migrations.Callback(srv, renameType, callbacks.Name("bucket-v2"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = mon.Client().RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
+		Type: "my:index:BucketV2", Name: "logs", Custom: true,
+		StateMigrations: []*pulumirpc.Callback{cb},
+	})
+	fmt.Println("registered:", err == nil)
+	// Output:
+	// registered: true
+}

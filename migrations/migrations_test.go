@@ -1,0 +1,364 @@
+package migrations_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/enginetest"
+	"github.com/langhost/callbacks/migrations"
+	"github.com/langhost/callbacks/monitor"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
+)
+
+func TestMain(m *testing.M) {
+	// The engine simulator links the SDK's property marshalling, and with
+	// it glog, whose flush daemon runs for the life of the process.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
+}
+
+const (
+	urnOld    = "urn:pulumi:dev::proj::my:index:Bucket::logs"
+	urnChild  = "urn:pulumi:dev::proj::my:index:Bucket$my:index:Policy::logs-policy"
+	urnNew    = "urn:pulumi:dev::proj::my:index:BucketV2::logs"
+	urnOther  = "urn:pulumi:dev::proj::my:index:Other::x"
+	secretSig = "1b47061264138c4ac30d75fd1eb44270"
+)
+
+// oldState is a checkpoint excerpt as the engine sends it: the resource,
+// then its child, with a secret in plaintext inside its envelope and numbers
+// that float64 cannot hold exactly.
+const oldState = `[
+ {"urn": "` + urnOld + `", "custom": true, "id": "logs-1", "type": "my:index:Bucket",
+  "inputs": {"size": 12345678901234567890, "ratio": 0.1000000000000000055511151231257827,
+             "key": {"4dabf18193072939515e22adb298388d": "` + secretSig + `", "plaintext": "\"hunter2\""}},
+  "outputs": {"arn": "arn:1"}},
+ {"urn": "` + urnChild + `", "custom": true, "id": "p-1", "type": "my:index:Policy", "parent": "` + urnOld + `"}
+]`
+
+func newServer(t *testing.T) *callbacks.Server {
+	t.Helper()
+	srv, err := callbacks.Listen()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv
+}
+
+// invoke calls cb over gRPC as the engine would.
+func invoke(t *testing.T, cb *pulumirpc.Callback, req *pulumirpc.StateMigrationRequest) (*pulumirpc.StateMigrationResponse, error) {
+	t.Helper()
+	conn, err := grpc.NewClient(cb.GetTarget(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	payload, err := proto.Marshal(req)
+	require.NoError(t, err)
+	out, err := pulumirpc.NewCallbacksClient(conn).Invoke(t.Context(), &pulumirpc.CallbackInvokeRequest{Token: cb.GetToken(), Request: payload})
+	if err != nil {
+		return nil, err
+	}
+	var resp pulumirpc.StateMigrationResponse
+	require.NoError(t, proto.Unmarshal(out.GetResponse(), &resp))
+	return &resp, nil
+}
+
+func state(t *testing.T, resources ...map[string]any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(resources)
+	require.NoError(t, err)
+	return b
+}
+
+func TestMigration(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	renamed := map[string]any{"urn": urnNew, "custom": true, "id": "logs-1", "type": "my:index:BucketV2"}
+	child := map[string]any{"urn": urnChild}
+
+	tests := []struct {
+		name     string
+		result   func(t *testing.T) *migrations.Result
+		err      error
+		want     *pulumirpc.StateMigrationResponse
+		wantCode codes.Code
+		wantMsg  []string
+	}{
+		{name: "nil-result-means-unchanged", result: func(*testing.T) *migrations.Result { return nil }, want: &pulumirpc.StateMigrationResponse{}},
+		{name: "empty-result-means-unchanged", result: func(*testing.T) *migrations.Result { return &migrations.Result{} }, want: &pulumirpc.StateMigrationResponse{}},
+		{
+			name: "rename-with-successor",
+			result: func(t *testing.T) *migrations.Result {
+				return &migrations.Result{NewState: state(t, renamed, child), Successors: map[string]string{urnOld: urnNew}}
+			},
+			want: &pulumirpc.StateMigrationResponse{
+				NewState:   state(t, renamed, child),
+				Successors: map[string]string{urnOld: urnNew},
+			},
+		},
+		{
+			name: "many-to-one",
+			result: func(t *testing.T) *migrations.Result {
+				return &migrations.Result{NewState: state(t, renamed), Successors: map[string]string{urnOld: urnNew, urnChild: urnNew}}
+			},
+			want: &pulumirpc.StateMigrationResponse{
+				NewState:   state(t, renamed),
+				Successors: map[string]string{urnOld: urnNew, urnChild: urnNew},
+			},
+		},
+		{
+			name:   "state-rewritten-in-place",
+			result: func(t *testing.T) *migrations.Result { return &migrations.Result{NewState: json.RawMessage(oldState)} },
+			want:   &pulumirpc.StateMigrationResponse{NewState: []byte(oldState)},
+		},
+		{
+			name: "function-error", result: func(*testing.T) *migrations.Result { return nil },
+			err: errors.New("cannot migrate"), wantCode: codes.Unknown, wantMsg: []string{"cannot migrate"},
+		},
+		{
+			name: "function-status", result: func(*testing.T) *migrations.Result { return nil },
+			err: status.Error(codes.FailedPrecondition, "too old"), wantCode: codes.FailedPrecondition, wantMsg: []string{"too old"},
+		},
+		{
+			name: "removed-without-successor",
+			result: func(t *testing.T) *migrations.Result {
+				return &migrations.Result{NewState: state(t, renamed), Successors: map[string]string{urnOld: urnNew}}
+			},
+			wantCode: codes.Internal, wantMsg: []string{urnChild + " was removed without a successor"},
+		},
+		{
+			name: "successors-without-new-state",
+			result: func(*testing.T) *migrations.Result {
+				return &migrations.Result{Successors: map[string]string{urnOld: urnNew}}
+			},
+			wantCode: codes.Internal, wantMsg: []string{"successors were given but the state is unchanged"},
+		},
+		{
+			name: "successor-key-not-in-old-state",
+			result: func(t *testing.T) *migrations.Result {
+				return &migrations.Result{NewState: state(t, renamed, child), Successors: map[string]string{urnOld: urnNew, urnOther: urnNew}}
+			},
+			wantCode: codes.Internal, wantMsg: []string{"successor key " + urnOther + " is not in the old state"},
+		},
+		{
+			name: "successor-not-in-new-state",
+			result: func(t *testing.T) *migrations.Result {
+				return &migrations.Result{NewState: state(t, renamed, child), Successors: map[string]string{urnOld: urnOther}}
+			},
+			wantCode: codes.Internal, wantMsg: []string{"successor " + urnOther + " of " + urnOld + " is not in the new state"},
+		},
+		{
+			name: "kept-resource-with-successor",
+			result: func(t *testing.T) *migrations.Result {
+				return &migrations.Result{NewState: json.RawMessage(oldState), Successors: map[string]string{urnChild: urnOld}}
+			},
+			wantCode: codes.Internal, wantMsg: []string{urnChild + " is still in the new state but has a successor"},
+		},
+		{
+			name: "new-state-not-an-array",
+			result: func(*testing.T) *migrations.Result {
+				return &migrations.Result{NewState: json.RawMessage(`{"urn": "x"}`)}
+			},
+			wantCode: codes.Internal, wantMsg: []string{"NewState", "decoding the state"},
+		},
+		{
+			name: "new-state-resource-without-urn",
+			result: func(*testing.T) *migrations.Result {
+				return &migrations.Result{NewState: json.RawMessage(`[{"id": "x"}]`)}
+			},
+			wantCode: codes.Internal, wantMsg: []string{"resource 0 has no urn"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var seen *migrations.Args
+			cb, err := migrations.Callback(srv, func(_ context.Context, a *migrations.Args) (*migrations.Result, error) {
+				mu.Lock()
+				seen = a
+				mu.Unlock()
+				return tt.result(t), tt.err
+			}, callbacks.Name("bucket-v2"))
+			require.NoError(t, err)
+
+			resp, err := invoke(t, cb, &pulumirpc.StateMigrationRequest{Urn: urnOld, OldState: []byte(oldState)})
+			mu.Lock()
+			a := seen
+			mu.Unlock()
+			require.NotNil(t, a, "the migration must have been called")
+			assert.Equal(t, urnOld, string(a.URN))
+			assert.Equal(t, oldState, string(a.OldState), "the old state must reach the function byte for byte")
+
+			if tt.want == nil {
+				require.Error(t, err)
+				assert.Equal(t, tt.wantCode, status.Code(err), "error: %v", err)
+				for _, w := range tt.wantMsg {
+					assert.Contains(t, err.Error(), w)
+				}
+				return
+			}
+			require.NoError(t, err)
+			if !proto.Equal(tt.want, resp) {
+				t.Fatalf("response differs\ngot:\n%s\nwant:\n%s", prototext.Format(resp), prototext.Format(tt.want))
+			}
+		})
+	}
+}
+
+func TestArgsResources(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		state   string
+		check   func(t *testing.T, rs []map[string]any)
+		wantErr string
+	}{
+		{
+			name:  "checkpoint",
+			state: oldState,
+			check: func(t *testing.T, rs []map[string]any) {
+				require.Len(t, rs, 2)
+				assert.Equal(t, urnOld, rs[0]["urn"])
+				inputs := rs[0]["inputs"].(map[string]any)
+				assert.Equal(t, json.Number("12345678901234567890"), inputs["size"], "integers must keep every digit")
+				assert.Equal(t, json.Number("0.1000000000000000055511151231257827"), inputs["ratio"])
+				key := inputs["key"].(map[string]any)
+				assert.Equal(t, secretSig, key["4dabf18193072939515e22adb298388d"])
+				assert.Equal(t, `"hunter2"`, key["plaintext"])
+				assert.Equal(t, urnOld, rs[1]["parent"])
+			},
+		},
+		{name: "empty-array", state: `[]`, check: func(t *testing.T, rs []map[string]any) { assert.Empty(t, rs) }},
+		{name: "not-json", state: `[{`, wantErr: "decoding the state"},
+		{name: "not-an-array", state: `{}`, wantErr: "decoding the state"},
+		{name: "trailing-data", state: `[] []`, wantErr: "data after the JSON array"},
+		{name: "empty", state: ``, wantErr: "decoding the state"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rs, err := (&migrations.Args{OldState: json.RawMessage(tt.state)}).Resources()
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			tt.check(t, rs)
+		})
+	}
+}
+
+// TestReplaceKeepsNumbers decodes, edits and re-encodes a state: numbers
+// decoded as json.Number are written back with every digit.
+func TestReplaceKeepsNumbers(t *testing.T) {
+	t.Parallel()
+	rs, err := (&migrations.Args{OldState: json.RawMessage(oldState)}).Resources()
+	require.NoError(t, err)
+	rs[0]["urn"] = urnNew
+	res, err := migrations.Replace(rs, map[string]string{urnOld: urnNew})
+	require.NoError(t, err)
+	assert.Contains(t, string(res.NewState), `"size":12345678901234567890`)
+	assert.Contains(t, string(res.NewState), `"ratio":0.1000000000000000055511151231257827`)
+	assert.Equal(t, map[string]string{urnOld: urnNew}, res.Successors)
+
+	empty, err := migrations.Replace(nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "[]", string(empty.NewState), "an empty state is an empty array, not null")
+}
+
+func TestCallbackArguments(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	_, err := migrations.Callback(nil, func(context.Context, *migrations.Args) (*migrations.Result, error) { return nil, nil })
+	assert.ErrorContains(t, err, "no callback server")
+	_, err = migrations.Callback(srv, nil)
+	assert.ErrorIs(t, err, callbacks.ErrNilFunc)
+
+	cb, err := migrations.Callback(srv, func(context.Context, *migrations.Args) (*migrations.Result, error) { return nil, nil }, callbacks.Name("v2"))
+	require.NoError(t, err)
+	kind, name, ok := srv.Registry().Lookup(cb.GetToken())
+	require.True(t, ok)
+	assert.Equal(t, callbacks.KindStateMigration, kind)
+	assert.Equal(t, "v2", name)
+	assert.Equal(t, srv.Target(), cb.GetTarget())
+}
+
+// TestCheck runs the feature check against the simulated engine in each of
+// the states the real engine can be in.
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		opts    []enginetest.Option
+		wantErr bool
+	}{
+		{"current-engine", nil, true},
+		{"old-engine", []enginetest.Option{enginetest.OldEngine()}, true},
+		{"engine-with-migrations", []enginetest.Option{enginetest.WithStateMigrations()}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e, err := enginetest.Start(tt.opts...)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = e.Close() })
+			mon, err := monitor.Dial(e.MonitorAddr())
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = mon.Close() })
+
+			err = migrations.Check(t.Context(), mon)
+			if !tt.wantErr {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, monitor.ErrMissingFeature)
+			assert.Contains(t, err.Error(), "STATE_MIGRATIONS")
+		})
+	}
+	assert.ErrorContains(t, migrations.Check(t.Context(), nil), "no monitor")
+}
+
+// TestRegistrationWithMigrations shows why Check comes first: an engine
+// without the feature refuses the registration outright.
+func TestRegistrationWithMigrations(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		opts     []enginetest.Option
+		wantCode codes.Code
+	}{
+		{"refused-by-current-engine", nil, codes.FailedPrecondition},
+		{"accepted-with-feature", []enginetest.Option{enginetest.WithStateMigrations()}, codes.OK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e, err := enginetest.Start(tt.opts...)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = e.Close() })
+			mon, err := monitor.Dial(e.MonitorAddr())
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = mon.Close() })
+			srv := newServer(t)
+
+			cb, err := migrations.Callback(srv, func(context.Context, *migrations.Args) (*migrations.Result, error) { return nil, nil })
+			require.NoError(t, err)
+			_, err = mon.Client().RegisterResource(t.Context(), &pulumirpc.RegisterResourceRequest{
+				Type: "my:index:Bucket", Name: "logs", Custom: true, StateMigrations: []*pulumirpc.Callback{cb},
+			})
+			assert.Equal(t, tt.wantCode, status.Code(err), "error: %v", err)
+		})
+	}
+}
