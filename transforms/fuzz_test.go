@@ -1,0 +1,65 @@
+package transforms_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/transforms"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// FuzzTransformRequest feeds arbitrary bytes to a registered identity
+// transform: whatever arrives, the property and option conversions must
+// answer with a response or a coded error, never a panic; and a response
+// must decode.
+func FuzzTransformRequest(f *testing.F) {
+	seed := &pulumirpc.TransformRequest{
+		Type: "aws:s3/bucket:Bucket", Name: "logs", Custom: true,
+		Parent: "urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev",
+		Properties: &structpb.Struct{Fields: map[string]*structpb.Value{
+			"acl":      structpb.NewStringValue("private"),
+			"secret":   structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{"4dabf18193072939515e22adb298388d": structpb.NewStringValue("1b47061264138c4ac30d75fd1eb44270"), "value": structpb.NewStringValue("s")}}),
+			"kindless": {},
+		}},
+		Options: &pulumirpc.TransformResourceOptions{
+			DependsOn: []string{"urn:a"}, Protect: proto.Bool(true), IgnoreChanges: []string{"tags"},
+			Aliases:        []*pulumirpc.Alias{{Alias: &pulumirpc.Alias_Urn{Urn: "urn:old"}}},
+			CustomTimeouts: &pulumirpc.RegisterResourceRequest_CustomTimeouts{Create: "1m"},
+			Hooks:          &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{BeforeCreate: []string{"h"}},
+		},
+	}
+	b, err := proto.Marshal(seed)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte{})
+	f.Add([]byte{0x2a, 0x02, 0x0a, 0x00}) // properties holding an empty field entry
+	reg := callbacks.NewRegistry()
+	token, err := reg.Register(transforms.Adapt(func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+		return a.Result(), nil
+	}, true))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		out, err := reg.Invoke(context.Background(), token, payload)
+		if err != nil {
+			var ce *callbacks.Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v is not a *callbacks.Error", err)
+			}
+			if !errors.Is(err, callbacks.ErrInvalidRequest) && !errors.Is(err, callbacks.ErrEncode) {
+				t.Fatalf("unexpected error %v (code %v)", err, ce.Code)
+			}
+			return
+		}
+		if err := proto.Unmarshal(out, &pulumirpc.TransformResponse{}); err != nil {
+			t.Fatalf("response does not decode: %v", err)
+		}
+	})
+}
