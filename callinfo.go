@@ -34,11 +34,11 @@ type CallInfo struct {
 func (ci *CallInfo) resourceSuffix() string {
 	switch {
 	case ci.URN != "":
-		return " for " + ci.URN
+		return " for " + clip(ci.URN, maxEcho)
 	case ci.ResourceName != "":
-		return " for " + ci.Type + " " + ci.ResourceName
+		return " for " + clip(ci.Type, maxEcho) + " " + clip(ci.ResourceName, maxEcho)
 	case ci.Type != "":
-		return " for " + ci.Type
+		return " for " + clip(ci.Type, maxEcho)
 	}
 	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -46,21 +47,59 @@ type Error struct {
 	Err   error  // the cause
 }
 
-func (e *Error) Error() string { return e.Msg }
+func (e *Error) Error() string {
+	if e == nil {
+		return "callbacks: <nil *Error>"
+	}
+	return e.Msg
+}
 
 // Unwrap returns the cause, so errors.Is(err, ErrUnknownToken) and friends
 // work, and so does errors.Is against the user's own error values.
-func (e *Error) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
-// GRPCStatus makes the error carry its code across grpc-go's status handling.
-func (e *Error) GRPCStatus() *status.Status { return status.New(e.Code, e.Msg) }
+// GRPCStatus makes the error carry its code across grpc-go's status
+// handling. The message is clipped to [maxStatusMessage] bytes: it travels in
+// a header, and an oversized header breaks the whole connection the engine
+// shares between all callbacks, not just this call.
+func (e *Error) GRPCStatus() *status.Status {
+	if e == nil {
+		return status.New(codes.Internal, "callbacks: nil *Error")
+	}
+	return status.New(e.Code, clip(e.Msg, maxStatusMessage))
+}
+
+// maxStatusMessage bounds the status message sent on the wire.
+const maxStatusMessage = 4 << 10
+
+// maxEcho bounds each value from a request (token, name, type, URN) that an
+// error message repeats.
+const maxEcho = 256
+
+// clip shortens s to at most n bytes, cut on a UTF-8 boundary, saying how
+// long it was.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s…(%d bytes)", s[:cut], len(s))
+}
 
 // label names a registration for messages: `resource transform "tag"`.
 func label(k Kind, name string) string {
 	if name == "" {
 		return k.String()
 	}
-	return fmt.Sprintf("%s %q", k, name)
+	return fmt.Sprintf("%s %q", k, clip(name, maxEcho))
 }
 
 // classify turns whatever a call produced into an *Error with the right code.
@@ -68,7 +107,12 @@ func label(k Kind, name string) string {
 func classify(ctx context.Context, ci *CallInfo, err error) *Error {
 	var ce *Error
 	if errors.As(err, &ce) {
-		return ce
+		if ce != nil {
+			return ce
+		}
+		// A typed nil *Error must neither pass as success nor be unwrapped.
+		return &Error{Code: codes.Internal, Kind: ci.Kind, Name: ci.Name, Token: ci.Token, Err: errNilError,
+			Msg: fmt.Sprintf("callbacks: %s returned a nil *callbacks.Error", label(ci.Kind, ci.Name))}
 	}
 	e := &Error{Kind: ci.Kind, Name: ci.Name, Token: ci.Token, Err: err}
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errOwnDeadline) {
@@ -77,7 +121,7 @@ func classify(ctx context.Context, ci *CallInfo, err error) *Error {
 		e.Msg = fmt.Sprintf("callbacks: %s%s did not answer within its deadline", label(ci.Kind, ci.Name), ci.resourceSuffix())
 		return e
 	}
-	if st, ok := status.FromError(err); ok {
+	if st, ok := status.FromError(err); ok && st.Code() != codes.OK {
 		e.Code, e.Msg = st.Code(), st.Message()
 		return e
 	}
@@ -92,6 +136,8 @@ func classify(ctx context.Context, ci *CallInfo, err error) *Error {
 	e.Msg = err.Error()
 	return e
 }
+
+var errNilError = errors.New("nil *callbacks.Error")
 
 // errOwnDeadline is the cancellation cause of deadlines this package sets,
 // telling them apart from the engine's own cancellation.

@@ -155,13 +155,7 @@ func (r *Registry) Invoke(ctx context.Context, token string, payload []byte) ([]
 		start = time.Now()
 		obs.CallStarted(ctx, cs.info)
 	}
-	var out []byte
-	var err error
-	if timeout > 0 {
-		out, err = r.callBounded(ctx, e, cs, payload)
-	} else {
-		out, err = r.call(ctx, e, cs, payload)
-	}
+	out, err := r.call(ctx, e, cs, payload)
 	var ce *Error
 	info := cs.snapshot()
 	if err != nil {
@@ -191,7 +185,7 @@ func (r *Registry) Invoke(ctx context.Context, token string, payload []byte) ([]
 // refuse answers a call whose token is empty or unknown.
 func (r *Registry) refuse(ctx context.Context, token string) error {
 	ce := &Error{Code: codes.NotFound, Token: token, Err: ErrUnknownToken,
-		Msg: fmt.Sprintf("callbacks: unknown callback token %q", token)}
+		Msg: fmt.Sprintf("callbacks: unknown callback token %q", clip(token, maxEcho))}
 	if token == "" {
 		ce.Code, ce.Err, ce.Msg = codes.InvalidArgument, ErrInvalidRequest, "callbacks: empty callback token"
 	}
@@ -203,28 +197,35 @@ func (r *Registry) refuse(ctx context.Context, token string) error {
 	return ce
 }
 
-// call runs the function on this goroutine, turning a panic into an error.
-func (r *Registry) call(ctx context.Context, e *entry, cs *callState, payload []byte) (out []byte, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			info := cs.snapshot()
-			err = r.panicked(ctx, &info, p)
-		}
-	}()
-	return e.call(ctx, cs, payload)
-}
-
-// callBounded runs the function on its own goroutine so that a deadline ends
-// the call even when the function ignores its context. Such a function keeps
-// running until it returns; only its result is dropped.
-func (r *Registry) callBounded(ctx context.Context, e *entry, cs *callState, payload []byte) ([]byte, error) {
+// call runs the function on a goroutine of its own and waits for it or for
+// the call's context. That way a deadline or the engine's cancellation ends
+// the call even when the function ignores its context (it keeps running
+// until it returns; only its result is dropped), and a function that ends
+// its goroutine with runtime.Goexit (t.FailNow in a test, for one) fails the
+// call instead of leaving the engine waiting forever.
+func (r *Registry) call(ctx context.Context, e *entry, cs *callState, payload []byte) ([]byte, error) {
 	type result struct {
 		out []byte
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		out, err := r.call(ctx, e, cs, payload)
+		returned := false
+		defer func() {
+			if returned {
+				return
+			}
+			p := recover()
+			info := cs.snapshot()
+			if p != nil {
+				done <- result{err: r.panicked(ctx, &info, p)}
+				return
+			}
+			done <- result{err: &Error{Code: codes.Internal, Kind: info.Kind, Name: info.Name, Token: info.Token, Err: ErrPanicked,
+				Msg: fmt.Sprintf("callbacks: %s%s exited its goroutine (runtime.Goexit) without answering", label(info.Kind, info.Name), info.resourceSuffix())}}
+		}()
+		out, err := e.call(ctx, cs, payload)
+		returned = true
 		done <- result{out, err}
 	}()
 	select {
