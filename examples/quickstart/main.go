@@ -1,0 +1,280 @@
+// Command quickstart is a Pulumi Go program that uses every kind of callback
+// this module serves, next to the Go SDK's own pulumi.RunErr:
+//
+//   - a stack transform that tags every custom resource and keeps all of its
+//     options;
+//   - an invoke transform that adds an argument to the program's lookups;
+//   - a before-create hook that checks the tags and warns, under the
+//     resource, about a value it does not like;
+//   - an after-create hook that reports the new resource's ID;
+//   - an error hook that retries a create the provider throttled.
+//
+// Run by `pulumi up`, it deploys a RandomPet and a RandomString. Run with
+// `go run` and no engine around (PULUMI_MONITOR unset), it starts the
+// simulator from the enginetest package, deploys the same program against it
+// (with a provider that throttles the first create of the RandomString) and
+// prints what the engine did, the resulting state and the diagnostics. It
+// exits non-zero if anything it expects did not happen.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/invoketransforms"
+	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/transforms"
+)
+
+// The resource types of pulumi-random the program creates. The program
+// declares them by type token (see RandomPet), so it needs no Go dependency
+// on the provider's SDK; the engine loads the random plugin to create them.
+const (
+	petType    = "random:index/randomPet:RandomPet"
+	stringType = "random:index/randomString:RandomString"
+	getResTok  = "pulumi:pulumi:getResource"
+)
+
+// RandomPet is a random:index/randomPet:RandomPet. Its ID is the pet name.
+type RandomPet struct {
+	pulumi.CustomResourceState
+}
+
+// RandomString is a random:index/randomString:RandomString.
+type RandomString struct {
+	pulumi.CustomResourceState
+
+	Result pulumi.StringOutput `pulumi:"result"`
+}
+
+func main() {
+	if err := run(context.Background(), os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		os.Exit(1)
+	}
+}
+
+// run deploys with the engine that started the program, or, when there is
+// none, with the simulator, and reports to w what happened.
+func run(ctx context.Context, w io.Writer) error {
+	if os.Getenv(monitor.EnvMonitor) != "" {
+		return deploy(ctx)
+	}
+	return simulate(ctx, w)
+}
+
+// deploy runs the program against the engine named by the environment
+// (PULUMI_MONITOR, PULUMI_ENGINE, PULUMI_PROJECT, ...), the way `pulumi up`
+// starts it. opts configure the callback server.
+//
+// The callbacks are registered before pulumi.RunErr starts, so they apply to
+// every resource the program registers. The callback server serves until
+// RunErr has returned: RunErr returns only after SignalAndWaitForShutdown,
+// when the engine has run its last step and called its last hook.
+func deploy(ctx context.Context, opts ...callbacks.Option) (err error) {
+	mon, err := monitor.FromEnv()
+	if err != nil {
+		return err
+	}
+	defer mon.Close()
+
+	// With the engine's address, callbacks.Warn and callbacks.Info show
+	// under the resource in `pulumi up`.
+	opts = append([]callbacks.Option{callbacks.EngineAddress(os.Getenv("PULUMI_ENGINE"))}, opts...)
+	srv, err := callbacks.Listen(opts...)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		err = errors.Join(err, srv.Shutdown(stop))
+	}()
+
+	if err := registerCallbacks(ctx, srv, mon); err != nil {
+		return err
+	}
+	return pulumi.RunErr(program)
+}
+
+// registerCallbacks registers the transforms and hooks with the engine. The
+// engine applies stack transforms in registration order, so the tags are in
+// place before hooks are bound, and the hooks see them.
+func registerCallbacks(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) error {
+	info, err := mon.DeploymentInfo(ctx)
+	if err != nil {
+		return err
+	}
+	tags := map[string]string{
+		"managed-by": "pulumi",
+		"project":    info.GetProject(),
+		"stack":      info.GetStack(),
+	}
+	timeout := callbacks.Timeout(10 * time.Second)
+
+	if _, err := transforms.RegisterStack(ctx, srv, mon, tagResources(tags),
+		callbacks.Name("tag-resources"), timeout); err != nil {
+		return err
+	}
+	if _, err := invoketransforms.RegisterStack(ctx, srv, mon, labelLookups(info.GetProject()),
+		callbacks.Name("label-lookups"), timeout); err != nil {
+		return err
+	}
+
+	audit, err := hooks.Register(ctx, srv, mon, "audit", auditTags, hooks.CallbackOptions(timeout))
+	if err != nil {
+		return err
+	}
+	record, err := hooks.Register(ctx, srv, mon, "record", recordID, hooks.CallbackOptions(timeout))
+	if err != nil {
+		return err
+	}
+	retry, err := hooks.RegisterErrorHook(ctx, srv, mon, "retry-throttled", retryThrottled, hooks.CallbackOptions(timeout))
+	if err != nil {
+		return err
+	}
+	// Bind the hooks to every custom resource through a stack transform, so
+	// the program's resources need no option of their own.
+	_, err = hooks.Attach(ctx, srv, mon, isCustom, &hooks.Binding{
+		BeforeCreate: []hooks.Ref{audit},
+		AfterCreate:  []hooks.Ref{record},
+		OnError:      []hooks.Ref{retry},
+	}, callbacks.Name("attach-hooks"), timeout)
+	return err
+}
+
+// program is the Pulumi program: plain Go SDK code that knows nothing of the
+// callbacks around it.
+func program(ctx *pulumi.Context) error {
+	var pet RandomPet
+	err := ctx.RegisterResource(petType, "pet", pulumi.Map{
+		"length": pulumi.Int(2),
+		// The program's own tags win over the transform's.
+		"keepers": pulumi.StringMap{"owner": pulumi.String("pets-team")},
+	}, &pet)
+	if err != nil {
+		return err
+	}
+	var suffix RandomString
+	err = ctx.RegisterResource(stringType, "suffix", pulumi.Map{
+		"length":  pulumi.Int(8),
+		"special": pulumi.Bool(false),
+		"upper":   pulumi.Bool(false),
+	}, &suffix, pulumi.DependsOn([]pulumi.Resource{&pet}))
+	if err != nil {
+		return err
+	}
+
+	// Read the suffix back through the engine's builtin lookup; the invoke
+	// transform sees this call.
+	lookup := ctx.InvokeOutput(getResTok, pulumi.Map{"urn": suffix.URN()},
+		pulumi.MapOutput{}, pulumi.InvokeOutputOptions{})
+
+	ctx.Export("petName", pet.ID())
+	ctx.Export("suffix", suffix.Result)
+	ctx.Export("suffixViaLookup", lookup.ApplyT(func(m map[string]any) string {
+		id, _ := m["id"].(string)
+		return id
+	}).(pulumi.StringOutput))
+	return nil
+}
+
+// tagProperty is the input that holds a resource's tags. Random resources
+// have no tags input; keepers, their map of free-form strings, takes the
+// tags instead.
+func tagProperty(typ string) resource.PropertyKey {
+	if strings.HasPrefix(typ, "random:") {
+		return "keepers"
+	}
+	return "tags"
+}
+
+// tagResources returns a stack transform that merges tags into every custom
+// resource's tags. It returns only properties: with no options in the
+// result, the engine keeps every option of the resource as it was.
+func tagResources(tags map[string]string) transforms.Func {
+	return func(_ context.Context, args *transforms.Args) (*transforms.Result, error) {
+		if !args.Custom {
+			return nil, nil // components have no tags: no change
+		}
+		key := tagProperty(args.Type)
+		current, present := args.Properties[key]
+		if present && !current.IsObject() {
+			// Unknown or secret until the deployment runs: leave it be.
+			return nil, nil
+		}
+		return args.WithProperties(func(props resource.PropertyMap) {
+			merged := resource.PropertyMap{}
+			for k, v := range tags {
+				merged[resource.PropertyKey(k)] = resource.NewProperty(v)
+			}
+			if present {
+				for k, v := range current.ObjectValue() {
+					merged[k] = v
+				}
+			}
+			props[key] = resource.NewProperty(merged)
+		}), nil
+	}
+}
+
+// labelLookups returns an invoke transform that adds a requestedBy argument
+// to the engine's builtin functions (pulumi:pulumi:*), which ignore
+// arguments they do not know. Provider functions are left alone: their
+// providers may reject an unexpected argument.
+func labelLookups(caller string) invoketransforms.Func {
+	return func(_ context.Context, args *invoketransforms.Args) (*invoketransforms.Result, error) {
+		if !strings.HasPrefix(args.Token, "pulumi:pulumi:") {
+			return nil, nil
+		}
+		if _, ok := args.Args["requestedBy"]; ok {
+			return nil, nil
+		}
+		return args.WithArgs(func(m resource.PropertyMap) {
+			m["requestedBy"] = resource.NewProperty(caller)
+		}), nil
+	}
+}
+
+// auditTags runs before each create. It refuses a resource whose tags the
+// transform missed, and warns about a RandomString too short to be a unique
+// suffix; the warning shows under the resource.
+func auditTags(ctx context.Context, args *hooks.Args) error {
+	tags := args.NewInputs[tagProperty(args.Type)]
+	if !tags.IsObject() || !tags.ObjectValue().HasValue("managed-by") {
+		return fmt.Errorf("%s has no managed-by tag: the tag transform did not run", args.Name)
+	}
+	if length := args.NewInputs["length"]; args.Type == stringType && length.IsNumber() && length.NumberValue() < 12 {
+		callbacks.Warn(ctx, fmt.Sprintf("length %d is short for a unique suffix; 12 or more is safer", int(length.NumberValue())))
+	}
+	return nil
+}
+
+// recordID runs after each create and reports the new ID.
+func recordID(ctx context.Context, args *hooks.Args) error {
+	callbacks.Info(ctx, fmt.Sprintf("created %s with id %s", args.Name, args.ID))
+	return nil
+}
+
+// retryThrottled asks the engine to try a failed operation again when the
+// provider said it was throttled, up to five attempts.
+func retryThrottled(_ context.Context, args *hooks.ErrorArgs) (bool, error) {
+	msg := strings.ToLower(args.LastError())
+	transient := strings.Contains(msg, "throttl") || strings.Contains(msg, "rate exceeded") ||
+		strings.Contains(msg, "too many requests")
+	return transient && args.Attempt() < 5, nil
+}
+
+// isCustom selects custom resources: hooks are bound to them, not to
+// components such as the stack.
+func isCustom(args *transforms.Args) bool { return args.Custom }

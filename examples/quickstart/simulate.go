@@ -1,0 +1,402 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/enginetest"
+)
+
+// Stand-ins for what the random provider would return.
+const (
+	fakePetName = "brave-otter"
+	fakeSuffix  = "k3v9x2qa"
+)
+
+// simulate deploys the program against the simulator and reports to w what
+// happened. It fails if the deployment failed or if anything the program is
+// meant to do did not happen.
+func simulate(ctx context.Context, w io.Writer) error {
+	engine, err := enginetest.Start(
+		enginetest.WithProject("quickstart"),
+		enginetest.WithStack("dev"),
+		enginetest.WithProvider(&enginetest.FakeProvider{OnCreate: fakeCreate}),
+	)
+	if err != nil {
+		return err
+	}
+	defer engine.Close()
+
+	fmt.Fprintln(w, "quickstart: no Pulumi engine in the environment (PULUMI_MONITOR is unset), so the program")
+	fmt.Fprintf(w, "deploys project %q, stack %q on the simulator, whose provider throttles the first\n",
+		engine.Project(), engine.Stack())
+	fmt.Fprintln(w, "create of \"suffix\".")
+
+	restore := setenv(engine.Env())
+	defer restore()
+	calls := &callLog{names: map[string]string{}}
+	progErr := deploy(ctx, callbacks.WithObserver(calls))
+
+	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var res *enginetest.Result
+	if progErr != nil {
+		// The program failed, so it never signalled the engine.
+		res, err = engine.Finish(waitCtx)
+	} else {
+		res, err = engine.Wait(waitCtx)
+	}
+	if err != nil {
+		return errors.Join(progErr, err)
+	}
+
+	report(w, engine, res, calls)
+	problems := check(engine, res, calls)
+	if progErr != nil {
+		problems = append([]string{"the program failed: " + progErr.Error()}, problems...)
+	}
+	if res.Err != nil {
+		problems = append(problems, "the deployment failed: "+res.Err.Error())
+	}
+	if len(problems) > 0 {
+		fmt.Fprintln(w, "\nquickstart: FAILED")
+		for _, p := range problems {
+			fmt.Fprintln(w, "  -", p)
+		}
+		return fmt.Errorf("%d expectation(s) not met", len(problems))
+	}
+	fmt.Fprintf(w, "\nquickstart: ok (%d resources, %d callback calls)\n", len(res.State.Resources), calls.count())
+	return nil
+}
+
+// fakeCreate plays the random provider: the first create of the suffix is
+// throttled, as a cloud API under load would answer.
+func fakeCreate(_ context.Context, req *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+	outputs := &structpb.Struct{Fields: maps.Clone(req.Inputs.GetFields())}
+	if outputs.Fields == nil {
+		outputs.Fields = map[string]*structpb.Value{}
+	}
+	var id string
+	switch req.Type {
+	case petType:
+		id = fakePetName
+	case stringType:
+		if req.Attempt == 1 {
+			return nil, errors.New("throttled: rate exceeded, try again")
+		}
+		id = fakeSuffix
+		outputs.Fields["result"] = structpb.NewStringValue(id)
+	default:
+		id = req.Name + "-id"
+	}
+	if req.Preview {
+		id = ""
+	}
+	return &enginetest.CreateResponse{ID: id, Outputs: outputs}, nil
+}
+
+// setenv sets the variables of env ("KEY=value") and returns a function that
+// puts the environment back as it was.
+func setenv(env []string) (restore func()) {
+	type saved struct {
+		key, value string
+		set        bool
+	}
+	var old []saved
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		prev, set := os.LookupEnv(k)
+		old = append(old, saved{k, prev, set})
+		_ = os.Setenv(k, v)
+	}
+	return func() {
+		for _, s := range old {
+			if s.set {
+				_ = os.Setenv(s.key, s.value)
+			} else {
+				_ = os.Unsetenv(s.key)
+			}
+		}
+	}
+}
+
+// callLog is a callbacks.Observer that counts the calls the server answered
+// and remembers the registration name behind each token.
+type callLog struct {
+	mu    sync.Mutex
+	names map[string]string // token -> registration name
+	total int
+	fails []string
+}
+
+func (l *callLog) CallStarted(context.Context, callbacks.CallInfo) {}
+
+func (l *callLog) CallFinished(_ context.Context, info callbacks.CallInfo, code codes.Code, _ time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.total++
+	l.names[info.Token] = info.Name
+	if code != codes.OK {
+		l.fails = append(l.fails, fmt.Sprintf("%s %q failed with %s", info.Kind, info.Name, code))
+	}
+}
+
+func (l *callLog) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.total
+}
+
+func (l *callLog) name(token string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n, ok := l.names[token]; ok {
+		return fmt.Sprintf("%q", n)
+	}
+	return "(never called)"
+}
+
+// report prints what the engine did, the final state and the diagnostics.
+func report(w io.Writer, engine *enginetest.Engine, res *enginetest.Result, calls *callLog) {
+	stack := engine.StackURN()
+	fmt.Fprintln(w, "\nWhat the engine did (the stack's own events left out):")
+	var rows [][]string
+	for _, ev := range engine.Record() {
+		if ev.URN == stack {
+			continue
+		}
+		if row := describe(ev, calls); row != nil {
+			rows = append(rows, row)
+		}
+	}
+	table(w, rows)
+
+	fmt.Fprintf(w, "\nFinal state (%d resources):\n", len(res.State.Resources))
+	rows = nil
+	for _, r := range res.State.Resources {
+		row := []string{r.Type, r.Name}
+		switch {
+		case r.URN == stack:
+			row = append(row, "outputs: "+flat(r.Outputs))
+		case r.Custom && strings.HasPrefix(r.Type, "pulumi:providers:"):
+			row = append(row, "(default provider)")
+		default:
+			row = append(row, fmt.Sprintf("id %s, tags (keepers): %s", r.ID, flat(r.Inputs.GetFields()["keepers"].GetStructValue())))
+		}
+		rows = append(rows, row)
+	}
+	table(w, rows)
+
+	fmt.Fprintln(w, "\nDiagnostics:")
+	rows = nil
+	for _, d := range res.Diagnostics {
+		from := "(engine)"
+		if d.FromProgram {
+			from = "(callback)"
+		}
+		rows = append(rows, []string{string(d.Severity), enginetest.URNName(d.URN), d.Message, from})
+	}
+	table(w, rows)
+}
+
+// table prints rows indented, with columns aligned and no trailing blanks.
+func table(w io.Writer, rows [][]string) {
+	var width []int
+	for _, row := range rows {
+		for i, cell := range row[:max(len(row)-1, 0)] { // a last cell needs no padding
+			if i == len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], len(cell))
+		}
+	}
+	for _, row := range rows {
+		var b strings.Builder
+		b.WriteString("  ")
+		for i, cell := range row {
+			b.WriteString(cell)
+			if i < len(row)-1 {
+				b.WriteString(strings.Repeat(" ", width[i]-len(cell)+2))
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+// describe renders one event of the record as a table row, or nil for the
+// events the report leaves out (feature checks, dials, RPC bookkeeping).
+func describe(ev enginetest.Event, calls *callLog) []string {
+	who := enginetest.URNName(ev.URN)
+	outcome := ev.Detail
+	if ev.Err != "" {
+		outcome = "error: " + ev.Err
+	}
+	switch ev.Kind {
+	case enginetest.KindRegisterStackTransform:
+		return []string{"register stack transform " + calls.name(ev.Token)}
+	case enginetest.KindRegisterStackInvokeTransform:
+		return []string{"register invoke transform " + calls.name(ev.Token)}
+	case enginetest.KindRegisterResourceHook:
+		return []string{fmt.Sprintf("register resource hook %q", ev.Name)}
+	case enginetest.KindRegisterErrorHook:
+		return []string{fmt.Sprintf("register error hook %q", ev.Name)}
+	case enginetest.KindStep:
+		if typ := enginetest.QualifiedType(ev.URN); strings.HasPrefix(typ, "pulumi:providers:") {
+			who = "provider " + strings.TrimPrefix(typ, "pulumi:providers:") + " (" + who + ")"
+		}
+		return []string{"step " + string(ev.Op), who}
+	case enginetest.KindCallback:
+		if ev.Callback == enginetest.CallbackInvokeTransform {
+			return []string{"invoke transform " + calls.name(ev.Token), ev.Name, argsChange(ev)}
+		}
+		return []string{"transform " + calls.name(ev.Token), who, outcome}
+	case enginetest.KindHook:
+		return []string{fmt.Sprintf("hook %s %q", ev.Point, ev.Name), who, outcome}
+	case enginetest.KindErrorHook:
+		if r, ok := ev.Response.(*pulumirpc.ErrorHookResponse); ok && ev.Err == "" && r.GetRetry() {
+			outcome = "asks for a retry"
+		}
+		return []string{fmt.Sprintf("error hook %q", ev.Name), who, outcome}
+	case enginetest.KindProviderCreate:
+		return []string{"provider create", who, outcome}
+	case enginetest.KindInvoke:
+		return []string{"invoke", ev.Name, outcome}
+	case enginetest.KindSignalAndWaitForShutdown:
+		return []string{"program signals it is done", "", "the engine runs what is left"}
+	}
+	return nil
+}
+
+// argsChange says which arguments an invoke transform added.
+func argsChange(ev enginetest.Event) string {
+	req, _ := ev.Request.(*pulumirpc.TransformInvokeRequest)
+	res, _ := ev.Response.(*pulumirpc.TransformInvokeResponse)
+	if ev.Err != "" {
+		return "error: " + ev.Err
+	}
+	if res.GetArgs() == nil {
+		return "no change"
+	}
+	var added []string
+	for k := range res.GetArgs().GetFields() {
+		if _, ok := req.GetArgs().GetFields()[k]; !ok {
+			added = append(added, k)
+		}
+	}
+	slices.Sort(added)
+	return "added argument " + strings.Join(added, ", ")
+}
+
+// flat renders a struct of plain values as sorted key=value pairs.
+func flat(s *structpb.Struct) string {
+	keys := slices.Sorted(maps.Keys(s.GetFields()))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		v := s.GetFields()[k]
+		parts[i] = k + "=" + fmt.Sprint(v.AsInterface())
+	}
+	return strings.Join(parts, " ")
+}
+
+// check lists what the program was meant to do and did not.
+func check(engine *enginetest.Engine, res *enginetest.Result, calls *callLog) []string {
+	var problems []string
+	fail := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	calls.mu.Lock()
+	problems = append(problems, calls.fails...)
+	calls.mu.Unlock()
+
+	// Every custom resource carries the transform's tags next to its own.
+	want := map[string]string{"managed-by": "pulumi", "project": engine.Project(), "stack": engine.Stack()}
+	for name, typ := range map[string]string{"pet": petType, "suffix": stringType} {
+		r := res.State.Get(engine.URN(engine.StackURN(), typ, name))
+		if r == nil {
+			fail("%s is not in the state", name)
+			continue
+		}
+		tags := r.Inputs.GetFields()["keepers"].GetStructValue().GetFields()
+		for k, v := range want {
+			if tags[k].GetStringValue() != v {
+				fail("%s: tag %s is %q, want %q", name, k, tags[k].GetStringValue(), v)
+			}
+		}
+		if name == "pet" && tags["owner"].GetStringValue() != "pets-team" {
+			fail("pet: the program's own owner tag was lost")
+		}
+	}
+
+	// The hooks ran once per resource, the error hook once, for the suffix.
+	hookCalls := map[string]int{}
+	for _, ev := range engine.Events(enginetest.KindHook) {
+		if ev.Err == "" && ev.Detail == "ok" {
+			hookCalls[ev.Point+" "+ev.Name+" "+enginetest.URNName(ev.URN)]++
+		}
+	}
+	for _, name := range []string{"pet", "suffix"} {
+		for _, h := range []string{"before_create audit", "after_create record"} {
+			if n := hookCalls[h+" "+name]; n != 1 {
+				fail("hook %s ran %d times for %s, want 1", h, n, name)
+			}
+		}
+	}
+	errorHooks := engine.Events(enginetest.KindErrorHook)
+	if len(errorHooks) != 1 {
+		fail("the error hook ran %d times, want 1", len(errorHooks))
+	} else {
+		req, _ := errorHooks[0].Request.(*pulumirpc.ErrorHookRequest)
+		resp, _ := errorHooks[0].Response.(*pulumirpc.ErrorHookResponse)
+		if enginetest.URNName(req.GetUrn()) != "suffix" || req.GetFailedOperation() != "create" || !resp.GetRetry() {
+			fail("the error hook got %s of %s and answered retry=%t, want a retried create of suffix",
+				req.GetFailedOperation(), req.GetUrn(), resp.GetRetry())
+		}
+	}
+	creates := 0
+	for _, ev := range engine.Events(enginetest.KindProviderCreate) {
+		if enginetest.URNName(ev.URN) == "suffix" {
+			creates++
+		}
+	}
+	if creates != 2 {
+		fail("the provider was asked to create suffix %d times, want 2", creates)
+	}
+
+	// The hook's warning reached the engine, attached to the suffix.
+	warned := false
+	for _, d := range res.Diagnostics {
+		if d.FromProgram && d.Severity == enginetest.SeverityWarning && enginetest.URNName(d.URN) == "suffix" {
+			warned = true
+		}
+	}
+	if !warned {
+		fail("no warning from the audit hook under suffix")
+	}
+
+	// The invoke transform labelled the lookup, and the lookup found the suffix.
+	var labelled bool
+	for _, ev := range engine.Events(enginetest.KindCallback) {
+		if r, ok := ev.Response.(*pulumirpc.TransformInvokeResponse); ok && ev.Name == getResTok {
+			labelled = r.GetArgs().GetFields()["requestedBy"].GetStringValue() == engine.Project()
+		}
+	}
+	if !labelled {
+		fail("the invoke transform did not label the %s call", getResTok)
+	}
+	if st := res.State.Get(engine.StackURN()); st.Outputs.GetFields()["suffixViaLookup"].GetStringValue() != fakeSuffix {
+		fail("the stack output suffixViaLookup is %v, want %q", st.Outputs.GetFields()["suffixViaLookup"], fakeSuffix)
+	}
+	return problems
+}
