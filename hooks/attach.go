@@ -13,7 +13,10 @@ import (
 )
 
 // Selector picks the resources [Attach] binds hooks to. It must not change
-// the Args it is given. A nil Selector picks every resource.
+// the Args it is given. A nil Selector picks every resource. It is also asked
+// about the stack resource itself (type pulumi:pulumi:Stack), whose Parent
+// and URN are empty: check args.Parent.IsValid() before calling URN methods
+// such as Type, which panic on an empty URN.
 type Selector func(args *transforms.Args) bool
 
 // ByType picks resources whose type token is one of types, such as
