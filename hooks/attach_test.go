@@ -1,11 +1,14 @@
 package hooks_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/internal/wiretest"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/monitor/monitortest"
 	"github.com/langhost/callbacks/transforms"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
@@ -152,14 +155,14 @@ func TestAttach(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := newServer(t)
-			fake := &fakeMonitor{}
-			mon := fake.serve(t)
+			fake := fakeEngine(allFeatures...)
+			mon := monitortest.Serve(t, fake)
 
 			cb, err := hooks.Attach(t.Context(), srv, mon, tt.sel, tt.bind)
 			require.NoError(t, err)
-			_, _, registered := fake.recorded()
+			_, _, registered := recorded(fake)
 			require.Len(t, registered, 1)
-			requireProtoEqual(t, cb, registered[0])
+			wiretest.RequireProtoEqual(t, cb, registered[0])
 
 			req := transformRequest(t, tt.typ, tt.resName, tt.custom, binding(tt.existing))
 			var resp pulumirpc.TransformResponse
@@ -172,7 +175,7 @@ func TestAttach(t *testing.T) {
 			}
 			want := proto.CloneOf(req.GetOptions())
 			want.Hooks = binding(tt.want)
-			requireProtoEqual(t, want, resp.GetOptions())
+			wiretest.RequireProtoEqual(t, want, resp.GetOptions())
 		})
 	}
 }
@@ -183,8 +186,8 @@ func TestAttach(t *testing.T) {
 func TestAttachTwice(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	fake := &fakeMonitor{}
-	mon := fake.serve(t)
+	fake := fakeEngine(allFeatures...)
+	mon := monitortest.Serve(t, fake)
 	first, err := hooks.Attach(t.Context(), srv, mon, hooks.ByType(bucketType), &hooks.Binding{BeforeCreate: names("audit"), AfterCreate: names("tag")})
 	require.NoError(t, err)
 	second, err := hooks.Attach(t.Context(), srv, mon, nil, &hooks.Binding{BeforeCreate: names("audit", "policy")})
@@ -202,7 +205,7 @@ func TestAttachTwice(t *testing.T) {
 	}
 	assert.True(t, apply(first))
 	assert.True(t, apply(second))
-	requireProtoEqual(t, binding(map[string][]string{"BeforeCreate": {"audit", "policy"}, "AfterCreate": {"tag"}}), req.GetOptions().GetHooks())
+	wiretest.RequireProtoEqual(t, binding(map[string][]string{"BeforeCreate": {"audit", "policy"}, "AfterCreate": {"tag"}}), req.GetOptions().GetHooks())
 	assert.False(t, apply(first), "a second pass must change nothing")
 	assert.False(t, apply(second), "a second pass must change nothing")
 }
@@ -210,8 +213,8 @@ func TestAttachTwice(t *testing.T) {
 func TestAttachWithRegisteredHooks(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	fake := &fakeMonitor{}
-	mon := fake.serve(t)
+	fake := fakeEngine(allFeatures...)
+	mon := monitortest.Serve(t, fake)
 	audit, err := hooks.Register(t.Context(), srv, mon, "audit", noop)
 	require.NoError(t, err)
 	retry, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "retry", noRetry)
@@ -225,19 +228,15 @@ func TestAttachWithRegisteredHooks(t *testing.T) {
 	req := transformRequest(t, bucketType, "logs", true, nil)
 	var resp pulumirpc.TransformResponse
 	require.NoError(t, invoke(t, cb, req, &resp))
-	requireProtoEqual(t, binding(map[string][]string{"BeforeCreate": {"audit"}, "OnError": {"retry"}}), resp.GetOptions().GetHooks())
+	wiretest.RequireProtoEqual(t, binding(map[string][]string{"BeforeCreate": {"audit"}, "OnError": {"retry"}}), resp.GetOptions().GetHooks())
 }
 
 func TestAttachRefused(t *testing.T) {
 	t.Parallel()
-	noTransforms := func() *fakeMonitor {
-		return &fakeMonitor{deploymentInfo: func() (*pulumirpc.DeploymentInfo, error) {
-			return &pulumirpc.DeploymentInfo{SupportedFeatures: []pulumirpc.ResourceMonitorFeature{monitor.ResourceHooks}}, nil
-		}}
-	}
+	noTransforms := func() *monitortest.Fake { return fakeEngine(monitor.ResourceHooks) }
 	tests := []struct {
 		name    string
-		fake    func() *fakeMonitor
+		fake    func() *monitortest.Fake
 		setup   func(t *testing.T, srv *callbacks.Server, mon *monitor.Monitor)
 		bind    *hooks.Binding
 		wantMsg []string
@@ -270,26 +269,22 @@ func TestAttachRefused(t *testing.T) {
 		},
 		{
 			name: "engine-without-resource-hooks",
-			fake: func() *fakeMonitor {
-				return &fakeMonitor{deploymentInfo: func() (*pulumirpc.DeploymentInfo, error) {
-					return &pulumirpc.DeploymentInfo{SupportedFeatures: []pulumirpc.ResourceMonitorFeature{monitor.Transforms}}, nil
-				}}
-			},
+			fake: func() *monitortest.Fake { return fakeEngine(monitor.Transforms) },
 			bind: &hooks.Binding{BeforeCreate: names("audit")}, wantMsg: []string{"RESOURCE_HOOKS"}, wantIs: monitor.ErrMissingFeature,
 		},
 		{
 			name: "engine-without-error-hooks",
-			fake: func() *fakeMonitor {
-				return &fakeMonitor{deploymentInfo: func() (*pulumirpc.DeploymentInfo, error) {
-					return &pulumirpc.DeploymentInfo{SupportedFeatures: []pulumirpc.ResourceMonitorFeature{monitor.Transforms, monitor.ResourceHooks}}, nil
-				}}
-			},
+			fake: func() *monitortest.Fake { return fakeEngine(monitor.Transforms, monitor.ResourceHooks) },
 			bind: &hooks.Binding{OnError: names("retry")}, wantMsg: []string{"ERROR_HOOKS"}, wantIs: monitor.ErrMissingFeature,
 		},
 		{
 			name: "engine-refuses",
-			fake: func() *fakeMonitor {
-				return &fakeMonitor{stackTransformErr: status.Error(codes.FailedPrecondition, "no more transforms")}
+			fake: func() *monitortest.Fake {
+				f := fakeEngine(allFeatures...)
+				f.RegisterStackTransform = func(context.Context, *pulumirpc.Callback) error {
+					return status.Error(codes.FailedPrecondition, "no more transforms")
+				}
+				return f
 			},
 			bind: &hooks.Binding{BeforeCreate: names("audit")}, wantMsg: []string{"no more transforms"},
 		},
@@ -298,11 +293,11 @@ func TestAttachRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := newServer(t)
-			fake := &fakeMonitor{}
+			fake := fakeEngine(allFeatures...)
 			if tt.fake != nil {
 				fake = tt.fake()
 			}
-			mon := fake.serve(t)
+			mon := monitortest.Serve(t, fake)
 			before := 0
 			if tt.setup != nil {
 				tt.setup(t, srv, mon)
@@ -319,7 +314,7 @@ func TestAttachRefused(t *testing.T) {
 			}
 			assert.Equal(t, before, srv.Registry().Len(), "a refused Attach must leave no callback")
 			if tt.name != "engine-refuses" {
-				_, _, registered := fake.recorded()
+				_, _, registered := recorded(fake)
 				assert.Empty(t, registered, "nothing may be registered with the engine")
 			}
 		})

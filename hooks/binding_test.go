@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/internal/wiretest"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,8 +47,8 @@ func TestBindingProto(t *testing.T) {
 				assert.Nil(t, hooks.BindingFromProto(nil))
 				return
 			}
-			requireProtoEqual(t, tt.want, got)
-			requireProtoEqual(t, tt.want, hooks.BindingFromProto(got).Proto())
+			wiretest.RequireProtoEqual(t, tt.want, got)
+			wiretest.RequireProtoEqual(t, tt.want, hooks.BindingFromProto(got).Proto())
 		})
 	}
 }

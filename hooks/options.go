@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/langhost/callbacks/internal/props"
+	"github.com/langhost/callbacks/internal/optconv"
+	"github.com/langhost/callbacks/transforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -57,53 +58,19 @@ type ResourceOptions struct {
 }
 
 // CustomTimeouts are a resource's per-operation timeouts, as the strings the
-// program gave ("5m").
-type CustomTimeouts struct {
-	Create string
-	Update string
-	Delete string
-	Read   string
-
-	unknown protoreflect.RawFields
-}
+// program gave ("5m"). It is the type transforms use.
+type CustomTimeouts = transforms.CustomTimeouts
 
 // Alias is a former identity of a resource: either a URN or, when Spec is
 // set, the parts that differ from the current identity. Hook requests carry
-// aliases as URNs.
-type Alias struct {
-	URN  resource.URN // the former URN; ignored when Spec is set
-	Spec *AliasSpec
-
-	urnSet  bool // the message held a URN alias, even an empty one
-	unknown protoreflect.RawFields
-}
+// aliases as URNs. It is the type transforms use.
+type Alias = transforms.Alias
 
 // AliasSpec describes a former identity by its parts; empty parts mean "the
-// same as now".
-type AliasSpec struct {
-	Name    string
-	Type    string
-	Stack   string
-	Project string
-	// ParentURN is the former parent. NoParent says the resource had no
-	// parent and wins over ParentURN. With both zero the current parent is
-	// meant.
-	ParentURN resource.URN
-	NoParent  bool
-
-	parent  parentKind // which member of the parent oneof the message held
-	unknown protoreflect.RawFields
-}
-
-// parentKind remembers which parent alternative a received alias spec held,
-// so that an empty ParentUrn or a false NoParent is sent back as it came.
-type parentKind uint8
-
-const (
-	parentUnset parentKind = iota
-	parentURN
-	parentNone
-)
+// same as now". ParentURN is the former parent; NoParent says the resource
+// had no parent and wins over ParentURN; with both zero the current parent is
+// meant. It is the type transforms use.
+type AliasSpec = transforms.AliasSpec
 
 // OptionsFromProto converts the options of a hook request. It returns nil
 // for nil, which is what engines without the SENDS_OPTIONS_TO_HOOKS feature
@@ -118,31 +85,26 @@ func OptionsFromProto(o *pulumirpc.ResourceOptions) (*ResourceOptions, error) {
 	}
 	r := &ResourceOptions{
 		Parent:                  resource.URN(o.GetParent()),
-		DependsOn:               urns(o.GetDependsOn()),
-		Protect:                 copyBool(o.Protect),
-		RetainOnDelete:          copyBool(o.RetainOnDelete),
-		DeleteBeforeReplace:     copyBool(o.DeleteBeforeReplace),
+		DependsOn:               optconv.Strings[resource.URN](o.GetDependsOn()),
+		Protect:                 optconv.CloneBool(o.Protect),
+		RetainOnDelete:          optconv.CloneBool(o.RetainOnDelete),
+		DeleteBeforeReplace:     optconv.CloneBool(o.DeleteBeforeReplace),
 		IgnoreChanges:           cloneStrings(o.GetIgnoreChanges()),
 		ReplaceOnChanges:        cloneStrings(o.GetReplaceOnChanges()),
 		HideDiff:                cloneStrings(o.GetHideDiff()),
 		AdditionalSecretOutputs: cloneStrings(o.GetAdditionalSecretOutputs()),
-		Aliases:                 aliasesFromProto(o.GetAliases()),
+		Aliases:                 optconv.CloneAliases(optconv.AliasesFromProto(o.GetAliases())),
 		Provider:                o.GetProvider(),
 		Providers:               cloneMap(o.GetProviders()),
 		Version:                 o.GetVersion(),
 		PluginDownloadURL:       o.GetPluginDownloadUrl(),
 		PluginChecksums:         cloneChecksums(o.GetPluginChecksums()),
+		CustomTimeouts:          optconv.CloneTimeouts(optconv.TimeoutsFromProto(o.GetCustomTimeouts())),
 		DeletedWith:             resource.URN(o.GetDeletedWith()),
-		ReplaceWith:             urns(o.GetReplaceWith()),
+		ReplaceWith:             optconv.Strings[resource.URN](o.GetReplaceWith()),
 		Import:                  resource.ID(o.GetImport()),
 		Hooks:                   BindingFromProto(o.GetHooks()),
 		ReplacementTrigger:      trigger,
-	}
-	if ct := o.GetCustomTimeouts(); ct != nil {
-		r.CustomTimeouts = &CustomTimeouts{
-			Create: ct.GetCreate(), Update: ct.GetUpdate(), Delete: ct.GetDelete(), Read: ct.GetRead(),
-			unknown: unknownOf(ct),
-		}
 	}
 	r.unknown = unknownOf(o)
 	return r, nil
@@ -160,94 +122,29 @@ func (o *ResourceOptions) Proto() (*pulumirpc.ResourceOptions, error) {
 	}
 	p := &pulumirpc.ResourceOptions{
 		Parent:                  string(o.Parent),
-		DependsOn:               strs(o.DependsOn),
-		Protect:                 copyBool(o.Protect),
-		RetainOnDelete:          copyBool(o.RetainOnDelete),
-		DeleteBeforeReplace:     copyBool(o.DeleteBeforeReplace),
+		DependsOn:               optconv.Strings[string](o.DependsOn),
+		Protect:                 optconv.CloneBool(o.Protect),
+		RetainOnDelete:          optconv.CloneBool(o.RetainOnDelete),
+		DeleteBeforeReplace:     optconv.CloneBool(o.DeleteBeforeReplace),
 		IgnoreChanges:           cloneStrings(o.IgnoreChanges),
 		ReplaceOnChanges:        cloneStrings(o.ReplaceOnChanges),
 		HideDiff:                cloneStrings(o.HideDiff),
 		AdditionalSecretOutputs: cloneStrings(o.AdditionalSecretOutputs),
-		Aliases:                 aliasesToProto(o.Aliases),
+		Aliases:                 optconv.AliasesToProto(optconv.CloneAliases(o.Aliases)),
 		Provider:                o.Provider,
 		Providers:               cloneMap(o.Providers),
 		Version:                 o.Version,
 		PluginDownloadUrl:       o.PluginDownloadURL,
 		PluginChecksums:         cloneChecksums(o.PluginChecksums),
+		CustomTimeouts:          optconv.TimeoutsToProto(optconv.CloneTimeouts(o.CustomTimeouts)),
 		DeletedWith:             string(o.DeletedWith),
-		ReplaceWith:             strs(o.ReplaceWith),
+		ReplaceWith:             optconv.Strings[string](o.ReplaceWith),
 		Import:                  string(o.Import),
 		Hooks:                   o.Hooks.Proto(),
 		ReplacementTrigger:      trigger,
 	}
-	if ct := o.CustomTimeouts; ct != nil {
-		p.CustomTimeouts = &pulumirpc.RegisterResourceRequest_CustomTimeouts{
-			Create: ct.Create, Update: ct.Update, Delete: ct.Delete, Read: ct.Read,
-		}
-		setUnknown(p.CustomTimeouts, ct.unknown)
-	}
 	setUnknown(p, o.unknown)
 	return p, nil
-}
-
-func aliasesFromProto(in []*pulumirpc.Alias) []Alias {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]Alias, len(in))
-	for i, a := range in {
-		out[i].unknown = unknownOf(a)
-		switch v := a.GetAlias().(type) {
-		case *pulumirpc.Alias_Urn:
-			out[i].URN, out[i].urnSet = resource.URN(v.Urn), true
-		case *pulumirpc.Alias_Spec_:
-			s := v.Spec
-			spec := &AliasSpec{
-				Name: s.GetName(), Type: s.GetType(), Stack: s.GetStack(), Project: s.GetProject(),
-				unknown: unknownOf(s),
-			}
-			switch p := s.GetParent().(type) {
-			case *pulumirpc.Alias_Spec_ParentUrn:
-				spec.ParentURN, spec.parent = resource.URN(p.ParentUrn), parentURN
-			case *pulumirpc.Alias_Spec_NoParent:
-				spec.NoParent, spec.parent = p.NoParent, parentNone
-			}
-			out[i].Spec = spec
-		}
-	}
-	return out
-}
-
-func aliasesToProto(in []Alias) []*pulumirpc.Alias {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]*pulumirpc.Alias, len(in))
-	for i, a := range in {
-		p := &pulumirpc.Alias{}
-		switch {
-		case a.Spec != nil:
-			spec := a.Spec
-			s := &pulumirpc.Alias_Spec{Name: spec.Name, Type: spec.Type, Stack: spec.Stack, Project: spec.Project}
-			switch {
-			case spec.NoParent:
-				s.Parent = &pulumirpc.Alias_Spec_NoParent{NoParent: true}
-			case spec.ParentURN != "":
-				s.Parent = &pulumirpc.Alias_Spec_ParentUrn{ParentUrn: string(spec.ParentURN)}
-			case spec.parent == parentURN:
-				s.Parent = &pulumirpc.Alias_Spec_ParentUrn{}
-			case spec.parent == parentNone:
-				s.Parent = &pulumirpc.Alias_Spec_NoParent{}
-			}
-			setUnknown(s, spec.unknown)
-			p.Alias = &pulumirpc.Alias_Spec_{Spec: s}
-		case a.URN != "" || a.urnSet:
-			p.Alias = &pulumirpc.Alias_Urn{Urn: string(a.URN)}
-		}
-		setUnknown(p, a.unknown)
-		out[i] = p
-	}
-	return out
 }
 
 // unknownOf returns a copy of the fields of m that this version of the
@@ -269,19 +166,16 @@ func setUnknown(m protoreflect.ProtoMessage, raw protoreflect.RawFields) {
 // lossless property conversion as inputs and outputs.
 const triggerKey = "value"
 
+// valueFromProto converts a replacement trigger; a vanished value (only an
+// unknown dropped by the decoder could vanish, and the decoder keeps
+// unknowns) reads as null.
 func valueFromProto(v *structpb.Value) (*resource.PropertyValue, error) {
 	if v == nil {
 		return nil, nil
 	}
-	m, err := props.Unmarshal(&structpb.Struct{Fields: map[string]*structpb.Value{triggerKey: v}})
+	pv, err := optconv.ValueFromProto(triggerKey, v)
 	if err != nil {
 		return nil, err
-	}
-	pv, ok := m[triggerKey]
-	if !ok {
-		// Only an unknown dropped by the decoder could vanish; the decoder
-		// keeps unknowns, so treat a vanished value as null.
-		pv = resource.NewNullProperty()
 	}
 	return &pv, nil
 }
@@ -290,36 +184,7 @@ func valueToProto(v *resource.PropertyValue) (*structpb.Value, error) {
 	if v == nil {
 		return nil, nil
 	}
-	s, err := props.Marshal(resource.PropertyMap{triggerKey: *v}, true)
-	if err != nil {
-		return nil, err
-	}
-	if pv, ok := s.GetFields()[triggerKey]; ok {
-		return pv, nil
-	}
-	return structpb.NewNullValue(), nil
-}
-
-func urns(in []string) []resource.URN {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]resource.URN, len(in))
-	for i, s := range in {
-		out[i] = resource.URN(s)
-	}
-	return out
-}
-
-func strs(in []resource.URN) []string {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]string, len(in))
-	for i, u := range in {
-		out[i] = string(u)
-	}
-	return out
+	return optconv.ValueToProto(triggerKey, *v, true)
 }
 
 func cloneStrings(in []string) []string {
@@ -345,12 +210,4 @@ func cloneChecksums(in map[string][]byte) map[string][]byte {
 		out[k] = append([]byte(nil), v...)
 	}
 	return out
-}
-
-func copyBool(b *bool) *bool {
-	if b == nil {
-		return nil
-	}
-	v := *b
-	return &v
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/internal/wiretest"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
@@ -43,7 +44,7 @@ func TestOptionsEachFieldAlone(t *testing.T) {
 			require.NotNil(t, opts)
 			out, err := opts.Proto()
 			require.NoError(t, err)
-			requireProtoEqual(t, in, out)
+			wiretest.RequireProtoEqual(t, in, out)
 		})
 	}
 }
@@ -100,7 +101,7 @@ func TestOptionsFieldByField(t *testing.T) {
 
 	back, err := o.Proto()
 	require.NoError(t, err)
-	requireProtoEqual(t, fullOptions(), back)
+	wiretest.RequireProtoEqual(t, fullOptions(), back)
 }
 
 // TestOptionsOddEncodings covers encodings that carry no meaning for the
@@ -138,7 +139,7 @@ func TestOptionsOddEncodings(t *testing.T) {
 			require.NoError(t, err)
 			out, err := o.Proto()
 			require.NoError(t, err)
-			requireProtoEqual(t, tt.in, out)
+			wiretest.RequireProtoEqual(t, tt.in, out)
 		})
 	}
 }
@@ -181,5 +182,5 @@ func TestOptionsFromGo(t *testing.T) {
 		Hooks:              &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{AfterCreate: []string{"notify"}},
 		ReplacementTrigger: str("v2"),
 	}
-	requireProtoEqual(t, want, got)
+	wiretest.RequireProtoEqual(t, want, got)
 }

@@ -10,7 +10,9 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/internal/wiretest"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/monitor/monitortest"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,8 +41,8 @@ func TestRegister(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := newServer(t)
-			fake := &fakeMonitor{}
-			mon := fake.serve(t)
+			fake := fakeEngine(allFeatures...)
+			mon := monitortest.Serve(t, fake)
 
 			var seen capture[string]
 			h, err := hooks.Register(t.Context(), srv, mon, "audit", func(_ context.Context, a *hooks.Args) error {
@@ -54,10 +56,10 @@ func TestRegister(t *testing.T) {
 			assert.Equal(t, tt.ignoreErrors, h.IgnoreErrors())
 			assert.True(t, h.ReceivesOptions())
 
-			reqs, errReqs, _ := fake.recorded()
+			reqs, errReqs, _ := recorded(fake)
 			require.Len(t, reqs, 1)
 			assert.Empty(t, errReqs)
-			requireProtoEqual(t, &pulumirpc.RegisterResourceHookRequest{
+			wiretest.RequireProtoEqual(t, &pulumirpc.RegisterResourceHookRequest{
 				Name: "audit", Callback: h.Callback(), OnDryRun: tt.onDryRun, IgnoreErrors: tt.ignoreErrors,
 			}, reqs[0])
 			assert.Equal(t, srv.Target(), h.Callback().GetTarget())
@@ -85,8 +87,8 @@ func TestRegister(t *testing.T) {
 func TestRegisterErrorHook(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	fake := &fakeMonitor{}
-	mon := fake.serve(t)
+	fake := fakeEngine(allFeatures...)
+	mon := monitortest.Serve(t, fake)
 
 	h, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "retry-throttled", func(_ context.Context, a *hooks.ErrorArgs) (bool, error) {
 		return a.Attempt() < 3, nil
@@ -94,10 +96,10 @@ func TestRegisterErrorHook(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "retry-throttled", h.Name())
 
-	hookReqs, reqs, _ := fake.recorded()
+	hookReqs, reqs, _ := recorded(fake)
 	assert.Empty(t, hookReqs)
 	require.Len(t, reqs, 1)
-	requireProtoEqual(t, &pulumirpc.RegisterErrorHookRequest{Name: "retry-throttled", Callback: h.Callback()}, reqs[0])
+	wiretest.RequireProtoEqual(t, &pulumirpc.RegisterErrorHookRequest{Name: "retry-throttled", Callback: h.Callback()}, reqs[0])
 
 	got, ok := hooks.LookupErrorHook(mon, "retry-throttled")
 	require.True(t, ok)
@@ -137,21 +139,20 @@ func TestRegisterEngineRefuses(t *testing.T) {
 			srv := newServer(t)
 			var refuse atomic.Bool
 			refuse.Store(true)
-			fake := &fakeMonitor{
-				resourceHook: func(*pulumirpc.RegisterResourceHookRequest) error {
-					if refuse.Load() {
-						return refusal
-					}
-					return nil
-				},
-				errorHook: func(*pulumirpc.RegisterErrorHookRequest) error {
-					if refuse.Load() {
-						return refusal
-					}
-					return nil
-				},
+			fake := fakeEngine(allFeatures...)
+			fake.RegisterResourceHook = func(context.Context, *pulumirpc.RegisterResourceHookRequest) error {
+				if refuse.Load() {
+					return refusal
+				}
+				return nil
 			}
-			mon := fake.serve(t)
+			fake.RegisterErrorHook = func(context.Context, *pulumirpc.RegisterErrorHookRequest) error {
+				if refuse.Load() {
+					return refusal
+				}
+				return nil
+			}
+			mon := monitortest.Serve(t, fake)
 
 			err := tt.register(t.Context(), srv, mon)
 			require.Error(t, err)
@@ -195,8 +196,8 @@ func TestRegisterDuplicateName(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := newServer(t)
-			fake := &fakeMonitor{}
-			mon := fake.serve(t)
+			fake := fakeEngine(allFeatures...)
+			mon := monitortest.Serve(t, fake)
 
 			require.NoError(t, tt.first(t.Context(), srv, mon, "shared"))
 			err := tt.second(t.Context(), srv, mon, "shared")
@@ -208,7 +209,7 @@ func TestRegisterDuplicateName(t *testing.T) {
 			assert.Contains(t, msg, "register_test.go:", "the error must say where the name was first registered")
 			assert.Contains(t, msg, "Lookup")
 
-			hookReqs, errReqs, _ := fake.recorded()
+			hookReqs, errReqs, _ := recorded(fake)
 			assert.Equal(t, 1, len(hookReqs)+len(errReqs), "the engine must be asked only once")
 			assert.Equal(t, 1, srv.Registry().Len(), "the refused registration must leave no callback")
 		})
@@ -217,20 +218,16 @@ func TestRegisterDuplicateName(t *testing.T) {
 
 func TestRegisterMissingFeature(t *testing.T) {
 	t.Parallel()
-	oldEngine := func() *fakeMonitor {
-		return &fakeMonitor{
-			deploymentInfo:  func() (*pulumirpc.DeploymentInfo, error) { return nil, status.Error(codes.Unimplemented, "no") },
-			supportsFeature: func(string) (bool, error) { return false, nil },
-		}
+	oldEngine := func() *monitortest.Fake {
+		f := fakeEngine()
+		f.DeploymentInfo = nil
+		f.SupportsFeature = monitortest.OldEngine()
+		return f
 	}
-	withoutOptions := func() *fakeMonitor {
-		return &fakeMonitor{deploymentInfo: func() (*pulumirpc.DeploymentInfo, error) {
-			return &pulumirpc.DeploymentInfo{SupportedFeatures: []pulumirpc.ResourceMonitorFeature{monitor.ResourceHooks, monitor.ErrorHooks}}, nil
-		}}
-	}
+	withoutOptions := func() *monitortest.Fake { return fakeEngine(monitor.ResourceHooks, monitor.ErrorHooks) }
 	tests := []struct {
 		name     string
-		fake     func() *fakeMonitor
+		fake     func() *monitortest.Fake
 		register func(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) error
 		feature  string
 	}{
@@ -252,13 +249,13 @@ func TestRegisterMissingFeature(t *testing.T) {
 			t.Parallel()
 			srv := newServer(t)
 			fake := tt.fake()
-			mon := fake.serve(t)
+			mon := monitortest.Serve(t, fake)
 
 			err := tt.register(t.Context(), srv, mon)
 			require.Error(t, err)
 			require.ErrorIs(t, err, monitor.ErrMissingFeature)
 			assert.Contains(t, err.Error(), tt.feature)
-			hookReqs, errReqs, _ := fake.recorded()
+			hookReqs, errReqs, _ := recorded(fake)
 			assert.Empty(t, hookReqs, "nothing may be registered with the engine")
 			assert.Empty(t, errReqs, "nothing may be registered with the engine")
 			assert.Equal(t, 0, srv.Registry().Len())
@@ -270,7 +267,7 @@ func TestRegisterMissingFeature(t *testing.T) {
 	t.Run("options-not-sent", func(t *testing.T) {
 		t.Parallel()
 		srv := newServer(t)
-		mon := withoutOptions().serve(t)
+		mon := monitortest.Serve(t, withoutOptions())
 		h, err := hooks.Register(t.Context(), srv, mon, "h", noop)
 		require.NoError(t, err)
 		assert.False(t, h.ReceivesOptions())
@@ -283,8 +280,8 @@ func TestRegisterMissingFeature(t *testing.T) {
 func TestRegisterBadArguments(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	fake := &fakeMonitor{}
-	mon := fake.serve(t)
+	fake := fakeEngine(allFeatures...)
+	mon := monitortest.Serve(t, fake)
 	closed, err := callbacks.Listen()
 	require.NoError(t, err)
 	require.NoError(t, closed.Close())
@@ -320,7 +317,7 @@ func TestRegisterBadArguments(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.wantMsg)
 		})
 	}
-	hookReqs, errReqs, _ := fake.recorded()
+	hookReqs, errReqs, _ := recorded(fake)
 	assert.Empty(t, hookReqs)
 	assert.Empty(t, errReqs)
 	assert.Equal(t, 0, srv.Registry().Len())
@@ -333,8 +330,8 @@ func TestRegisterBadArguments(t *testing.T) {
 func TestRegisterConcurrent(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	fake := &fakeMonitor{}
-	mon := fake.serve(t)
+	fake := fakeEngine(allFeatures...)
+	mon := monitortest.Serve(t, fake)
 	const names = 20
 	errs := make(chan error, 2*names)
 	for i := range 2 * names {
@@ -351,7 +348,7 @@ func TestRegisterConcurrent(t *testing.T) {
 		}
 	}
 	assert.Equal(t, names, failed)
-	reqs, _, _ := fake.recorded()
+	reqs, _, _ := recorded(fake)
 	assert.Len(t, reqs, names)
 	assert.Equal(t, names, srv.Registry().Len())
 }
@@ -361,7 +358,7 @@ func TestRegisterConcurrent(t *testing.T) {
 func TestBindingValidateKinds(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	mon := (&fakeMonitor{}).serve(t)
+	mon := monitortest.Serve(t, fakeEngine(allFeatures...))
 	h, err := hooks.Register(t.Context(), srv, mon, "r", noop)
 	require.NoError(t, err)
 	eh, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "e", noRetry)
@@ -374,7 +371,7 @@ func TestBindingValidateKinds(t *testing.T) {
 	assert.Contains(t, err.Error(), `OnError[0]: resource hook "r"`)
 
 	b := &hooks.Binding{BeforeCreate: []hooks.Ref{h, hooks.Name("other")}, OnError: []hooks.Ref{eh}}
-	requireProtoEqual(t, &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{
+	wiretest.RequireProtoEqual(t, &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{
 		BeforeCreate: []string{"r", "other"}, OnError: []string{"e"},
 	}, b.Proto())
 }

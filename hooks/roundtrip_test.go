@@ -9,6 +9,7 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/internal/wiretest"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
@@ -256,7 +257,7 @@ func TestResourceHookRoundTrip(t *testing.T) {
 
 			got, n := again.get()
 			require.Equal(t, 1, n, "hook calls")
-			requireProtoEqual(t, tt.req, got)
+			wiretest.RequireProtoEqual(t, tt.req, got)
 			if tt.check != nil {
 				a, _ := seen.get()
 				tt.check(t, a)
@@ -341,11 +342,11 @@ func TestErrorHookRoundTrip(t *testing.T) {
 
 			var resp pulumirpc.ErrorHookResponse
 			require.NoError(t, invoke(t, cb, tt.req, &resp))
-			requireProtoEqual(t, &pulumirpc.ErrorHookResponse{}, &resp)
+			wiretest.RequireProtoEqual(t, &pulumirpc.ErrorHookResponse{}, &resp)
 
 			got, n := again.get()
 			require.Equal(t, 1, n, "hook calls")
-			requireProtoEqual(t, tt.req, got)
+			wiretest.RequireProtoEqual(t, tt.req, got)
 			a, _ := seen.get()
 			tt.check(t, a)
 		})
@@ -379,7 +380,7 @@ func TestHookResults(t *testing.T) {
 				require.NoError(t, err)
 				var resp pulumirpc.ResourceHookResponse
 				require.NoError(t, invoke(t, cb, req, &resp), "the call itself must succeed")
-				requireProtoEqual(t, tt.want, &resp)
+				wiretest.RequireProtoEqual(t, tt.want, &resp)
 			})
 		}
 	})
@@ -405,7 +406,7 @@ func TestHookResults(t *testing.T) {
 				require.NoError(t, err)
 				var resp pulumirpc.ErrorHookResponse
 				require.NoError(t, invoke(t, cb, ereq, &resp), "the call itself must succeed")
-				requireProtoEqual(t, tt.want, &resp)
+				wiretest.RequireProtoEqual(t, tt.want, &resp)
 			})
 		}
 	})

@@ -3,12 +3,9 @@ package hooks_test
 import (
 	"encoding/base64"
 	"strings"
-	"testing"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -154,15 +151,6 @@ func fullOptions() *pulumirpc.ResourceOptions {
 		ReplaceWith:        []string{urnRole},
 		ReplacementTrigger: secret(obj(map[string]*structpb.Value{"rev": num(3), "when": unknown()})),
 		Parent:             urnComp,
-	}
-}
-
-// requireProtoEqual fails the test unless got and want are equal messages,
-// showing both.
-func requireProtoEqual(t *testing.T, want, got proto.Message) {
-	t.Helper()
-	if !proto.Equal(want, got) {
-		t.Fatalf("messages differ\ngot:\n%s\nwant:\n%s", prototext.Format(got), prototext.Format(want))
 	}
 }
 

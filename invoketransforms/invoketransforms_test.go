@@ -8,8 +8,10 @@ import (
 	"testing"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/wiretest"
 	"github.com/langhost/callbacks/invoketransforms"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/monitor/monitortest"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -61,7 +63,7 @@ func fullOptions() *opts {
 func request(o *opts) *pulumirpc.TransformInvokeRequest {
 	return &pulumirpc.TransformInvokeRequest{
 		Token:   "aws:index/getRegion:getRegion",
-		Args:    structOf("name", str("us-east-1")),
+		Args:    wiretest.Struct("name", wiretest.Str("us-east-1")),
 		Options: o,
 	}
 }
@@ -87,7 +89,7 @@ func TestOptionsCoverEveryField(t *testing.T) {
 
 func TestIdentityRoundTripEveryOption(t *testing.T) {
 	t.Parallel()
-	srv, client := startServer(t)
+	srv, client := wiretest.StartServer(t)
 	cb, err := invoketransforms.RegisterStack(t.Context(), srv, okMonitor(t), identity)
 	require.NoError(t, err)
 	rows := append(optionRows(), struct {
@@ -98,17 +100,17 @@ func TestIdentityRoundTripEveryOption(t *testing.T) {
 		t.Run(row.name, func(t *testing.T) {
 			t.Parallel()
 			req := request(row.opts)
-			res, err := call(t, client, cb, req)
+			res, err := wiretest.InvokeTransform(t, client, cb, req)
 			require.NoError(t, err)
-			requireProtoEqual(t, req.GetOptions(), res.GetOptions())
-			requireProtoEqual(t, req.GetArgs(), res.GetArgs())
+			wiretest.RequireProtoEqual(t, req.GetOptions(), res.GetOptions())
+			wiretest.RequireProtoEqual(t, req.GetArgs(), res.GetArgs())
 		})
 	}
 }
 
 func TestChangeOneOptionKeepsOthers(t *testing.T) {
 	t.Parallel()
-	srv, client := startServer(t)
+	srv, client := wiretest.StartServer(t)
 	tests := []struct {
 		name string
 		edit func(*invoketransforms.InvokeOptions)
@@ -132,10 +134,10 @@ func TestChangeOneOptionKeepsOthers(t *testing.T) {
 			want := proto.CloneOf(req.GetOptions())
 			tt.want(want)
 			require.False(t, proto.Equal(want, req.GetOptions()), "the edit changes nothing")
-			res, err := call(t, client, cb, req)
+			res, err := wiretest.InvokeTransform(t, client, cb, req)
 			require.NoError(t, err)
 			assert.Nil(t, res.GetArgs(), "args must stay unset")
-			requireProtoEqual(t, want, res.GetOptions())
+			wiretest.RequireProtoEqual(t, want, res.GetOptions())
 		})
 	}
 }
@@ -147,7 +149,7 @@ func TestClone(t *testing.T) {
 	c.PluginChecksums["darwin-arm64"][0] = 9
 	c.PluginChecksums["new"] = nil
 	c.Provider = "x"
-	requireProtoEqual(t, fullOptions(), o.ToProto())
+	wiretest.RequireProtoEqual(t, fullOptions(), o.ToProto())
 	var nilOpts *invoketransforms.InvokeOptions
 	assert.Nil(t, nilOpts.Clone())
 	assert.Nil(t, nilOpts.ToProto())
@@ -175,11 +177,11 @@ func (r *recorder) last() (*invoketransforms.Args, callbacks.CallInfo) {
 }
 
 func secret(v *structpb.Value) *structpb.Value {
-	return sigObject(resource.SecretSig, map[string]*structpb.Value{"value": v})
+	return wiretest.Sig(resource.SecretSig, map[string]*structpb.Value{"value": v})
 }
 
 func byteString(b []byte) *structpb.Value {
-	return sigObject(resource.ByteStringSig, map[string]*structpb.Value{"value": str(base64.StdEncoding.EncodeToString(b))})
+	return wiretest.Sig(resource.ByteStringSig, map[string]*structpb.Value{"value": wiretest.Str(base64.StdEncoding.EncodeToString(b))})
 }
 
 const bucketURN = "urn:pulumi:dev::proj::aws:s3/bucket:Bucket::b"
@@ -188,43 +190,43 @@ const bucketURN = "urn:pulumi:dev::proj::aws:s3/bucket:Bucket::b"
 // for invoke arguments, through the real server and back.
 func TestValuesRoundTrip(t *testing.T) {
 	t.Parallel()
-	srv, client := startServer(t)
+	srv, client := wiretest.StartServer(t)
 	tests := []struct {
 		name  string
 		value *structpb.Value
 		check func(t *testing.T, v resource.PropertyValue)
 	}{
-		{"plain", object("s", str("x"), "n", structpb.NewNumberValue(-3), "b", structpb.NewBoolValue(false), "null", structpb.NewNullValue(), "l", list()), nil},
-		{"secret envelope", secret(str("hunter2")), func(t *testing.T, v resource.PropertyValue) {
+		{"plain", wiretest.Object("s", wiretest.Str("x"), "n", structpb.NewNumberValue(-3), "b", structpb.NewBoolValue(false), "null", structpb.NewNullValue(), "l", wiretest.List()), nil},
+		{"secret envelope", secret(wiretest.Str("hunter2")), func(t *testing.T, v resource.PropertyValue) {
 			require.True(t, v.IsSecret())
 			assert.Equal(t, "hunter2", v.SecretValue().Element.StringValue())
 		}},
-		{"nested secret", list(str("a"), secret(object("k", str("v")))), func(t *testing.T, v resource.PropertyValue) {
+		{"nested secret", wiretest.List(wiretest.Str("a"), secret(wiretest.Object("k", wiretest.Str("v")))), func(t *testing.T, v resource.PropertyValue) {
 			assert.True(t, v.ArrayValue()[1].IsSecret())
 		}},
-		{"unknown string", str(plugin.UnknownStringValue), func(t *testing.T, v resource.PropertyValue) {
+		{"unknown string", wiretest.Str(plugin.UnknownStringValue), func(t *testing.T, v resource.PropertyValue) {
 			require.True(t, v.IsComputed())
 		}},
-		{"unknown bool", str(plugin.UnknownBoolValue), nil},
-		{"unknown number", str(plugin.UnknownNumberValue), nil},
-		{"unknown array", str(plugin.UnknownArrayValue), nil},
-		{"unknown object", str(plugin.UnknownObjectValue), nil},
-		{"unknown asset", str(plugin.UnknownAssetValue), nil},
-		{"unknown archive", str(plugin.UnknownArchiveValue), nil},
-		{"secret unknown", secret(str(plugin.UnknownStringValue)), func(t *testing.T, v resource.PropertyValue) {
+		{"unknown bool", wiretest.Str(plugin.UnknownBoolValue), nil},
+		{"unknown number", wiretest.Str(plugin.UnknownNumberValue), nil},
+		{"unknown array", wiretest.Str(plugin.UnknownArrayValue), nil},
+		{"unknown object", wiretest.Str(plugin.UnknownObjectValue), nil},
+		{"unknown asset", wiretest.Str(plugin.UnknownAssetValue), nil},
+		{"unknown archive", wiretest.Str(plugin.UnknownArchiveValue), nil},
+		{"secret unknown", secret(wiretest.Str(plugin.UnknownStringValue)), func(t *testing.T, v resource.PropertyValue) {
 			require.True(t, v.IsSecret())
 			assert.True(t, v.SecretValue().Element.IsComputed())
 		}},
-		{"output value", outputValue(str("v"), true, bucketURN), func(t *testing.T, v resource.PropertyValue) {
+		{"output value", wiretest.Output(wiretest.Str("v"), true, bucketURN), func(t *testing.T, v resource.PropertyValue) {
 			require.True(t, v.IsOutput())
 			assert.Equal(t, []resource.URN{bucketURN}, v.OutputValue().Dependencies)
 		}},
-		{"resource reference", sigObject(resource.ResourceReferenceSig, map[string]*structpb.Value{
-			"urn": str(bucketURN), "id": str("b-1"), "name": str("b"), "type": str("aws:s3/bucket:Bucket"),
+		{"resource reference", wiretest.Sig(resource.ResourceReferenceSig, map[string]*structpb.Value{
+			"urn": wiretest.Str(bucketURN), "id": wiretest.Str("b-1"), "name": wiretest.Str("b"), "type": wiretest.Str("aws:s3/bucket:Bucket"),
 		}), func(t *testing.T, v resource.PropertyValue) {
 			assert.True(t, v.IsResourceReference())
 		}},
-		{"asset", sigObject(resource.AssetSig, map[string]*structpb.Value{"hash": str("h"), "text": str("hello")}), nil},
+		{"asset", wiretest.Sig(resource.AssetSig, map[string]*structpb.Value{"hash": wiretest.Str("h"), "text": wiretest.Str("hello")}), nil},
 		{"byte string", byteString([]byte{0xff, 0}), func(t *testing.T, v resource.PropertyValue) {
 			assert.Equal(t, string([]byte{0xff, 0}), v.StringValue())
 		}},
@@ -236,11 +238,11 @@ func TestValuesRoundTrip(t *testing.T) {
 			cb, err := srv.Register(invoketransforms.Adapt(rec.transform, true))
 			require.NoError(t, err)
 			req := request(fullOptions())
-			req.Args = structOf("v", tt.value, "other", str("o"))
-			res, err := call(t, client, cb, req)
+			req.Args = wiretest.Struct("v", tt.value, "other", wiretest.Str("o"))
+			res, err := wiretest.InvokeTransform(t, client, cb, req)
 			require.NoError(t, err)
-			requireProtoEqual(t, req.GetArgs(), res.GetArgs())
-			requireProtoEqual(t, req.GetOptions(), res.GetOptions())
+			wiretest.RequireProtoEqual(t, req.GetArgs(), res.GetArgs())
+			wiretest.RequireProtoEqual(t, req.GetOptions(), res.GetOptions())
 			args, info := rec.last()
 			assert.Equal(t, req.GetToken(), args.Token)
 			assert.Equal(t, req.GetToken(), info.Type)
@@ -253,17 +255,17 @@ func TestValuesRoundTrip(t *testing.T) {
 
 func TestByteStrings(t *testing.T) {
 	t.Parallel()
-	srv, client := startServer(t)
+	srv, client := wiretest.StartServer(t)
 	raw := string([]byte{0xc3, 0x28})
 	fn := func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
 		return a.WithArgs(func(m resource.PropertyMap) { m["blob"] = resource.NewProperty(raw) }), nil
 	}
 	for _, accept := range []bool{true, false} {
-		f := &fakeMonitor{deploymentInfo: infoWith(false, monitor.InvokeTransforms), registerStack: func(*pulumirpc.Callback) error { return nil }}
-		cb, err := invoketransforms.RegisterStack(t.Context(), srv, serveMonitor(t, f), fn, callbacks.AcceptsByteStrings(accept))
+		f := &monitortest.Fake{DeploymentInfo: monitortest.CurrentEngine(monitor.InvokeTransforms), RegisterStackInvokeTransform: func(context.Context, *pulumirpc.Callback) error { return nil }}
+		cb, err := invoketransforms.RegisterStack(t.Context(), srv, monitortest.Serve(t, f), fn, callbacks.AcceptsByteStrings(accept))
 		require.NoError(t, err)
-		require.Equal(t, accept, f.calls()[0].GetAcceptsByteString())
-		res, err := call(t, client, cb, request(nil))
+		require.Equal(t, accept, monitortest.Requests[*pulumirpc.Callback](f, "RegisterStackInvokeTransform")[0].GetAcceptsByteString())
+		res, err := wiretest.InvokeTransform(t, client, cb, request(nil))
 		if !accept {
 			require.Error(t, err)
 			assert.Equal(t, codes.Internal, status.Code(err))
@@ -271,14 +273,14 @@ func TestByteStrings(t *testing.T) {
 			continue
 		}
 		require.NoError(t, err)
-		requireProtoEqual(t, byteString([]byte(raw)), res.GetArgs().GetFields()["blob"])
+		wiretest.RequireProtoEqual(t, byteString([]byte(raw)), res.GetArgs().GetFields()["blob"])
 		assert.Nil(t, res.GetOptions())
 	}
 }
 
 func TestResults(t *testing.T) {
 	t.Parallel()
-	srv, client := startServer(t)
+	srv, client := wiretest.StartServer(t)
 	fixed := func(r *invoketransforms.Result) invoketransforms.Func {
 		return func(context.Context, *invoketransforms.Args) (*invoketransforms.Result, error) { return r, nil }
 	}
@@ -293,24 +295,24 @@ func TestResults(t *testing.T) {
 		{"clear options", fixed(&invoketransforms.Result{Options: &invoketransforms.InvokeOptions{}}), &pulumirpc.TransformInvokeResponse{Options: &opts{}}},
 		{"args only", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
 			return a.WithArgs(func(m resource.PropertyMap) { m["name"] = resource.NewProperty("eu-west-1") }), nil
-		}, &pulumirpc.TransformInvokeResponse{Args: structOf("name", str("eu-west-1"))}},
-		{"identity", identity, &pulumirpc.TransformInvokeResponse{Args: structOf("name", str("us-east-1")), Options: fullOptions()}},
+		}, &pulumirpc.TransformInvokeResponse{Args: wiretest.Struct("name", wiretest.Str("eu-west-1"))}},
+		{"identity", identity, &pulumirpc.TransformInvokeResponse{Args: wiretest.Struct("name", wiretest.Str("us-east-1")), Options: fullOptions()}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			cb, err := srv.Register(invoketransforms.Adapt(tt.fn, true))
 			require.NoError(t, err)
-			res, err := call(t, client, cb, request(fullOptions()))
+			res, err := wiretest.InvokeTransform(t, client, cb, request(fullOptions()))
 			require.NoError(t, err)
-			requireProtoEqual(t, tt.want, res)
+			wiretest.RequireProtoEqual(t, tt.want, res)
 		})
 	}
 }
 
 func TestErrors(t *testing.T) {
 	t.Parallel()
-	srv, client := startServer(t)
+	srv, client := wiretest.StartServer(t)
 	fail := func(err error) invoketransforms.Func {
 		return func(context.Context, *invoketransforms.Args) (*invoketransforms.Result, error) { return nil, err }
 	}
@@ -323,7 +325,7 @@ func TestErrors(t *testing.T) {
 	}{
 		{"user error", fail(errors.New("no such region")), nil, codes.Unknown, "no such region"},
 		{"user status", fail(status.Error(codes.PermissionDenied, "nope")), nil, codes.PermissionDenied, "nope"},
-		{"bad args", identity, structOf("p", sigObject(resource.SecretSig, nil)), codes.InvalidArgument,
+		{"bad args", identity, wiretest.Struct("p", wiretest.Sig(resource.SecretSig, nil)), codes.InvalidArgument,
 			`invoke transform "e": aws:index/getRegion:getRegion: request does not decode: args: malformed RPC secret`},
 	}
 	for _, tt := range tests {
@@ -335,7 +337,7 @@ func TestErrors(t *testing.T) {
 			if tt.args != nil {
 				req.Args = tt.args
 			}
-			_, err = call(t, client, cb, req)
+			_, err = wiretest.InvokeTransform(t, client, cb, req)
 			require.Error(t, err)
 			st := status.Convert(err)
 			assert.Equal(t, tt.wantCode, st.Code(), st.Message())

@@ -1,11 +1,14 @@
 package invoketransforms_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/wiretest"
 	"github.com/langhost/callbacks/invoketransforms"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/monitor/monitortest"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,55 +16,49 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-func infoWith(dryRun bool, fs ...pulumirpc.ResourceMonitorFeature) func() (*pulumirpc.DeploymentInfo, error) {
-	return func() (*pulumirpc.DeploymentInfo, error) {
-		return &pulumirpc.DeploymentInfo{DryRun: dryRun, SupportedFeatures: fs}, nil
-	}
-}
-
 // okMonitor is an engine that supports invoke transforms and accepts them.
 func okMonitor(t *testing.T) *monitor.Monitor {
-	return serveMonitor(t, &fakeMonitor{
-		deploymentInfo: infoWith(false, monitor.InvokeTransforms),
-		registerStack:  func(*pulumirpc.Callback) error { return nil },
+	return monitortest.Serve(t, &monitortest.Fake{
+		DeploymentInfo:               monitortest.CurrentEngine(monitor.InvokeTransforms),
+		RegisterStackInvokeTransform: func(context.Context, *pulumirpc.Callback) error { return nil },
 	})
 }
 
 func TestRegisterStack(t *testing.T) {
 	t.Parallel()
-	ok := func(*pulumirpc.Callback) error { return nil }
+	ok := func(context.Context, *pulumirpc.Callback) error { return nil }
 	tests := []struct {
 		name    string
-		mon     *fakeMonitor
+		mon     *monitortest.Fake
 		wantErr string
 		wantIs  error
 		wantRPC int // RegisterStackInvokeTransform calls expected
 	}{
 		{
 			name:    "success",
-			mon:     &fakeMonitor{deploymentInfo: infoWith(true, monitor.InvokeTransforms), registerStack: ok},
+			mon:     &monitortest.Fake{DeploymentInfo: monitortest.CurrentPreview(monitor.InvokeTransforms), RegisterStackInvokeTransform: ok},
 			wantRPC: 1,
 		},
 		{
 			name:    "old engine with invoke transforms",
-			mon:     &fakeMonitor{supportsFeature: func(id string) (bool, error) { return id == "invokeTransforms", nil }, registerStack: ok},
+			mon:     &monitortest.Fake{SupportsFeature: monitortest.OldEngine("invokeTransforms"), RegisterStackInvokeTransform: ok},
 			wantRPC: 1,
 		},
 		{
 			name:    "rpc failure",
-			mon:     &fakeMonitor{deploymentInfo: infoWith(false, monitor.InvokeTransforms), registerStack: func(*pulumirpc.Callback) error { return status.Error(codes.Internal, "engine broke") }},
+			mon:     &monitortest.Fake{DeploymentInfo: monitortest.CurrentEngine(monitor.InvokeTransforms), RegisterStackInvokeTransform: func(context.Context, *pulumirpc.Callback) error { return status.Error(codes.Internal, "engine broke") }},
 			wantErr: "RegisterStackInvokeTransform: rpc error: code = Internal desc = engine broke",
 			wantRPC: 1,
 		},
 		{
 			name:    "feature missing",
-			mon:     &fakeMonitor{deploymentInfo: infoWith(false, monitor.Transforms, monitor.ResourceHooks), registerStack: ok},
+			mon:     &monitortest.Fake{DeploymentInfo: monitortest.CurrentEngine(monitor.Transforms, monitor.ResourceHooks), RegisterStackInvokeTransform: ok},
 			wantErr: "invoke transforms (INVOKE_TRANSFORMS)",
 			wantIs:  monitor.ErrMissingFeature,
 		},
 		{
 			name:    "old engine without invoke transforms",
-			mon:     &fakeMonitor{supportsFeature: func(id string) (bool, error) { return id == "transforms", nil }, registerStack: ok},
+			mon:     &monitortest.Fake{SupportsFeature: monitortest.OldEngine("transforms"), RegisterStackInvokeTransform: ok},
 			wantErr: "INVOKE_TRANSFORMS",
 			wantIs:  monitor.ErrMissingFeature,
 		},
@@ -69,11 +66,11 @@ func TestRegisterStack(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv, _ := startServer(t)
-			mon := serveMonitor(t, tt.mon)
+			srv, _ := wiretest.StartServer(t)
+			mon := monitortest.Serve(t, tt.mon)
 			before := srv.Registry().Len()
 			cb, err := invoketransforms.RegisterStack(t.Context(), srv, mon, identity, callbacks.Name("inv"))
-			calls := tt.mon.calls()
+			calls := monitortest.Requests[*pulumirpc.Callback](tt.mon, "RegisterStackInvokeTransform")
 			require.Len(t, calls, tt.wantRPC)
 			if tt.wantErr != "" {
 				require.Error(t, err)
@@ -99,9 +96,9 @@ func TestRegisterStack(t *testing.T) {
 
 func TestRegisterStackArguments(t *testing.T) {
 	t.Parallel()
-	srv, _ := startServer(t)
-	f := &fakeMonitor{deploymentInfo: infoWith(false, monitor.InvokeTransforms), registerStack: func(*pulumirpc.Callback) error { return nil }}
-	mon := serveMonitor(t, f)
+	srv, _ := wiretest.StartServer(t)
+	f := &monitortest.Fake{DeploymentInfo: monitortest.CurrentEngine(monitor.InvokeTransforms), RegisterStackInvokeTransform: func(context.Context, *pulumirpc.Callback) error { return nil }}
+	mon := monitortest.Serve(t, f)
 	_, err := invoketransforms.RegisterStack(t.Context(), nil, mon, identity)
 	assert.ErrorIs(t, err, invoketransforms.ErrNilArgument)
 	_, err = invoketransforms.RegisterStack(t.Context(), srv, nil, identity)
@@ -110,11 +107,11 @@ func TestRegisterStackArguments(t *testing.T) {
 	assert.ErrorIs(t, err, callbacks.ErrNilFunc)
 	_, err = srv.Register(invoketransforms.Adapt(nil, true))
 	assert.ErrorIs(t, err, callbacks.ErrNilFunc)
-	assert.Empty(t, f.calls())
+	assert.Empty(t, monitortest.Requests[*pulumirpc.Callback](f, "RegisterStackInvokeTransform"))
 	assert.Equal(t, 0, srv.Registry().Len())
 
 	require.NoError(t, srv.Close())
 	_, err = invoketransforms.RegisterStack(t.Context(), srv, mon, identity)
 	assert.ErrorIs(t, err, callbacks.ErrServerClosed)
-	assert.Empty(t, f.calls())
+	assert.Empty(t, monitortest.Requests[*pulumirpc.Callback](f, "RegisterStackInvokeTransform"))
 }

@@ -3,7 +3,6 @@ package monitor_test
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/monitor/monitortest"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,93 +20,34 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/emptypb"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// fakeMonitor is a ResourceMonitor built from func fields; nil ones answer
-// UNIMPLEMENTED.
-type fakeMonitor struct {
-	pulumirpc.UnimplementedResourceMonitorServer
-	info     func() (*pulumirpc.DeploymentInfo, error)
-	supports func(id string) (bool, error)
-	signal   func(context.Context) error
-
-	infoCalls, supportsCalls atomic.Int32
-}
-
-func (f *fakeMonitor) GetDeploymentInfo(context.Context, *emptypb.Empty) (*pulumirpc.DeploymentInfo, error) {
-	f.infoCalls.Add(1)
-	if f.info == nil {
-		return nil, status.Error(codes.Unimplemented, "no")
-	}
-	return f.info()
-}
-
-func (f *fakeMonitor) SupportsFeature(_ context.Context, r *pulumirpc.SupportsFeatureRequest) (*pulumirpc.SupportsFeatureResponse, error) {
-	f.supportsCalls.Add(1)
-	if f.supports == nil {
-		return &pulumirpc.SupportsFeatureResponse{}, nil
-	}
-	ok, err := f.supports(r.GetId())
-	return &pulumirpc.SupportsFeatureResponse{HasSupport: ok}, err
-}
-
-func (f *fakeMonitor) SignalAndWaitForShutdown(ctx context.Context, _ *emptypb.Empty) (*emptypb.Empty, error) {
-	if f.signal == nil {
-		return nil, status.Error(codes.Unimplemented, "no")
-	}
-	return &emptypb.Empty{}, f.signal(ctx)
-}
-
-// serve starts fake on loopback and returns a Monitor dialled to it.
-func serve(t *testing.T, fake *fakeMonitor) *monitor.Monitor {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	s := grpc.NewServer()
-	pulumirpc.RegisterResourceMonitorServer(s, fake)
-	go func() { _ = s.Serve(lis) }()
-	m, err := monitor.Dial(lis.Addr().String())
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = m.Close()
-		s.Stop()
-	})
-	return m
-}
-
-func current(features ...monitor.Feature) func() (*pulumirpc.DeploymentInfo, error) {
-	return func() (*pulumirpc.DeploymentInfo, error) {
-		return &pulumirpc.DeploymentInfo{DryRun: true, SupportedFeatures: features}, nil
-	}
-}
 
 func TestRequire(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name        string
-		fake        *fakeMonitor
+		fake        *monitortest.Fake
 		require     []monitor.Feature
 		wantMissing string // "" means no error
 		wantLegacy  bool   // SupportsFeature must have been asked
 	}{
-		{name: "current engine has it", fake: &fakeMonitor{info: current(monitor.Transforms, monitor.ResourceHooks)},
+		{name: "current engine has it", fake: &monitortest.Fake{DeploymentInfo: monitortest.CurrentPreview(monitor.Transforms, monitor.ResourceHooks)},
 			require: []monitor.Feature{monitor.Transforms, monitor.ResourceHooks}},
-		{name: "current engine lacks it", fake: &fakeMonitor{info: current(monitor.Transforms)},
+		{name: "current engine lacks it", fake: &monitortest.Fake{DeploymentInfo: monitortest.CurrentPreview(monitor.Transforms)},
 			require: []monitor.Feature{monitor.Transforms, monitor.ErrorHooks}, wantMissing: "error hooks (ERROR_HOOKS)"},
-		{name: "old engine says false", fake: &fakeMonitor{},
+		{name: "old engine says false", fake: &monitortest.Fake{SupportsFeature: monitortest.OldEngine()},
 			require: []monitor.Feature{monitor.ResourceHooks}, wantMissing: "resource hooks (RESOURCE_HOOKS)", wantLegacy: true},
-		{name: "old engine says true", fake: &fakeMonitor{supports: func(id string) (bool, error) { return id == "transforms", nil }},
+		{name: "old engine says true", fake: &monitortest.Fake{SupportsFeature: monitortest.OldEngine("transforms")},
 			require: []monitor.Feature{monitor.Transforms}, wantLegacy: true},
-		{name: "state migrations have no legacy id", fake: &fakeMonitor{supports: func(string) (bool, error) { return true, nil }},
+		{name: "state migrations have no legacy id", fake: &monitortest.Fake{SupportsFeature: func(context.Context, string) (bool, error) { return true, nil }},
 			require: []monitor.Feature{monitor.StateMigrations}, wantMissing: "state migrations (STATE_MIGRATIONS)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			m := serve(t, tt.fake)
+			m := monitortest.Serve(t, tt.fake)
 			err := m.Require(context.Background(), tt.require...)
 			if tt.wantMissing == "" {
 				require.NoError(t, err)
@@ -114,11 +55,11 @@ func TestRequire(t *testing.T) {
 				require.ErrorIs(t, err, monitor.ErrMissingFeature)
 				assert.Contains(t, err.Error(), tt.wantMissing)
 			}
-			assert.Equal(t, tt.wantLegacy, tt.fake.supportsCalls.Load() > 0)
+			assert.Equal(t, tt.wantLegacy, tt.fake.Count("SupportsFeature") > 0)
 			// The answer is cached: asking again makes no new GetDeploymentInfo call.
-			before := tt.fake.infoCalls.Load()
+			before := tt.fake.Count("GetDeploymentInfo")
 			_ = m.Require(context.Background(), tt.require...)
-			assert.Equal(t, before, tt.fake.infoCalls.Load())
+			assert.Equal(t, before, tt.fake.Count("GetDeploymentInfo"))
 		})
 	}
 }
@@ -127,13 +68,13 @@ func TestDeploymentInfoFailureIsNotCached(t *testing.T) {
 	t.Parallel()
 	var fail atomic.Bool
 	fail.Store(true)
-	fake := &fakeMonitor{info: func() (*pulumirpc.DeploymentInfo, error) {
+	fake := &monitortest.Fake{DeploymentInfo: func(context.Context) (*pulumirpc.DeploymentInfo, error) {
 		if fail.Load() {
 			return nil, status.Error(codes.Unavailable, "try later")
 		}
 		return &pulumirpc.DeploymentInfo{DryRun: true}, nil
 	}}
-	m := serve(t, fake)
+	m := monitortest.Serve(t, fake)
 	_, err := m.DryRun(context.Background())
 	require.Error(t, err)
 	fail.Store(false)
@@ -144,7 +85,7 @@ func TestDeploymentInfoFailureIsNotCached(t *testing.T) {
 
 func TestAttachSetsDryRun(t *testing.T) {
 	t.Parallel()
-	m := serve(t, &fakeMonitor{info: current()})
+	m := monitortest.Serve(t, &monitortest.Fake{DeploymentInfo: monitortest.CurrentPreview()})
 	srv, err := callbacks.Listen()
 	require.NoError(t, err)
 	defer srv.Close()
@@ -183,20 +124,14 @@ func TestFromEnvAndConstruct(t *testing.T) {
 	_, err = monitor.FromConstruct(&pulumirpc.ConstructRequest{})
 	require.ErrorIs(t, err, monitor.ErrNoMonitor)
 
-	fake := &fakeMonitor{info: current(monitor.Transforms)}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	s := grpc.NewServer()
-	pulumirpc.RegisterResourceMonitorServer(s, fake)
-	go func() { _ = s.Serve(lis) }()
-	defer s.Stop()
+	addr := monitortest.Listen(t, &monitortest.Fake{DeploymentInfo: monitortest.CurrentPreview(monitor.Transforms)})
 	for name, open := range map[string]func() (*monitor.Monitor, error){
 		"env": func() (*monitor.Monitor, error) {
-			t.Setenv(monitor.EnvMonitor, lis.Addr().String())
+			t.Setenv(monitor.EnvMonitor, addr)
 			return monitor.FromEnv()
 		},
 		"construct": func() (*monitor.Monitor, error) {
-			return monitor.FromConstruct(&pulumirpc.ConstructRequest{MonitorEndpoint: lis.Addr().String()})
+			return monitor.FromConstruct(&pulumirpc.ConstructRequest{MonitorEndpoint: addr})
 		},
 	} {
 		m, err := open()
@@ -208,7 +143,7 @@ func TestFromEnvAndConstruct(t *testing.T) {
 
 func TestSignalUnimplementedIsDone(t *testing.T) {
 	t.Parallel()
-	m := serve(t, &fakeMonitor{})
+	m := monitortest.Serve(t, &monitortest.Fake{})
 	require.NoError(t, m.SignalAndWaitForShutdown(context.Background()))
 }
 
@@ -226,12 +161,12 @@ func TestFinishServesUntilSignalReturns(t *testing.T) {
 	require.NoError(t, err)
 
 	var once sync.Once
-	fake := &fakeMonitor{signal: func(ctx context.Context) error {
+	fake := &monitortest.Fake{SignalAndWaitForShutdown: func(ctx context.Context) error {
 		var err error
 		once.Do(func() { err = callHook(ctx, cb) }) // the engine's delete hook
 		return err
 	}}
-	m := serve(t, fake)
+	m := monitortest.Serve(t, fake)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, m.Finish(ctx, srv))
@@ -254,7 +189,7 @@ func TestFinishReportsSignalError(t *testing.T) {
 	t.Parallel()
 	srv, err := callbacks.Listen()
 	require.NoError(t, err)
-	m := serve(t, &fakeMonitor{signal: func(context.Context) error { return errors.New("Already waiting for shutdown") }})
+	m := monitortest.Serve(t, &monitortest.Fake{SignalAndWaitForShutdown: func(context.Context) error { return errors.New("Already waiting for shutdown") }})
 	err = m.Finish(context.Background(), srv)
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), "Already waiting for shutdown"))

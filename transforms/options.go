@@ -5,11 +5,10 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/langhost/callbacks/internal/props"
+	"github.com/langhost/callbacks/internal/optconv"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // ResourceOptions is the Go form of pulumirpc.TransformResourceOptions: the
@@ -90,52 +89,22 @@ type ResourceOptions struct {
 }
 
 // Alias is one earlier identity of a resource: either a URN or a [AliasSpec].
-// If Spec is set, URN is ignored.
-type Alias struct {
-	URN  resource.URN
-	Spec *AliasSpec
+// If Spec is set, URN is ignored. Aliases decoded from the wire remember the
+// encodings their fields cannot tell apart (an empty URN, an empty parent
+// URN, a false NoParent) and fields of newer engines, and are sent back as
+// they came.
+type Alias = optconv.Alias
 
-	// urnSet records that the message carried a URN alias even though the
-	// URN was empty, so that such an alias is sent back as it came.
-	urnSet  bool
-	unknown protoreflect.RawFields
-}
+// AliasSpec describes an earlier identity by its parts (Name, Type, Stack,
+// Project, ParentURN, NoParent). Empty parts mean "the same as now".
+// ParentURN and NoParent are alternatives: if NoParent is true, the resource
+// formerly had no parent and ParentURN is ignored.
+type AliasSpec = optconv.AliasSpec
 
-// AliasSpec describes an earlier identity by its parts. Empty parts mean "the
-// same as now". ParentURN and NoParent are alternatives: if NoParent is true,
-// the resource formerly had no parent and ParentURN is ignored.
-type AliasSpec struct {
-	Name      string
-	Type      string
-	Stack     string
-	Project   string
-	ParentURN resource.URN
-	NoParent  bool
-
-	parent  parentKind // which parent alternative the message carried
-	unknown protoreflect.RawFields
-}
-
-// parentKind records which member of the Alias.Spec parent oneof was set, so
-// that a received empty ParentUrn or a false NoParent survives the round trip.
-type parentKind uint8
-
-const (
-	parentUnset parentKind = iota
-	parentURN
-	parentNone
-)
-
-// CustomTimeouts are per-operation timeouts as the engine spells them, such as
-// "5m" or "1h30m". Empty means the provider's default.
-type CustomTimeouts struct {
-	Create string
-	Update string
-	Delete string
-	Read   string
-
-	unknown protoreflect.RawFields
-}
+// CustomTimeouts are per-operation timeouts (Create, Update, Delete, Read) as
+// the engine spells them, such as "5m" or "1h30m". Empty means the provider's
+// default.
+type CustomTimeouts = optconv.CustomTimeouts
 
 // HooksBinding names the resource hooks to run at each point of the
 // resource's life. Hooks are referred to by the names they were registered
@@ -164,24 +133,14 @@ func OptionsFromProto(pb *pulumirpc.TransformResourceOptions) (*ResourceOptions,
 	if pb == nil {
 		return o, nil
 	}
-	o.DependsOn = toStrings[resource.URN](pb.GetDependsOn())
+	o.DependsOn = optconv.Strings[resource.URN](pb.GetDependsOn())
 	o.Protect = pb.Protect
 	o.IgnoreChanges = pb.GetIgnoreChanges()
 	o.ReplaceOnChanges = pb.GetReplaceOnChanges()
 	o.Version = pb.GetVersion()
-	if as := pb.GetAliases(); len(as) > 0 {
-		o.Aliases = make([]Alias, len(as))
-		for i, a := range as {
-			o.Aliases[i] = aliasFromProto(a)
-		}
-	}
+	o.Aliases = optconv.AliasesFromProto(pb.GetAliases())
 	o.Provider = pb.GetProvider()
-	if ct := pb.GetCustomTimeouts(); ct != nil {
-		o.CustomTimeouts = &CustomTimeouts{
-			Create: ct.GetCreate(), Update: ct.GetUpdate(), Delete: ct.GetDelete(), Read: ct.GetRead(),
-			unknown: ct.ProtoReflect().GetUnknown(),
-		}
-	}
+	o.CustomTimeouts = optconv.TimeoutsFromProto(pb.GetCustomTimeouts())
 	o.PluginDownloadURL = pb.GetPluginDownloadUrl()
 	o.RetainOnDelete = pb.RetainOnDelete
 	o.DeletedWith = resource.URN(pb.GetDeletedWith())
@@ -200,46 +159,16 @@ func OptionsFromProto(pb *pulumirpc.TransformResourceOptions) (*ResourceOptions,
 	}
 	o.Import = resource.ID(pb.GetImport())
 	o.HideDiff = pb.GetHideDiff()
-	o.ReplaceWith = toStrings[resource.URN](pb.GetReplaceWith())
+	o.ReplaceWith = optconv.Strings[resource.URN](pb.GetReplaceWith())
 	if t := pb.GetReplacementTrigger(); t != nil {
-		v, err := valueFromProto(replacementTriggerKey, t)
+		v, err := optconv.ValueFromProto(replacementTriggerKey, t)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("decoding %s: %w", replacementTriggerKey, err)
 		}
 		o.ReplacementTrigger = &v
 	}
 	o.unknown = pb.ProtoReflect().GetUnknown()
 	return o, nil
-}
-
-func aliasFromProto(pb *pulumirpc.Alias) Alias {
-	a := Alias{unknown: pb.ProtoReflect().GetUnknown()}
-	switch v := pb.GetAlias().(type) {
-	case *pulumirpc.Alias_Urn:
-		a.URN, a.urnSet = resource.URN(v.Urn), v.Urn == ""
-	case *pulumirpc.Alias_Spec_:
-		s := v.Spec
-		spec := &AliasSpec{
-			Name: s.GetName(), Type: s.GetType(), Stack: s.GetStack(), Project: s.GetProject(),
-			unknown: s.ProtoReflect().GetUnknown(),
-		}
-		// The hidden marks are set only where the public fields cannot tell
-		// what was sent, so that decoded aliases equal hand-built ones.
-		switch p := s.GetParent().(type) {
-		case *pulumirpc.Alias_Spec_ParentUrn:
-			spec.ParentURN = resource.URN(p.ParentUrn)
-			if p.ParentUrn == "" {
-				spec.parent = parentURN
-			}
-		case *pulumirpc.Alias_Spec_NoParent:
-			spec.NoParent = p.NoParent
-			if !p.NoParent {
-				spec.parent = parentNone
-			}
-		}
-		a.Spec = spec
-	}
-	return a
 }
 
 // ToProto converts the options to their wire form. A nil receiver converts to
@@ -251,12 +180,14 @@ func (o *ResourceOptions) ToProto(acceptsByteStrings bool) (*pulumirpc.Transform
 		return nil, nil
 	}
 	pb := &pulumirpc.TransformResourceOptions{
-		DependsOn:               toStrings[string](o.DependsOn),
+		DependsOn:               optconv.Strings[string](o.DependsOn),
 		Protect:                 o.Protect,
 		IgnoreChanges:           o.IgnoreChanges,
 		ReplaceOnChanges:        o.ReplaceOnChanges,
 		Version:                 o.Version,
+		Aliases:                 optconv.AliasesToProto(o.Aliases),
 		Provider:                o.Provider,
+		CustomTimeouts:          optconv.TimeoutsToProto(o.CustomTimeouts),
 		PluginDownloadUrl:       o.PluginDownloadURL,
 		RetainOnDelete:          o.RetainOnDelete,
 		DeletedWith:             string(o.DeletedWith),
@@ -266,19 +197,7 @@ func (o *ResourceOptions) ToProto(acceptsByteStrings bool) (*pulumirpc.Transform
 		PluginChecksums:         o.PluginChecksums,
 		Import:                  string(o.Import),
 		HideDiff:                o.HideDiff,
-		ReplaceWith:             toStrings[string](o.ReplaceWith),
-	}
-	if len(o.Aliases) > 0 {
-		pb.Aliases = make([]*pulumirpc.Alias, len(o.Aliases))
-		for i := range o.Aliases {
-			pb.Aliases[i] = o.Aliases[i].toProto()
-		}
-	}
-	if ct := o.CustomTimeouts; ct != nil {
-		pb.CustomTimeouts = &pulumirpc.RegisterResourceRequest_CustomTimeouts{
-			Create: ct.Create, Update: ct.Update, Delete: ct.Delete, Read: ct.Read,
-		}
-		setUnknown(pb.CustomTimeouts, ct.unknown)
+		ReplaceWith:             optconv.Strings[string](o.ReplaceWith),
 	}
 	if h := o.Hooks; h != nil {
 		pb.Hooks = &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{
@@ -287,42 +206,17 @@ func (o *ResourceOptions) ToProto(acceptsByteStrings bool) (*pulumirpc.Transform
 			BeforeDelete: h.BeforeDelete, AfterDelete: h.AfterDelete,
 			OnError: h.OnError,
 		}
-		setUnknown(pb.Hooks, h.unknown)
+		optconv.SetUnknown(pb.Hooks, h.unknown)
 	}
 	if o.ReplacementTrigger != nil {
-		v, err := valueToProto(replacementTriggerKey, *o.ReplacementTrigger, acceptsByteStrings)
+		v, err := optconv.ValueToProto(replacementTriggerKey, *o.ReplacementTrigger, acceptsByteStrings)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("encoding %s: %w", replacementTriggerKey, err)
 		}
 		pb.ReplacementTrigger = v
 	}
-	setUnknown(pb, o.unknown)
+	optconv.SetUnknown(pb, o.unknown)
 	return pb, nil
-}
-
-func (a *Alias) toProto() *pulumirpc.Alias {
-	pb := &pulumirpc.Alias{}
-	switch {
-	case a.Spec != nil:
-		s := a.Spec
-		spec := &pulumirpc.Alias_Spec{Name: s.Name, Type: s.Type, Stack: s.Stack, Project: s.Project}
-		switch {
-		case s.NoParent:
-			spec.Parent = &pulumirpc.Alias_Spec_NoParent{NoParent: true}
-		case s.ParentURN != "":
-			spec.Parent = &pulumirpc.Alias_Spec_ParentUrn{ParentUrn: string(s.ParentURN)}
-		case s.parent == parentURN:
-			spec.Parent = &pulumirpc.Alias_Spec_ParentUrn{}
-		case s.parent == parentNone:
-			spec.Parent = &pulumirpc.Alias_Spec_NoParent{}
-		}
-		setUnknown(spec, s.unknown)
-		pb.Alias = &pulumirpc.Alias_Spec_{Spec: spec}
-	case a.URN != "" || a.urnSet:
-		pb.Alias = &pulumirpc.Alias_Urn{Urn: string(a.URN)}
-	}
-	setUnknown(pb, a.unknown)
-	return pb
 }
 
 // Clone returns a deep copy of the options, so that one copy can be changed
@@ -334,28 +228,13 @@ func (o *ResourceOptions) Clone() *ResourceOptions {
 	}
 	c := *o
 	c.DependsOn = slices.Clone(o.DependsOn)
-	c.Protect = cloneBool(o.Protect)
+	c.Protect = optconv.CloneBool(o.Protect)
 	c.IgnoreChanges = slices.Clone(o.IgnoreChanges)
 	c.ReplaceOnChanges = slices.Clone(o.ReplaceOnChanges)
-	if o.Aliases != nil {
-		c.Aliases = make([]Alias, len(o.Aliases))
-		for i, a := range o.Aliases {
-			a.unknown = slices.Clone(a.unknown)
-			if a.Spec != nil {
-				s := *a.Spec
-				s.unknown = slices.Clone(s.unknown)
-				a.Spec = &s
-			}
-			c.Aliases[i] = a
-		}
-	}
-	if o.CustomTimeouts != nil {
-		ct := *o.CustomTimeouts
-		ct.unknown = slices.Clone(ct.unknown)
-		c.CustomTimeouts = &ct
-	}
-	c.RetainOnDelete = cloneBool(o.RetainOnDelete)
-	c.DeleteBeforeReplace = cloneBool(o.DeleteBeforeReplace)
+	c.Aliases = optconv.CloneAliases(o.Aliases)
+	c.CustomTimeouts = optconv.CloneTimeouts(o.CustomTimeouts)
+	c.RetainOnDelete = optconv.CloneBool(o.RetainOnDelete)
+	c.DeleteBeforeReplace = optconv.CloneBool(o.DeleteBeforeReplace)
 	c.AdditionalSecretOutputs = slices.Clone(o.AdditionalSecretOutputs)
 	c.Providers = maps.Clone(o.Providers)
 	if o.PluginChecksums != nil {
@@ -380,52 +259,4 @@ func (o *ResourceOptions) Clone() *ResourceOptions {
 	}
 	c.unknown = slices.Clone(o.unknown)
 	return &c
-}
-
-func cloneBool(b *bool) *bool {
-	if b == nil {
-		return nil
-	}
-	return new(*b)
-}
-
-// toStrings converts between string slices of different string types. The
-// wire and the Go form are different types only for URNs, so this is the one
-// conversion that copies.
-func toStrings[To, From ~string](in []From) []To {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]To, len(in))
-	for i, s := range in {
-		out[i] = To(s)
-	}
-	return out
-}
-
-func setUnknown(m interface{ ProtoReflect() protoreflect.Message }, raw protoreflect.RawFields) {
-	if len(raw) > 0 {
-		m.ProtoReflect().SetUnknown(raw)
-	}
-}
-
-// valueFromProto converts a single wire value with the same lossless rules as
-// property maps.
-func valueFromProto(key string, v *structpb.Value) (resource.PropertyValue, error) {
-	m, err := props.Unmarshal(&structpb.Struct{Fields: map[string]*structpb.Value{key: v}})
-	if err != nil {
-		return resource.PropertyValue{}, fmt.Errorf("decoding %s: %w", key, err)
-	}
-	return m[resource.PropertyKey(key)], nil
-}
-
-func valueToProto(key string, v resource.PropertyValue, acceptsByteStrings bool) (*structpb.Value, error) {
-	s, err := props.Marshal(resource.PropertyMap{resource.PropertyKey(key): v}, acceptsByteStrings)
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", key, err)
-	}
-	if out, ok := s.GetFields()[key]; ok {
-		return out, nil
-	}
-	return structpb.NewNullValue(), nil
 }

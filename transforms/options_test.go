@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/langhost/callbacks/internal/wiretest"
 	"github.com/langhost/callbacks/transforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -110,13 +111,13 @@ func optionRows() []struct {
 		{"import", &opts{Import: "bucket-1234"}},
 		{"hide_diff", &opts{HideDiff: []string{"data", "spec.template"}}},
 		{"replace_with", &opts{ReplaceWith: []string{parentURN, stackURN}}},
-		{"replacement_trigger/string", &opts{ReplacementTrigger: str("v2")}},
+		{"replacement_trigger/string", &opts{ReplacementTrigger: wiretest.Str("v2")}},
 		{"replacement_trigger/number", &opts{ReplacementTrigger: structpb.NewNumberValue(42.5)}},
 		{"replacement_trigger/null", &opts{ReplacementTrigger: structpb.NewNullValue()}},
-		{"replacement_trigger/object", &opts{ReplacementTrigger: object("a", list(str("x"), structpb.NewBoolValue(true)))}},
-		{"replacement_trigger/secret", &opts{ReplacementTrigger: outputValue(str("s3cr3t"), true)}},
-		{"replacement_trigger/unknown", &opts{ReplacementTrigger: outputValue(nil, false, parentURN)}},
-		{"replacement_trigger/secret-envelope", &opts{ReplacementTrigger: sigObject(resource.SecretSig, map[string]*structpb.Value{"value": str("x")})}},
+		{"replacement_trigger/object", &opts{ReplacementTrigger: wiretest.Object("a", wiretest.List(wiretest.Str("x"), structpb.NewBoolValue(true)))}},
+		{"replacement_trigger/secret", &opts{ReplacementTrigger: wiretest.Output(wiretest.Str("s3cr3t"), true)}},
+		{"replacement_trigger/unknown", &opts{ReplacementTrigger: wiretest.Output(nil, false, parentURN)}},
+		{"replacement_trigger/secret-envelope", &opts{ReplacementTrigger: wiretest.Sig(resource.SecretSig, map[string]*structpb.Value{"value": wiretest.Str("x")})}},
 		{"unknown-fields/options", withUnknown(&opts{}, unknownField(1000, "future"))},
 		{"unknown-fields/custom_timeouts", &opts{CustomTimeouts: withUnknown(&timeout{Create: "1m"}, unknownField(50, "t"))}},
 		{"unknown-fields/hooks", &opts{Hooks: withUnknown(&hooks{OnError: []string{"h"}}, unknownField(51, "h"))}},
@@ -154,14 +155,14 @@ func fullOptions() *opts {
 		Import:             "id-1",
 		HideDiff:           []string{"secretData"},
 		ReplaceWith:        []string{parentURN},
-		ReplacementTrigger: outputValue(str("t"), true, parentURN),
+		ReplacementTrigger: wiretest.Output(wiretest.Str("t"), true, parentURN),
 	}, unknownField(999, "from a newer engine"))
 }
 
 func request(o *opts) *pulumirpc.TransformRequest {
 	return &pulumirpc.TransformRequest{
 		Type: "aws:s3/bucket:Bucket", Name: "b", Custom: true, Parent: parentURN,
-		Properties: structOf("acl", str("private")),
+		Properties: wiretest.Struct("acl", wiretest.Str("private")),
 		Options:    o,
 	}
 }
@@ -208,7 +209,7 @@ func markSet(m protoreflect.Message, seen map[protoreflect.FullName]bool) {
 // to be proto-equal to the request.
 func TestIdentityRoundTripEveryOption(t *testing.T) {
 	t.Parallel()
-	srv, client := startServer(t)
+	srv, client := wiretest.StartServer(t)
 	cb, err := transforms.Callback(srv, identity)
 	require.NoError(t, err)
 
@@ -223,10 +224,10 @@ func TestIdentityRoundTripEveryOption(t *testing.T) {
 			require.False(t, proto.Equal(row.opts, &opts{}) && len(row.opts.ProtoReflect().GetUnknown()) == 0,
 				"row sets nothing")
 			req := request(row.opts)
-			res, err := call(t, client, cb, req)
+			res, err := wiretest.Transform(t, client, cb, req)
 			require.NoError(t, err)
-			requireProtoEqual(t, req.GetOptions(), res.GetOptions())
-			requireProtoEqual(t, req.GetProperties(), res.GetProperties())
+			wiretest.RequireProtoEqual(t, req.GetOptions(), res.GetOptions())
+			wiretest.RequireProtoEqual(t, req.GetProperties(), res.GetProperties())
 		})
 	}
 }
@@ -307,7 +308,7 @@ func TestOptionsDecode(t *testing.T) {
 // and requires the response to differ from the request in that field only.
 func TestChangeOneOptionKeepsOthers(t *testing.T) {
 	t.Parallel()
-	srv, client := startServer(t)
+	srv, client := wiretest.StartServer(t)
 	tests := []struct {
 		name string
 		edit func(*transforms.ResourceOptions)
@@ -329,7 +330,7 @@ func TestChangeOneOptionKeepsOthers(t *testing.T) {
 			o.Aliases = append(o.Aliases, specAlias(&spec{Name: "older", Parent: &pulumirpc.Alias_Spec_ParentUrn{ParentUrn: stackURN}}))
 		}},
 		{"trigger", func(o *transforms.ResourceOptions) { o.ReplacementTrigger = new(resource.NewProperty("v3")) },
-			func(o *opts) { o.ReplacementTrigger = str("v3") }},
+			func(o *opts) { o.ReplacementTrigger = wiretest.Str("v3") }},
 		{"delete before replace", func(o *transforms.ResourceOptions) { o.DeleteBeforeReplace = nil },
 			func(o *opts) { o.DeleteBeforeReplace = nil }},
 		{"timeouts", func(o *transforms.ResourceOptions) { o.CustomTimeouts.Read = "9m" },
@@ -349,10 +350,10 @@ func TestChangeOneOptionKeepsOthers(t *testing.T) {
 			want := proto.CloneOf(req.GetOptions())
 			tt.want(want)
 			require.False(t, proto.Equal(want, req.GetOptions()), "the edit changes nothing")
-			res, err := call(t, client, cb, req)
+			res, err := wiretest.Transform(t, client, cb, req)
 			require.NoError(t, err)
 			assert.Nil(t, res.GetProperties(), "properties must stay unset")
-			requireProtoEqual(t, want, res.GetOptions())
+			wiretest.RequireProtoEqual(t, want, res.GetOptions())
 		})
 	}
 }
@@ -378,7 +379,7 @@ func TestClone(t *testing.T) {
 
 	got, err := orig.ToProto(true)
 	require.NoError(t, err)
-	requireProtoEqual(t, fullOptions(), got)
+	wiretest.RequireProtoEqual(t, fullOptions(), got)
 
 	var nilOpts *transforms.ResourceOptions
 	assert.Nil(t, nilOpts.Clone())

@@ -1,11 +1,14 @@
 package transforms_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/wiretest"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/monitor/monitortest"
 	"github.com/langhost/callbacks/transforms"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
@@ -14,35 +17,29 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-func infoWith(dryRun bool, fs ...pulumirpc.ResourceMonitorFeature) func() (*pulumirpc.DeploymentInfo, error) {
-	return func() (*pulumirpc.DeploymentInfo, error) {
-		return &pulumirpc.DeploymentInfo{DryRun: dryRun, SupportedFeatures: fs}, nil
-	}
-}
-
 func TestRegisterStack(t *testing.T) {
 	t.Parallel()
-	ok := func(*pulumirpc.Callback) error { return nil }
+	ok := func(context.Context, *pulumirpc.Callback) error { return nil }
 	tests := []struct {
 		name    string
-		mon     *fakeMonitor
+		mon     *monitortest.Fake
 		wantErr string
 		wantIs  error
 		wantRPC int // RegisterStackTransform calls expected
 	}{
 		{
 			name:    "success",
-			mon:     &fakeMonitor{deploymentInfo: infoWith(true, monitor.Transforms, monitor.ByteString), registerStack: ok},
+			mon:     &monitortest.Fake{DeploymentInfo: monitortest.CurrentPreview(monitor.Transforms, monitor.ByteString), RegisterStackTransform: ok},
 			wantRPC: 1,
 		},
 		{
 			name:    "old engine with transforms",
-			mon:     &fakeMonitor{supportsFeature: func(id string) (bool, error) { return id == "transforms", nil }, registerStack: ok},
+			mon:     &monitortest.Fake{SupportsFeature: monitortest.OldEngine("transforms"), RegisterStackTransform: ok},
 			wantRPC: 1,
 		},
 		{
 			name: "rpc failure",
-			mon: &fakeMonitor{deploymentInfo: infoWith(false, monitor.Transforms), registerStack: func(*pulumirpc.Callback) error {
+			mon: &monitortest.Fake{DeploymentInfo: monitortest.CurrentEngine(monitor.Transforms), RegisterStackTransform: func(context.Context, *pulumirpc.Callback) error {
 				return status.Error(codes.InvalidArgument, "target must be specified")
 			}},
 			wantErr: "RegisterStackTransform: rpc error: code = InvalidArgument desc = target must be specified",
@@ -50,40 +47,38 @@ func TestRegisterStack(t *testing.T) {
 		},
 		{
 			name:    "rpc unimplemented",
-			mon:     &fakeMonitor{deploymentInfo: infoWith(false, monitor.Transforms)},
+			mon:     &monitortest.Fake{DeploymentInfo: monitortest.CurrentEngine(monitor.Transforms)},
 			wantErr: "RegisterStackTransform",
 			wantRPC: 1,
 		},
 		{
 			name:    "feature missing",
-			mon:     &fakeMonitor{deploymentInfo: infoWith(false, monitor.InvokeTransforms, monitor.ResourceHooks), registerStack: ok},
+			mon:     &monitortest.Fake{DeploymentInfo: monitortest.CurrentEngine(monitor.InvokeTransforms, monitor.ResourceHooks), RegisterStackTransform: ok},
 			wantErr: "TRANSFORMS",
 			wantIs:  monitor.ErrMissingFeature,
 		},
 		{
-			name: "old engine without transforms",
-			mon: &fakeMonitor{supportsFeature: func(id string) (bool, error) {
-				return id == "secrets" || id == "resourceReferences", nil
-			}, registerStack: ok},
+			name:    "old engine without transforms",
+			mon:     &monitortest.Fake{SupportsFeature: monitortest.OldEngine("secrets", "resourceReferences"), RegisterStackTransform: ok},
 			wantErr: "transforms (TRANSFORMS)",
 			wantIs:  monitor.ErrMissingFeature,
 		},
 		{
 			name: "feature check fails",
-			mon: &fakeMonitor{deploymentInfo: func() (*pulumirpc.DeploymentInfo, error) {
+			mon: &monitortest.Fake{DeploymentInfo: func(context.Context) (*pulumirpc.DeploymentInfo, error) {
 				return nil, status.Error(codes.Unavailable, "engine gone")
-			}, registerStack: ok},
+			}, RegisterStackTransform: ok},
 			wantErr: "engine gone",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv, _ := startServer(t)
-			mon := serveMonitor(t, tt.mon)
+			srv, _ := wiretest.StartServer(t)
+			mon := monitortest.Serve(t, tt.mon)
 			before := srv.Registry().Len()
 			cb, err := transforms.RegisterStack(t.Context(), srv, mon, identity, callbacks.Name("stack"))
-			calls := tt.mon.calls()
+			calls := monitortest.Requests[*pulumirpc.Callback](tt.mon, "RegisterStackTransform")
 			require.Len(t, calls, tt.wantRPC)
 			if tt.wantErr != "" {
 				require.Error(t, err)
@@ -114,15 +109,15 @@ func TestRegisterStack(t *testing.T) {
 
 func TestRegisterStackDryRun(t *testing.T) {
 	t.Parallel()
-	srv, client := startServer(t)
-	mon := serveMonitor(t, &fakeMonitor{
-		deploymentInfo: infoWith(true, monitor.Transforms),
-		registerStack:  func(*pulumirpc.Callback) error { return nil },
+	srv, client := wiretest.StartServer(t)
+	mon := monitortest.Serve(t, &monitortest.Fake{
+		DeploymentInfo:         monitortest.CurrentPreview(monitor.Transforms),
+		RegisterStackTransform: func(context.Context, *pulumirpc.Callback) error { return nil },
 	})
 	rec := &recorder{}
 	cb, err := transforms.RegisterStack(t.Context(), srv, mon, rec.transform)
 	require.NoError(t, err)
-	_, err = call(t, client, cb, request(fullOptions()))
+	_, err = wiretest.Transform(t, client, cb, request(fullOptions()))
 	require.NoError(t, err)
 	_, info := rec.last()
 	assert.True(t, info.DryRun, "the registry learns about previews from the monitor")
@@ -130,9 +125,9 @@ func TestRegisterStackDryRun(t *testing.T) {
 
 func TestRegisterStackArguments(t *testing.T) {
 	t.Parallel()
-	srv, _ := startServer(t)
-	f := &fakeMonitor{deploymentInfo: infoWith(false, monitor.Transforms), registerStack: func(*pulumirpc.Callback) error { return nil }}
-	mon := serveMonitor(t, f)
+	srv, _ := wiretest.StartServer(t)
+	f := &monitortest.Fake{DeploymentInfo: monitortest.CurrentEngine(monitor.Transforms), RegisterStackTransform: func(context.Context, *pulumirpc.Callback) error { return nil }}
+	mon := monitortest.Serve(t, f)
 	tests := []struct {
 		name   string
 		call   func() error
@@ -160,16 +155,16 @@ func TestRegisterStackArguments(t *testing.T) {
 			})
 		}
 	})
-	assert.Empty(t, f.calls())
+	assert.Empty(t, monitortest.Requests[*pulumirpc.Callback](f, "RegisterStackTransform"))
 	assert.Equal(t, 0, srv.Registry().Len())
 }
 
 func TestRegisterStackClosedServer(t *testing.T) {
 	t.Parallel()
-	srv, _ := startServer(t)
+	srv, _ := wiretest.StartServer(t)
 	require.NoError(t, srv.Close())
-	f := &fakeMonitor{deploymentInfo: infoWith(false, monitor.Transforms), registerStack: func(*pulumirpc.Callback) error { return nil }}
-	_, err := transforms.RegisterStack(t.Context(), srv, serveMonitor(t, f), identity)
+	f := &monitortest.Fake{DeploymentInfo: monitortest.CurrentEngine(monitor.Transforms), RegisterStackTransform: func(context.Context, *pulumirpc.Callback) error { return nil }}
+	_, err := transforms.RegisterStack(t.Context(), srv, monitortest.Serve(t, f), identity)
 	assert.True(t, errors.Is(err, callbacks.ErrServerClosed), "got %v", err)
-	assert.Empty(t, f.calls())
+	assert.Empty(t, monitortest.Requests[*pulumirpc.Callback](f, "RegisterStackTransform"))
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/wiretest"
 	"github.com/langhost/callbacks/transforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -51,7 +52,7 @@ const (
 )
 
 func byteString(b []byte) *structpb.Value {
-	return sigObject(resource.ByteStringSig, map[string]*structpb.Value{"value": str(base64.StdEncoding.EncodeToString(b))})
+	return wiretest.Sig(resource.ByteStringSig, map[string]*structpb.Value{"value": wiretest.Str(base64.StdEncoding.EncodeToString(b))})
 }
 
 // TestValuesRoundTrip sends each kind of special value through the real
@@ -60,44 +61,44 @@ func byteString(b []byte) *structpb.Value {
 // meaning, not its wire form.
 func TestValuesRoundTrip(t *testing.T) {
 	t.Parallel()
-	srv, client := startServer(t)
+	srv, client := wiretest.StartServer(t)
 	tests := []struct {
 		name  string
 		value *structpb.Value
 		check func(t *testing.T, v resource.PropertyValue)
 	}{
-		{"plain", object("s", str("x"), "n", structpb.NewNumberValue(1.5), "b", structpb.NewBoolValue(true), "null", structpb.NewNullValue(),
-			"l", list(str("a"), list()), "o", object()), func(t *testing.T, v resource.PropertyValue) {
+		{"plain", wiretest.Object("s", wiretest.Str("x"), "n", structpb.NewNumberValue(1.5), "b", structpb.NewBoolValue(true), "null", structpb.NewNullValue(),
+			"l", wiretest.List(wiretest.Str("a"), wiretest.List()), "o", wiretest.Object()), func(t *testing.T, v resource.PropertyValue) {
 			assert.True(t, v.ObjectValue()["null"].IsNull())
 			assert.Equal(t, 1.5, v.ObjectValue()["n"].NumberValue())
 		}},
-		{"secret", outputValue(str("hunter2"), true), func(t *testing.T, v resource.PropertyValue) {
+		{"secret", wiretest.Output(wiretest.Str("hunter2"), true), func(t *testing.T, v resource.PropertyValue) {
 			require.True(t, v.IsOutput())
 			assert.True(t, v.OutputValue().Secret)
 			assert.True(t, v.OutputValue().Known)
 			assert.Equal(t, "hunter2", v.OutputValue().Element.StringValue())
 		}},
-		{"unknown", outputValue(nil, false), func(t *testing.T, v resource.PropertyValue) {
+		{"unknown", wiretest.Output(nil, false), func(t *testing.T, v resource.PropertyValue) {
 			require.True(t, v.IsOutput())
 			assert.False(t, v.OutputValue().Known)
 		}},
-		{"unknown secret", outputValue(nil, true), func(t *testing.T, v resource.PropertyValue) {
+		{"unknown secret", wiretest.Output(nil, true), func(t *testing.T, v resource.PropertyValue) {
 			require.True(t, v.IsOutput())
 			assert.False(t, v.OutputValue().Known)
 			assert.True(t, v.OutputValue().Secret)
 		}},
-		{"output with dependencies", outputValue(str("v"), false, bucketURN, compURN), func(t *testing.T, v resource.PropertyValue) {
+		{"output with dependencies", wiretest.Output(wiretest.Str("v"), false, bucketURN, compURN), func(t *testing.T, v resource.PropertyValue) {
 			require.True(t, v.IsOutput())
 			assert.Equal(t, []resource.URN{bucketURN, compURN}, v.OutputValue().Dependencies)
 		}},
-		{"unknown with dependencies", outputValue(nil, true, bucketURN), func(t *testing.T, v resource.PropertyValue) {
+		{"unknown with dependencies", wiretest.Output(nil, true, bucketURN), func(t *testing.T, v resource.PropertyValue) {
 			assert.Equal(t, []resource.URN{bucketURN}, v.OutputValue().Dependencies)
 		}},
-		{"secret envelope", sigObject(resource.SecretSig, map[string]*structpb.Value{"value": str("s")}), func(t *testing.T, v resource.PropertyValue) {
+		{"secret envelope", wiretest.Sig(resource.SecretSig, map[string]*structpb.Value{"value": wiretest.Str("s")}), func(t *testing.T, v resource.PropertyValue) {
 			assert.True(t, v.IsSecret())
 		}},
-		{"resource reference", sigObject(resource.ResourceReferenceSig, map[string]*structpb.Value{
-			"urn": str(bucketURN), "id": str("b-123"), "name": str("b"), "type": str("aws:s3/bucket:Bucket"), "packageVersion": str("6.0.0"),
+		{"resource reference", wiretest.Sig(resource.ResourceReferenceSig, map[string]*structpb.Value{
+			"urn": wiretest.Str(bucketURN), "id": wiretest.Str("b-123"), "name": wiretest.Str("b"), "type": wiretest.Str("aws:s3/bucket:Bucket"), "packageVersion": wiretest.Str("6.0.0"),
 		}), func(t *testing.T, v resource.PropertyValue) {
 			require.True(t, v.IsResourceReference())
 			ref := v.ResourceReferenceValue()
@@ -105,21 +106,21 @@ func TestValuesRoundTrip(t *testing.T) {
 			assert.Equal(t, "b-123", ref.ID.StringValue())
 			assert.Equal(t, "6.0.0", ref.PackageVersion)
 		}},
-		{"component reference", sigObject(resource.ResourceReferenceSig, map[string]*structpb.Value{
-			"urn": str(compURN), "name": str("c"), "type": str("my:mod:Comp"),
+		{"component reference", wiretest.Sig(resource.ResourceReferenceSig, map[string]*structpb.Value{
+			"urn": wiretest.Str(compURN), "name": wiretest.Str("c"), "type": wiretest.Str("my:mod:Comp"),
 		}), func(t *testing.T, v resource.PropertyValue) {
 			require.True(t, v.IsResourceReference())
 			_, hasID := v.ResourceReferenceValue().IDString()
 			assert.False(t, hasID)
 		}},
-		{"asset", sigObject(resource.AssetSig, map[string]*structpb.Value{
-			"hash": str("2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"), "text": str("hello"),
+		{"asset", wiretest.Sig(resource.AssetSig, map[string]*structpb.Value{
+			"hash": wiretest.Str("2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"), "text": wiretest.Str("hello"),
 		}), func(t *testing.T, v resource.PropertyValue) {
 			require.True(t, v.IsAsset())
 			assert.Equal(t, "hello", v.AssetValue().Text)
 		}},
-		{"archive", sigObject(resource.ArchiveSig, map[string]*structpb.Value{
-			"hash": str("abc"), "assets": object("f.txt", sigObject(resource.AssetSig, map[string]*structpb.Value{"hash": str("def"), "text": str("x")})),
+		{"archive", wiretest.Sig(resource.ArchiveSig, map[string]*structpb.Value{
+			"hash": wiretest.Str("abc"), "assets": wiretest.Object("f.txt", wiretest.Sig(resource.AssetSig, map[string]*structpb.Value{"hash": wiretest.Str("def"), "text": wiretest.Str("x")})),
 		}), func(t *testing.T, v resource.PropertyValue) {
 			require.True(t, v.IsArchive())
 		}},
@@ -127,7 +128,7 @@ func TestValuesRoundTrip(t *testing.T) {
 			require.True(t, v.IsString())
 			assert.Equal(t, string([]byte{0xff, 0xfe, 'a', 0}), v.StringValue())
 		}},
-		{"nested", list(object("k", outputValue(list(outputValue(str("inner"), true)), false, bucketURN)), byteString([]byte{0x80})), nil},
+		{"nested", wiretest.List(wiretest.Object("k", wiretest.Output(wiretest.List(wiretest.Output(wiretest.Str("inner"), true)), false, bucketURN)), byteString([]byte{0x80})), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -137,11 +138,11 @@ func TestValuesRoundTrip(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, cb.GetAcceptsByteString(), "byte strings are accepted by default")
 			req := request(fullOptions())
-			req.Properties = structOf("v", tt.value, "other", str("o"))
-			res, err := call(t, client, cb, req)
+			req.Properties = wiretest.Struct("v", tt.value, "other", wiretest.Str("o"))
+			res, err := wiretest.Transform(t, client, cb, req)
 			require.NoError(t, err)
-			requireProtoEqual(t, req.GetProperties(), res.GetProperties())
-			requireProtoEqual(t, req.GetOptions(), res.GetOptions())
+			wiretest.RequireProtoEqual(t, req.GetProperties(), res.GetProperties())
+			wiretest.RequireProtoEqual(t, req.GetOptions(), res.GetOptions())
 			if tt.check != nil {
 				args, _ := rec.last()
 				tt.check(t, args.Properties["v"])
@@ -152,7 +153,7 @@ func TestValuesRoundTrip(t *testing.T) {
 
 func TestByteStrings(t *testing.T) {
 	t.Parallel()
-	srv, client := startServer(t)
+	srv, client := wiretest.StartServer(t)
 	raw := string([]byte{'b', 0xff, 0xc0})
 	returnRaw := func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
 		return a.WithProperties(func(m resource.PropertyMap) { m["blob"] = resource.NewProperty(raw) }), nil
@@ -171,7 +172,7 @@ func TestByteStrings(t *testing.T) {
 			cb, err := transforms.Callback(srv, returnRaw, callbacks.AcceptsByteStrings(tt.accept), callbacks.Name("raw"))
 			require.NoError(t, err)
 			require.Equal(t, tt.accept, cb.GetAcceptsByteString())
-			res, err := call(t, client, cb, request(nil))
+			res, err := wiretest.Transform(t, client, cb, request(nil))
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				st := status.Convert(err)
@@ -181,7 +182,7 @@ func TestByteStrings(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			requireProtoEqual(t, byteString([]byte(raw)), res.GetProperties().GetFields()["blob"])
+			wiretest.RequireProtoEqual(t, byteString([]byte(raw)), res.GetProperties().GetFields()["blob"])
 			assert.Nil(t, res.GetOptions())
 		})
 	}
@@ -204,7 +205,7 @@ func TestByteStrings(t *testing.T) {
 
 func TestResults(t *testing.T) {
 	t.Parallel()
-	srv, client := startServer(t)
+	srv, client := wiretest.StartServer(t)
 	tests := []struct {
 		name string
 		fn   transforms.Func
@@ -222,13 +223,13 @@ func TestResults(t *testing.T) {
 		}, &pulumirpc.TransformResponse{Options: &opts{}}},
 		{"only properties", func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
 			return a.WithProperties(func(m resource.PropertyMap) { m["acl"] = resource.NewProperty("public") }), nil
-		}, &pulumirpc.TransformResponse{Properties: structOf("acl", str("public"))}},
+		}, &pulumirpc.TransformResponse{Properties: wiretest.Struct("acl", wiretest.Str("public"))}},
 		{"both", func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
 			a.Properties["x"] = resource.NewProperty(1.0)
 			a.Options.Version = "9"
 			return a.Result(), nil
 		}, &pulumirpc.TransformResponse{
-			Properties: structOf("acl", str("private"), "x", structpb.NewNumberValue(1)),
+			Properties: wiretest.Struct("acl", wiretest.Str("private"), "x", structpb.NewNumberValue(1)),
 			Options:    func() *opts { o := fullOptions(); o.Version = "9"; return o }(),
 		}},
 	}
@@ -237,16 +238,16 @@ func TestResults(t *testing.T) {
 			t.Parallel()
 			cb, err := transforms.Callback(srv, tt.fn)
 			require.NoError(t, err)
-			res, err := call(t, client, cb, request(fullOptions()))
+			res, err := wiretest.Transform(t, client, cb, request(fullOptions()))
 			require.NoError(t, err)
-			requireProtoEqual(t, tt.want, res)
+			wiretest.RequireProtoEqual(t, tt.want, res)
 		})
 	}
 }
 
 func TestURN(t *testing.T) {
 	t.Parallel()
-	srv, client := startServer(t)
+	srv, client := wiretest.StartServer(t)
 	tests := []struct {
 		name, parent, typ string
 		want              resource.URN
@@ -265,7 +266,7 @@ func TestURN(t *testing.T) {
 			require.NoError(t, err)
 			req := request(nil)
 			req.Parent, req.Type, req.Name, req.Custom = tt.parent, tt.typ, "res", false
-			_, err = call(t, client, cb, req)
+			_, err = wiretest.Transform(t, client, cb, req)
 			require.NoError(t, err)
 			args, info := rec.last()
 			assert.Equal(t, tt.want, args.URN)
@@ -284,11 +285,11 @@ func TestURN(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	t.Parallel()
-	srv, client := startServer(t)
+	srv, client := wiretest.StartServer(t)
 	fail := func(err error) transforms.Func {
 		return func(context.Context, *transforms.Args) (*transforms.Result, error) { return nil, err }
 	}
-	malformedSecret := sigObject(resource.SecretSig, nil)
+	malformedSecret := wiretest.Sig(resource.SecretSig, nil)
 	tests := []struct {
 		name     string
 		fn       transforms.Func
@@ -298,7 +299,7 @@ func TestErrors(t *testing.T) {
 	}{
 		{"user error", fail(errors.New("bad transform")), nil, codes.Unknown, "bad transform"},
 		{"user status", fail(status.Error(codes.FailedPrecondition, "not now")), nil, codes.FailedPrecondition, "not now"},
-		{"bad properties", transforms.Func(identity), func(r *pulumirpc.TransformRequest) { r.Properties = structOf("p", malformedSecret) },
+		{"bad properties", transforms.Func(identity), func(r *pulumirpc.TransformRequest) { r.Properties = wiretest.Struct("p", malformedSecret) },
 			codes.InvalidArgument, `resource transform "e": aws:s3/bucket:Bucket/b: request does not decode: properties: malformed RPC secret`},
 		{"bad trigger", transforms.Func(identity), func(r *pulumirpc.TransformRequest) { r.Options.ReplacementTrigger = malformedSecret },
 			codes.InvalidArgument, "options: decoding replacementTrigger"},
@@ -314,7 +315,7 @@ func TestErrors(t *testing.T) {
 			if tt.req != nil {
 				tt.req(req)
 			}
-			_, err = call(t, client, cb, req)
+			_, err = wiretest.Transform(t, client, cb, req)
 			require.Error(t, err)
 			st := status.Convert(err)
 			assert.Equal(t, tt.wantCode, st.Code(), st.Message())
@@ -325,7 +326,7 @@ func TestErrors(t *testing.T) {
 
 func TestCallbackArguments(t *testing.T) {
 	t.Parallel()
-	srv, _ := startServer(t)
+	srv, _ := wiretest.StartServer(t)
 	_, err := transforms.Callback(srv, nil)
 	assert.ErrorIs(t, err, callbacks.ErrNilFunc)
 	_, err = transforms.Callback(nil, identity)

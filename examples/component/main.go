@@ -26,6 +26,7 @@ import (
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
 	"github.com/langhost/callbacks/examples/component/teams"
+	"github.com/langhost/callbacks/examples/internal/simrun"
 	"github.com/langhost/callbacks/monitor"
 )
 
@@ -125,20 +126,9 @@ func simulate(ctx context.Context, w io.Writer) error {
 	fmt.Fprintln(w, "component: no Pulumi engine in the environment (PULUMI_MONITOR is unset), so the program")
 	fmt.Fprintf(w, "deploys project %q, stack %q on the simulator.\n", engine.Project(), engine.Stack())
 
-	restore := setenv(engine.Env())
-	defer restore()
-	progErr := deploy(ctx)
-
-	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	var res *enginetest.Result
-	if progErr != nil {
-		res, err = engine.Finish(waitCtx) // a failed program never signals
-	} else {
-		res, err = engine.Wait(waitCtx)
-	}
+	res, progErr, err := simrun.Deploy(ctx, engine, deploy)
 	if err != nil {
-		return errors.Join(progErr, err)
+		return err
 	}
 
 	// What fired, per resource, in the order the engine called it.
@@ -173,7 +163,7 @@ func simulate(ctx context.Context, w io.Writer) error {
 		}
 		rows = append(rows, []string{r.Name, team, hooksFired})
 	}
-	table(w, rows)
+	simrun.Table(w, rows)
 
 	// Resources are created concurrently: sort by resource, keeping the
 	// order of each resource's own messages.
@@ -183,18 +173,14 @@ func simulate(ctx context.Context, w io.Writer) error {
 		rows = append(rows, []string{enginetest.URNName(d.URN), string(d.Severity), d.Message})
 	}
 	slices.SortStableFunc(rows, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
-	table(w, rows)
+	simrun.Table(w, rows)
 
 	problems := check(engine, res, fired)
 	if progErr != nil {
 		problems = append([]string{"the program failed: " + progErr.Error()}, problems...)
 	}
-	if len(problems) > 0 {
-		fmt.Fprintln(w, "\ncomponent: FAILED")
-		for _, p := range problems {
-			fmt.Fprintln(w, "  -", p)
-		}
-		return fmt.Errorf("%d expectation(s) not met", len(problems))
+	if err := simrun.Verdict(w, "component", problems); err != nil {
+		return err
 	}
 	fmt.Fprintf(w, "\ncomponent: ok (%d resources, %d hook calls)\n", len(res.State.Resources), hookCalls)
 	return nil
@@ -251,53 +237,4 @@ func check(engine *enginetest.Engine, res *enginetest.Result, fired map[string][
 		problems = append(problems, fmt.Sprintf("%d ownership reports, want 3", owned))
 	}
 	return problems
-}
-
-// setenv sets the variables of env ("KEY=value") and returns a function that
-// puts the environment back as it was.
-func setenv(env []string) (restore func()) {
-	type saved struct {
-		key, value string
-		set        bool
-	}
-	var old []saved
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		prev, set := os.LookupEnv(k)
-		old = append(old, saved{k, prev, set})
-		_ = os.Setenv(k, v)
-	}
-	return func() {
-		for _, s := range old {
-			if s.set {
-				_ = os.Setenv(s.key, s.value)
-			} else {
-				_ = os.Unsetenv(s.key)
-			}
-		}
-	}
-}
-
-// table prints rows indented, with columns aligned and no trailing blanks.
-func table(w io.Writer, rows [][]string) {
-	var width []int
-	for _, row := range rows {
-		for i, cell := range row[:max(len(row)-1, 0)] {
-			if i == len(width) {
-				width = append(width, 0)
-			}
-			width[i] = max(width[i], len(cell))
-		}
-	}
-	for _, row := range rows {
-		var b strings.Builder
-		b.WriteString("  ")
-		for i, cell := range row {
-			b.WriteString(cell)
-			if i < len(row)-1 {
-				b.WriteString(strings.Repeat(" ", width[i]-len(cell)+2))
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
 }

@@ -2,18 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"sync"
-	"time"
-
-	"google.golang.org/grpc/codes"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
+	"github.com/langhost/callbacks/examples/internal/simrun"
 )
 
 // simulate runs the program twice against the simulator: first with
@@ -24,7 +19,7 @@ func simulate(ctx context.Context, w io.Writer) error {
 	fmt.Fprintln(w, "langhost: no Pulumi engine in the environment (PULUMI_MONITOR is unset), so the program")
 	fmt.Fprintln(w, "runs twice on the simulator, the second time over the first run's state.")
 
-	calls := &callLog{}
+	calls := &simrun.CallLog{}
 	first, err := simulatedRun(ctx, w, calls, "Run 1, keepOld unset (old-pet is declared)", nil)
 	if err != nil {
 		return err
@@ -36,17 +31,11 @@ func simulate(ctx context.Context, w io.Writer) error {
 	}
 
 	problems := append(checkFirst(first), checkSecond(second)...)
-	calls.mu.Lock()
-	problems = append(problems, calls.fails...)
-	calls.mu.Unlock()
-	if len(problems) > 0 {
-		fmt.Fprintln(w, "\nlanghost: FAILED")
-		for _, p := range problems {
-			fmt.Fprintln(w, "  -", p)
-		}
-		return fmt.Errorf("%d expectation(s) not met", len(problems))
+	problems = append(problems, calls.Fails()...)
+	if err := simrun.Verdict(w, "langhost", problems); err != nil {
+		return err
 	}
-	fmt.Fprintf(w, "\nlanghost: ok (2 runs, %d callback calls)\n", calls.count())
+	fmt.Fprintf(w, "\nlanghost: ok (2 runs, %d callback calls)\n", calls.Count())
 	return nil
 }
 
@@ -57,7 +46,7 @@ type runResult struct {
 	res    *enginetest.Result
 }
 
-func simulatedRun(ctx context.Context, w io.Writer, calls *callLog, title string, prior *enginetest.State, opts ...enginetest.Option) (*runResult, error) {
+func simulatedRun(ctx context.Context, w io.Writer, calls *simrun.CallLog, title string, prior *enginetest.State, opts ...enginetest.Option) (*runResult, error) {
 	opts = append([]enginetest.Option{enginetest.WithProject("langhost"), enginetest.WithStack("dev")}, opts...)
 	if prior != nil {
 		opts = append(opts, enginetest.WithState(prior))
@@ -68,33 +57,15 @@ func simulatedRun(ctx context.Context, w io.Writer, calls *callLog, title string
 	}
 	defer engine.Close()
 
-	restore := setenv(engine.Env())
-	progErr := deploy(ctx, callbacks.WithObserver(calls))
-	restore()
-
-	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	var res *enginetest.Result
-	if progErr != nil {
-		res, err = engine.Finish(waitCtx) // a failed program never signals
-	} else {
-		res, err = engine.Wait(waitCtx)
-	}
+	res, progErr, err := simrun.Deploy(ctx, engine, func(ctx context.Context) error {
+		return deploy(ctx, callbacks.WithObserver(calls))
+	})
 	if err != nil {
-		return nil, errors.Join(progErr, err)
+		return nil, err
 	}
 
 	fmt.Fprintf(w, "\n%s:\n", title)
-	var rows [][]string
-	for _, ev := range engine.Record() {
-		if ev.URN == engine.StackURN() {
-			continue
-		}
-		if row := describe(ev, calls); row != nil {
-			rows = append(rows, row)
-		}
-	}
-	table(w, rows)
+	simrun.PrintRecord(w, engine, func(ev enginetest.Event) []string { return describe(ev, calls) })
 	fmt.Fprintf(w, "  monitor.Finish returned: the engine was done, the callback server is shut down\n")
 	var pets []string
 	for _, r := range res.State.Resources {
@@ -172,118 +143,14 @@ func checkSecond(r *runResult) []string {
 
 // describe renders one event of the record as a table row, or nil for the
 // events the report leaves out (feature checks, dials, RPC bookkeeping).
-func describe(ev enginetest.Event, calls *callLog) []string {
-	who := enginetest.URNName(ev.URN)
-	outcome := ev.Detail
-	if ev.Err != "" {
-		outcome = "error: " + ev.Err
-	}
+func describe(ev enginetest.Event, calls *simrun.CallLog) []string {
 	switch ev.Kind {
 	case enginetest.KindRegisterResourceHook:
 		return []string{fmt.Sprintf("register resource hook %q", ev.Name), "", "(a raw callback)"}
-	case enginetest.KindStep:
-		if typ := enginetest.QualifiedType(ev.URN); strings.HasPrefix(typ, "pulumi:providers:") {
-			who = "provider " + strings.TrimPrefix(typ, "pulumi:providers:") + " (" + who + ")"
-		}
-		return []string{"step " + string(ev.Op), who}
-	case enginetest.KindCallback:
-		return []string{"transform " + calls.name(ev.Token), who, outcome}
-	case enginetest.KindHook:
-		return []string{fmt.Sprintf("hook %s %q", ev.Point, ev.Name), who, outcome}
-	case enginetest.KindProviderCreate, enginetest.KindProviderDelete:
-		return []string{"provider " + strings.ToLower(strings.TrimPrefix(string(ev.Kind), "Provider")), who, outcome}
+	case enginetest.KindProviderDelete:
+		return []string{"provider delete", enginetest.URNName(ev.URN), simrun.Outcome(ev)}
 	case enginetest.KindLog:
-		return []string{"message from a callback", who, outcome}
-	case enginetest.KindSignalAndWaitForShutdown:
-		return []string{"program signals it is done", "", "the engine runs what is left"}
+		return []string{"message from a callback", enginetest.URNName(ev.URN), simrun.Outcome(ev)}
 	}
-	return nil
-}
-
-// callLog is a callbacks.Observer that counts the calls the servers answered
-// and remembers the registration name behind each token.
-type callLog struct {
-	mu    sync.Mutex
-	names map[string]string
-	total int
-	fails []string
-}
-
-func (l *callLog) CallStarted(context.Context, callbacks.CallInfo) {}
-
-func (l *callLog) CallFinished(_ context.Context, info callbacks.CallInfo, code codes.Code, _ time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.names == nil {
-		l.names = map[string]string{}
-	}
-	l.total++
-	l.names[info.Token] = info.Name
-	if code != codes.OK {
-		l.fails = append(l.fails, fmt.Sprintf("%s %q failed with %s", info.Kind, info.Name, code))
-	}
-}
-
-func (l *callLog) count() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.total
-}
-
-func (l *callLog) name(token string) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if n, ok := l.names[token]; ok {
-		return fmt.Sprintf("%q", n)
-	}
-	return "(never called)"
-}
-
-// setenv sets the variables of env ("KEY=value") and returns a function that
-// puts the environment back as it was.
-func setenv(env []string) (restore func()) {
-	type saved struct {
-		key, value string
-		set        bool
-	}
-	var old []saved
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		prev, set := os.LookupEnv(k)
-		old = append(old, saved{k, prev, set})
-		_ = os.Setenv(k, v)
-	}
-	return func() {
-		for _, s := range old {
-			if s.set {
-				_ = os.Setenv(s.key, s.value)
-			} else {
-				_ = os.Unsetenv(s.key)
-			}
-		}
-	}
-}
-
-// table prints rows indented, with columns aligned and no trailing blanks.
-func table(w io.Writer, rows [][]string) {
-	var width []int
-	for _, row := range rows {
-		for i, cell := range row[:max(len(row)-1, 0)] {
-			if i == len(width) {
-				width = append(width, 0)
-			}
-			width[i] = max(width[i], len(cell))
-		}
-	}
-	for _, row := range rows {
-		var b strings.Builder
-		b.WriteString("  ")
-		for i, cell := range row {
-			b.WriteString(cell)
-			if i < len(row)-1 {
-				b.WriteString(strings.Repeat(" ", width[i]-len(cell)+2))
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
+	return simrun.Describe(ev, calls)
 }

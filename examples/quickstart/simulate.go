@@ -6,18 +6,15 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
+	"github.com/langhost/callbacks/examples/internal/simrun"
 )
 
 // Stand-ins for what the random provider would return.
@@ -45,22 +42,12 @@ func simulate(ctx context.Context, w io.Writer) error {
 		engine.Project(), engine.Stack())
 	fmt.Fprintln(w, "create of \"suffix\".")
 
-	restore := setenv(engine.Env())
-	defer restore()
-	calls := &callLog{names: map[string]string{}}
-	progErr := deploy(ctx, callbacks.WithObserver(calls))
-
-	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	var res *enginetest.Result
-	if progErr != nil {
-		// The program failed, so it never signalled the engine.
-		res, err = engine.Finish(waitCtx)
-	} else {
-		res, err = engine.Wait(waitCtx)
-	}
+	calls := &simrun.CallLog{}
+	res, progErr, err := simrun.Deploy(ctx, engine, func(ctx context.Context) error {
+		return deploy(ctx, callbacks.WithObserver(calls))
+	})
 	if err != nil {
-		return errors.Join(progErr, err)
+		return err
 	}
 
 	report(w, engine, res, calls)
@@ -71,14 +58,10 @@ func simulate(ctx context.Context, w io.Writer) error {
 	if res.Err != nil {
 		problems = append(problems, "the deployment failed: "+res.Err.Error())
 	}
-	if len(problems) > 0 {
-		fmt.Fprintln(w, "\nquickstart: FAILED")
-		for _, p := range problems {
-			fmt.Fprintln(w, "  -", p)
-		}
-		return fmt.Errorf("%d expectation(s) not met", len(problems))
+	if err := simrun.Verdict(w, "quickstart", problems); err != nil {
+		return err
 	}
-	fmt.Fprintf(w, "\nquickstart: ok (%d resources, %d callback calls)\n", len(res.State.Resources), calls.count())
+	fmt.Fprintf(w, "\nquickstart: ok (%d resources, %d callback calls)\n", len(res.State.Resources), calls.Count())
 	return nil
 }
 
@@ -108,84 +91,14 @@ func fakeCreate(_ context.Context, req *enginetest.CreateRequest) (*enginetest.C
 	return &enginetest.CreateResponse{ID: id, Outputs: outputs}, nil
 }
 
-// setenv sets the variables of env ("KEY=value") and returns a function that
-// puts the environment back as it was.
-func setenv(env []string) (restore func()) {
-	type saved struct {
-		key, value string
-		set        bool
-	}
-	var old []saved
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		prev, set := os.LookupEnv(k)
-		old = append(old, saved{k, prev, set})
-		_ = os.Setenv(k, v)
-	}
-	return func() {
-		for _, s := range old {
-			if s.set {
-				_ = os.Setenv(s.key, s.value)
-			} else {
-				_ = os.Unsetenv(s.key)
-			}
-		}
-	}
-}
-
-// callLog is a callbacks.Observer that counts the calls the server answered
-// and remembers the registration name behind each token.
-type callLog struct {
-	mu    sync.Mutex
-	names map[string]string // token -> registration name
-	total int
-	fails []string
-}
-
-func (l *callLog) CallStarted(context.Context, callbacks.CallInfo) {}
-
-func (l *callLog) CallFinished(_ context.Context, info callbacks.CallInfo, code codes.Code, _ time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.total++
-	l.names[info.Token] = info.Name
-	if code != codes.OK {
-		l.fails = append(l.fails, fmt.Sprintf("%s %q failed with %s", info.Kind, info.Name, code))
-	}
-}
-
-func (l *callLog) count() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.total
-}
-
-func (l *callLog) name(token string) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if n, ok := l.names[token]; ok {
-		return fmt.Sprintf("%q", n)
-	}
-	return "(never called)"
-}
-
 // report prints what the engine did, the final state and the diagnostics.
-func report(w io.Writer, engine *enginetest.Engine, res *enginetest.Result, calls *callLog) {
+func report(w io.Writer, engine *enginetest.Engine, res *enginetest.Result, calls *simrun.CallLog) {
 	stack := engine.StackURN()
 	fmt.Fprintln(w, "\nWhat the engine did (the stack's own events left out):")
-	var rows [][]string
-	for _, ev := range engine.Record() {
-		if ev.URN == stack {
-			continue
-		}
-		if row := describe(ev, calls); row != nil {
-			rows = append(rows, row)
-		}
-	}
-	table(w, rows)
+	simrun.PrintRecord(w, engine, func(ev enginetest.Event) []string { return describe(ev, calls) })
 
 	fmt.Fprintf(w, "\nFinal state (%d resources):\n", len(res.State.Resources))
-	rows = nil
+	var rows [][]string
 	for _, r := range res.State.Resources {
 		row := []string{r.Type, r.Name}
 		switch {
@@ -198,7 +111,7 @@ func report(w io.Writer, engine *enginetest.Engine, res *enginetest.Result, call
 		}
 		rows = append(rows, row)
 	}
-	table(w, rows)
+	simrun.Table(w, rows)
 
 	fmt.Fprintln(w, "\nDiagnostics:")
 	rows = nil
@@ -209,75 +122,35 @@ func report(w io.Writer, engine *enginetest.Engine, res *enginetest.Result, call
 		}
 		rows = append(rows, []string{string(d.Severity), enginetest.URNName(d.URN), d.Message, from})
 	}
-	table(w, rows)
-}
-
-// table prints rows indented, with columns aligned and no trailing blanks.
-func table(w io.Writer, rows [][]string) {
-	var width []int
-	for _, row := range rows {
-		for i, cell := range row[:max(len(row)-1, 0)] { // a last cell needs no padding
-			if i == len(width) {
-				width = append(width, 0)
-			}
-			width[i] = max(width[i], len(cell))
-		}
-	}
-	for _, row := range rows {
-		var b strings.Builder
-		b.WriteString("  ")
-		for i, cell := range row {
-			b.WriteString(cell)
-			if i < len(row)-1 {
-				b.WriteString(strings.Repeat(" ", width[i]-len(cell)+2))
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
+	simrun.Table(w, rows)
 }
 
 // describe renders one event of the record as a table row, or nil for the
 // events the report leaves out (feature checks, dials, RPC bookkeeping).
-func describe(ev enginetest.Event, calls *callLog) []string {
-	who := enginetest.URNName(ev.URN)
-	outcome := ev.Detail
-	if ev.Err != "" {
-		outcome = "error: " + ev.Err
-	}
+func describe(ev enginetest.Event, calls *simrun.CallLog) []string {
 	switch ev.Kind {
 	case enginetest.KindRegisterStackTransform:
-		return []string{"register stack transform " + calls.name(ev.Token)}
+		return []string{"register stack transform " + calls.Name(ev.Token)}
 	case enginetest.KindRegisterStackInvokeTransform:
-		return []string{"register invoke transform " + calls.name(ev.Token)}
+		return []string{"register invoke transform " + calls.Name(ev.Token)}
 	case enginetest.KindRegisterResourceHook:
 		return []string{fmt.Sprintf("register resource hook %q", ev.Name)}
 	case enginetest.KindRegisterErrorHook:
 		return []string{fmt.Sprintf("register error hook %q", ev.Name)}
-	case enginetest.KindStep:
-		if typ := enginetest.QualifiedType(ev.URN); strings.HasPrefix(typ, "pulumi:providers:") {
-			who = "provider " + strings.TrimPrefix(typ, "pulumi:providers:") + " (" + who + ")"
-		}
-		return []string{"step " + string(ev.Op), who}
 	case enginetest.KindCallback:
 		if ev.Callback == enginetest.CallbackInvokeTransform {
-			return []string{"invoke transform " + calls.name(ev.Token), ev.Name, argsChange(ev)}
+			return []string{"invoke transform " + calls.Name(ev.Token), ev.Name, argsChange(ev)}
 		}
-		return []string{"transform " + calls.name(ev.Token), who, outcome}
-	case enginetest.KindHook:
-		return []string{fmt.Sprintf("hook %s %q", ev.Point, ev.Name), who, outcome}
 	case enginetest.KindErrorHook:
+		outcome := simrun.Outcome(ev)
 		if r, ok := ev.Response.(*pulumirpc.ErrorHookResponse); ok && ev.Err == "" && r.GetRetry() {
 			outcome = "asks for a retry"
 		}
-		return []string{fmt.Sprintf("error hook %q", ev.Name), who, outcome}
-	case enginetest.KindProviderCreate:
-		return []string{"provider create", who, outcome}
+		return []string{fmt.Sprintf("error hook %q", ev.Name), enginetest.URNName(ev.URN), outcome}
 	case enginetest.KindInvoke:
-		return []string{"invoke", ev.Name, outcome}
-	case enginetest.KindSignalAndWaitForShutdown:
-		return []string{"program signals it is done", "", "the engine runs what is left"}
+		return []string{"invoke", ev.Name, simrun.Outcome(ev)}
 	}
-	return nil
+	return simrun.Describe(ev, calls)
 }
 
 // argsChange says which arguments an invoke transform added.
@@ -312,13 +185,11 @@ func flat(s *structpb.Struct) string {
 }
 
 // check lists what the program was meant to do and did not.
-func check(engine *enginetest.Engine, res *enginetest.Result, calls *callLog) []string {
+func check(engine *enginetest.Engine, res *enginetest.Result, calls *simrun.CallLog) []string {
 	var problems []string
 	fail := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 
-	calls.mu.Lock()
-	problems = append(problems, calls.fails...)
-	calls.mu.Unlock()
+	problems = append(problems, calls.Fails()...)
 
 	// Every custom resource carries the transform's tags next to its own.
 	want := map[string]string{"managed-by": "pulumi", "project": engine.Project(), "stack": engine.Stack()}

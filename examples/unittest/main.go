@@ -23,6 +23,7 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
+	"github.com/langhost/callbacks/examples/internal/simrun"
 	"github.com/langhost/callbacks/monitor"
 )
 
@@ -44,10 +45,7 @@ func run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	defer engine.Close()
-	restore := setenv(engine.Env())
-	err = deploy(ctx)
-	restore()
-	if err != nil {
+	if err := simrun.RunProgram(ctx, engine, deploy); err != nil {
 		return err
 	}
 	res, err := engine.Wait(ctx)
@@ -92,29 +90,4 @@ func deploy(ctx context.Context) (err error) {
 		return err
 	}
 	return pulumi.RunErr(Program)
-}
-
-// setenv sets the variables of env ("KEY=value") and returns a function that
-// puts the environment back as it was.
-func setenv(env []string) (restore func()) {
-	type saved struct {
-		key, value string
-		set        bool
-	}
-	var old []saved
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		prev, set := os.LookupEnv(k)
-		old = append(old, saved{k, prev, set})
-		_ = os.Setenv(k, v)
-	}
-	return func() {
-		for _, s := range old {
-			if s.set {
-				_ = os.Setenv(s.key, s.value)
-			} else {
-				_ = os.Unsetenv(s.key)
-			}
-		}
-	}
 }
