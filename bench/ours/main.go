@@ -1,0 +1,95 @@
+// Command ours is this module's target for the shared callback benchmark
+// (../shared/bench): a program that serves pulumirpc.Callbacks on 127.0.0.1
+// with an identity resource transform registered through the typed
+// transforms API, the way a Pulumi program using this module would.
+//
+// Run by the benchmark, it follows the harness's target contract: it
+// connects to the resource monitor named by PULUMI_MONITOR, registers the
+// transform as a stack transform (ResourceMonitor.RegisterStackTransform),
+// then blocks in SignalAndWaitForShutdown until the benchmark is over, or
+// until SIGINT or SIGTERM, and shuts the server down.
+//
+// Without PULUMI_MONITOR it registers the transform with the server alone,
+// prints "ADDR TOKEN" on stdout (for the harness's OURS_ADDR) and serves
+// until SIGINT or SIGTERM.
+//
+//	go build -o /tmp/ours ./bench/ours
+//	OURS_CMD='exec /tmp/ours' ./run.sh      # in a copy of ../shared/bench
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/transforms"
+)
+
+// identity sends the resource's properties and options back as they came.
+// It returns them explicitly, as a real transform that changes something
+// would, so that the response is encoded in full.
+func identity(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+	return &transforms.Result{Properties: a.Properties, Options: a.Options}, nil
+}
+
+func main() {
+	log.SetPrefix("ours: ")
+	log.SetFlags(0)
+	if err := run(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run() error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	var opts []callbacks.Option
+	if addr := os.Getenv("PULUMI_ENGINE"); addr != "" {
+		opts = append(opts, callbacks.EngineAddress(addr))
+	}
+	srv, err := callbacks.Listen(opts...)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+
+	if os.Getenv(monitor.EnvMonitor) == "" {
+		cb, err := transforms.Callback(srv, identity, callbacks.Name("identity"))
+		if err != nil {
+			return err
+		}
+		fmt.Println(cb.GetTarget(), cb.GetToken())
+		<-ctx.Done()
+		return shutdown(srv)
+	}
+
+	mon, err := monitor.FromEnv()
+	if err != nil {
+		return err
+	}
+	defer mon.Close()
+	if _, err := transforms.RegisterStack(ctx, srv, mon, identity, callbacks.Name("identity")); err != nil {
+		return err
+	}
+	// The engine keeps the wait open until it is done with the program's
+	// callbacks; a signal ends the wait early.
+	if err := mon.SignalAndWaitForShutdown(ctx); err != nil && ctx.Err() == nil {
+		_ = shutdown(srv)
+		return err
+	}
+	return shutdown(srv)
+}
+
+// shutdown lets calls in flight finish, for at most five seconds.
+func shutdown(srv *callbacks.Server) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(ctx)
+}
