@@ -129,3 +129,16 @@ func adapt[Req, Res any, PReq protoPtr[Req], PRes protoPtr[Res]](
 		return out, nil
 	}}
 }
+
+// RawAs wraps a function over undecoded payloads, like [Raw], but registers
+// it as a callback of kind k: the typed packages use it to decode requests
+// and encode responses themselves, straight from and to the wire bytes. The
+// function should record the resource it serves with [SetCallResource].
+func RawAs(k Kind, fn RawFunc) Func {
+	if fn == nil {
+		return Func{kind: k}
+	}
+	return Func{kind: k, call: func(ctx context.Context, _ *callState, payload []byte) ([]byte, error) {
+		return fn(ctx, payload)
+	}}
+}

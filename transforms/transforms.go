@@ -162,15 +162,13 @@ func Adapt(fn Func, acceptsByteStrings bool) callbacks.Func {
 }
 
 func adapt(fn Func, acceptsByteStrings func() bool) callbacks.Func {
-	return callbacks.ResourceTransform(func(ctx context.Context, req *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
-		args, err := DecodeRequest(req)
+	return callbacks.RawAs(callbacks.KindResourceTransform, func(ctx context.Context, payload []byte) ([]byte, error) {
+		args, err := decodePayload(payload)
 		if err != nil {
 			return nil, callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest,
-				fmt.Sprintf("%s/%s: request does not decode", req.GetType(), req.GetName()), err)
+				fmt.Sprintf("%s/%s: request does not decode", args.Type, args.Name), err)
 		}
-		if args.URN != "" {
-			callbacks.SetCallResource(ctx, string(args.URN), "", "")
-		}
+		callbacks.SetCallResource(ctx, string(args.URN), args.Type, args.Name)
 		res, err := fn(ctx, args)
 		if err != nil {
 			return nil, err
@@ -179,7 +177,7 @@ func adapt(fn Func, acceptsByteStrings func() bool) callbacks.Func {
 			return nil, nil
 		}
 		accept := acceptsByteStrings()
-		out, err := EncodeResult(res, accept)
+		out, err := encodePayload(res, accept, len(payload))
 		if err != nil {
 			if !accept {
 				err = fmt.Errorf("%w (byte strings are refused: the callback is registered with callbacks.AcceptsByteStrings(false))", err)

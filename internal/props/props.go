@@ -7,6 +7,7 @@ package props
 import (
 	"fmt"
 
+	"github.com/langhost/callbacks/internal/wireprops"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -35,7 +36,7 @@ func Unmarshal(s *structpb.Struct) (m resource.PropertyMap, err error) {
 			m, err = nil, fmt.Errorf("malformed property value: %v", p)
 		}
 	}()
-	return plugin.UnmarshalProperties(s, wire)
+	return wireprops.FromStruct(s)
 }
 
 // Marshal encodes a property map for the wire. Strings that are not valid

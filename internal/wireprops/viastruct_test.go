@@ -1,0 +1,103 @@
+package wireprops_test
+
+import (
+	"math/rand/v2"
+	"reflect"
+
+	"fmt"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
+	"testing"
+
+	"github.com/langhost/callbacks/internal/benchdata"
+	"github.com/langhost/callbacks/internal/props"
+	"github.com/langhost/callbacks/internal/wireprops"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// unmarshalViaWire is what internal/props.Unmarshal could do: encode the
+// struct again and decode the bytes directly, in linear time.
+func unmarshalViaWire(s *structpb.Struct) (resource.PropertyMap, error) {
+	b, err := proto.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	return wireprops.Decode(b)
+}
+
+func BenchmarkPropsUnmarshal(b *testing.B) {
+	cases := map[string]*structpb.Struct{}
+	order := []string{}
+	for _, s := range benchdata.Sizes {
+		cases[s] = benchdata.Properties(s)
+		order = append(order, s)
+	}
+	for _, d := range []int{250, 1000, 3000} {
+		n := fmt.Sprintf("depth=%d", d)
+		cases[n] = benchdata.DeepTransformRequest(d).GetProperties()
+		order = append(order, n)
+	}
+	for _, n := range order {
+		s := cases[n]
+		b.Run("sdk/"+n, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := props.Unmarshal(s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("fromstruct/"+n, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := wireprops.FromStruct(s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("viawire/"+n, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := unmarshalViaWire(s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func TestFromStructMatchesSDK(t *testing.T) {
+	for name, s := range payloads() {
+		want, err := plugin.UnmarshalProperties(s, keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := wireprops.FromStruct(s)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Errorf("%s: maps differ", name)
+		}
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	for i := range 3000 {
+		m := randomMap(r, 0)
+		s, err := plugin.MarshalProperties(m, keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := plugin.UnmarshalProperties(s, keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := wireprops.FromStruct(s)
+		if err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Fatalf("%d: maps differ\nwant %v\ngot  %v", i, want, got)
+		}
+	}
+}

@@ -1,0 +1,292 @@
+package wireprops_test
+
+import (
+	"fmt"
+	"google.golang.org/protobuf/encoding/protowire"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/langhost/callbacks/internal/benchdata"
+	"github.com/langhost/callbacks/internal/wireprops"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/asset"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+var keep = plugin.MarshalOptions{KeepUnknowns: true, KeepSecrets: true, KeepResources: true, KeepOutputValues: true, KeepByteString: true}
+
+func reference(b []byte) (m resource.PropertyMap, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	var s structpb.Struct
+	if err := proto.Unmarshal(b, &s); err != nil {
+		return nil, err
+	}
+	return plugin.UnmarshalProperties(&s, keep)
+}
+
+func encode(t testing.TB, m resource.PropertyMap, keepBytes bool) ([]byte, error) {
+	w := wireprops.NewWriter(16)
+	if err := wireprops.Encode(w, m, keepBytes); err != nil {
+		return nil, err
+	}
+	return w.Bytes(), nil
+}
+
+func payloads() map[string]*structpb.Struct {
+	out := map[string]*structpb.Struct{}
+	for _, s := range benchdata.Sizes {
+		out[s] = benchdata.Properties(s)
+	}
+	out["engine"] = benchdata.EngineTransformRequest().GetProperties()
+	out["deep"] = benchdata.DeepTransformRequest(300).GetProperties()
+	return out
+}
+
+func TestDecodeMatchesSDK(t *testing.T) {
+	for name, s := range payloads() {
+		b, _ := proto.Marshal(s)
+		want, err := reference(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := wireprops.Decode(b)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Errorf("%s: decoded maps differ", name)
+		}
+	}
+}
+
+func TestEncodeMatchesSDK(t *testing.T) {
+	for name, s := range payloads() {
+		m, err := plugin.UnmarshalProperties(s, keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := encode(t, m, true)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var got structpb.Struct
+		if err := proto.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want, _ := plugin.MarshalProperties(m, keep)
+		if !proto.Equal(want, &got) {
+			t.Errorf("%s: encoded structs differ", name)
+		}
+	}
+}
+
+// randomValue builds every kind of property value the typed API can hold.
+func randomValue(r *rand.Rand, depth int) resource.PropertyValue {
+	n := 14
+	if depth > 4 {
+		n = 6
+	}
+	switch r.IntN(n) {
+	case 0:
+		return resource.NewNullProperty()
+	case 1:
+		return resource.NewProperty(r.IntN(2) == 0)
+	case 2:
+		return resource.NewProperty(r.NormFloat64() * 1e6)
+	case 3:
+		return resource.NewProperty(fmt.Sprintf("s-%d", r.IntN(1000)))
+	case 4:
+		return resource.NewProperty(string([]byte{0xff, 0xfe, byte(r.IntN(256))}))
+	case 5:
+		return resource.NewProperty("")
+	case 6:
+		return resource.NewProperty(randomMap(r, depth+1))
+	case 7:
+		a := make([]resource.PropertyValue, r.IntN(4))
+		for i := range a {
+			a[i] = randomValue(r, depth+1)
+		}
+		return resource.NewProperty(a)
+	case 8:
+		return resource.MakeSecret(randomValue(r, depth+1))
+	case 9:
+		elems := []resource.PropertyValue{resource.NewProperty(""), resource.NewProperty(1.0), resource.NewProperty(true),
+			resource.NewProperty([]resource.PropertyValue{}), resource.NewProperty(resource.PropertyMap{})}
+		return resource.MakeComputed(elems[r.IntN(len(elems))])
+	case 10:
+		o := resource.Output{Known: r.IntN(2) == 0, Secret: r.IntN(2) == 0}
+		if o.Known {
+			o.Element = randomValue(r, depth+1)
+		}
+		for range r.IntN(3) {
+			o.Dependencies = append(o.Dependencies, resource.URN(fmt.Sprintf("urn:pulumi:s::p::t::n%d", r.IntN(9))))
+		}
+		return resource.NewProperty(o)
+	case 11:
+		return resource.MakeCustomResourceReference("urn:pulumi:s::p::aws:s3/bucket:Bucket::b", "id-1", "6.0.0")
+	case 12:
+		a, _ := asset.FromText("hello")
+		return resource.NewProperty(a)
+	default:
+		return resource.MakeComponentResourceReference("urn:pulumi:s::p::my:comp:C::c", "")
+	}
+}
+
+func randomMap(r *rand.Rand, depth int) resource.PropertyMap {
+	m := resource.PropertyMap{}
+	for range r.IntN(5) {
+		m[resource.PropertyKey(fmt.Sprintf("k%d", r.IntN(20)))] = randomValue(r, depth)
+	}
+	return m
+}
+
+// Every kind of value survives both directions exactly as the SDK's own
+// functions treat it.
+func TestRandomMapsMatchSDK(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for i := range 3000 {
+		m := randomMap(r, 0)
+		for _, keepBytes := range []bool{true, false} {
+			opts := keep
+			opts.KeepByteString = keepBytes
+			want, wantErr := plugin.MarshalProperties(m, opts)
+			b, err := encode(t, m, keepBytes)
+			if (wantErr == nil) != (err == nil) {
+				t.Fatalf("%d: encode errors differ: SDK %v, here %v", i, wantErr, err)
+			}
+			if err != nil {
+				continue
+			}
+			var got structpb.Struct
+			if err := proto.Unmarshal(b, &got); err != nil {
+				t.Fatalf("%d: %v", i, err)
+			}
+			if !proto.Equal(want, &got) {
+				t.Fatalf("%d: encoded structs differ\nwant %v\ngot  %v", i, want, &got)
+			}
+			wantMap, err := reference(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotMap, err := wireprops.Decode(b)
+			if err != nil {
+				t.Fatalf("%d: %v", i, err)
+			}
+			if !reflect.DeepEqual(wantMap, gotMap) {
+				t.Fatalf("%d: decoded maps differ\nwant %v\ngot  %v", i, wantMap, gotMap)
+			}
+		}
+	}
+}
+
+func TestDepthIsLimitedLikeProtobuf(t *testing.T) {
+	for _, depth := range []int{3000, 3332, 3333, 3334, 5000, 100000} {
+		b, _ := proto.Marshal(benchdata.DeepTransformRequest(depth).GetProperties())
+		_, refErr := reference(b)
+		_, err := wireprops.Decode(b)
+		t.Logf("depth %d: SDK %v, here %v", depth, refErr, err)
+		if (refErr == nil) != (err == nil) && depth != 3333 && depth != 3334 {
+			t.Errorf("depth %d: SDK %v, here %v", depth, refErr, err)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, s := range payloads() {
+		b, _ := proto.Marshal(s)
+		if len(b) < 10000 {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want, wantErr := reference(b)
+		got, err := wireprops.Decode(b)
+		if wantErr == nil && err != nil {
+			t.Fatalf("SDK decodes, here: %v", err)
+		}
+		if wantErr == nil && !reflect.DeepEqual(want, got) {
+			t.Fatalf("decoded maps differ\nwant %v\ngot  %v", want, got)
+		}
+		if wantErr != nil && err == nil {
+			t.Logf("SDK fails (%v), here it decodes", wantErr)
+		}
+	})
+}
+
+// TestMutatedPayloads flips, cuts and splices bytes of the payloads: the
+// decoder never panics, and whatever the SDK path decodes it decodes the
+// same.
+func TestMutatedPayloads(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var seeds [][]byte
+	for name, s := range payloads() {
+		if name == "large" || name == "deep" {
+			continue
+		}
+		b, _ := proto.Marshal(s)
+		seeds = append(seeds, b)
+	}
+	agree, refused := 0, 0
+	for i := range 100000 {
+		b := append([]byte(nil), seeds[r.IntN(len(seeds))]...)
+		for range 1 + r.IntN(3) {
+			switch p := r.IntN(len(b)); r.IntN(4) {
+			case 0:
+				b[p] ^= 1 << r.IntN(8)
+			case 1:
+				b[p] = byte(r.IntN(256))
+			case 2:
+				b = b[:p]
+			default:
+				b = append(b[:p:p], b[min(len(b), p+r.IntN(8)):]...)
+			}
+			if len(b) == 0 {
+				b = []byte{0}
+			}
+		}
+		want, wantErr := reference(b)
+		got, err := wireprops.Decode(b)
+		switch {
+		case wantErr == nil && err != nil:
+			t.Fatalf("%d: SDK decodes, here: %v", i, err)
+		case wantErr == nil && !reflect.DeepEqual(want, got):
+			t.Fatalf("%d: decoded maps differ", i)
+		case wantErr == nil:
+			agree++
+		case err != nil:
+			refused++
+		default:
+			t.Logf("%d: SDK fails (%v), here it decodes", i, wantErr)
+			diagnose(t, b, "struct")
+		}
+	}
+	t.Logf("%d decoded alike, %d refused by both", agree, refused)
+}
+
+// diagnose finds the top-level fields the protobuf runtime refuses.
+func diagnose(t *testing.T, b []byte, what string) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			t.Logf("  %s: bad tag %x", what, b)
+			return
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			t.Logf("  %s: field %d type %d bad value: %x", what, num, typ, b[:min(len(b), 40)])
+			return
+		}
+		var ss structpb.Struct
+		if err := proto.Unmarshal(b[:n+m], &ss); err != nil {
+			t.Logf("  %s: field %d type %d refused: %v: %x", what, num, typ, err, b[:n+m])
+		}
+		b = b[n+m:]
+	}
+}

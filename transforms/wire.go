@@ -1,0 +1,142 @@
+package transforms
+
+import (
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/langhost/callbacks/internal/wireprops"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// Field numbers of TransformRequest and TransformResponse.
+const (
+	reqType       = 1
+	reqName       = 2
+	reqCustom     = 3
+	reqParent     = 4
+	reqProperties = 5
+	reqOptions    = 6
+	resProperties = 1
+	resOptions    = 2
+)
+
+var errBadRequest = errors.New("proto: cannot parse invalid wire-format data")
+
+// decodePayload decodes a serialized TransformRequest into Args, reading
+// the properties straight from the wire. Even on error, the returned Args
+// holds the type and name if they were read.
+func decodePayload(b []byte) (*Args, error) {
+	a := &Args{}
+	var props, opts []byte
+	var haveProps, haveOpts bool
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return a, errBadRequest
+		}
+		b = b[n:]
+		if typ == protowire.BytesType && num >= reqType && num <= reqOptions && num != reqCustom {
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				return a, errBadRequest
+			}
+			b = b[m:]
+			switch num {
+			case reqType, reqName, reqParent:
+				if !utf8.Valid(v) {
+					return a, errors.New("proto: string field contains invalid UTF-8")
+				}
+				switch num {
+				case reqType:
+					a.Type = string(v)
+				case reqName:
+					a.Name = string(v)
+				default:
+					a.Parent = resource.URN(v)
+				}
+			case reqProperties:
+				if haveProps {
+					return slowDecode(a, b)
+				}
+				props, haveProps = v, true
+			case reqOptions:
+				if haveOpts {
+					return slowDecode(a, b)
+				}
+				opts, haveOpts = v, true
+			}
+			continue
+		}
+		if num == reqCustom && typ == protowire.VarintType {
+			v, m := protowire.ConsumeVarint(b)
+			if m < 0 {
+				return a, errBadRequest
+			}
+			a.Custom, b = v != 0, b[m:]
+			continue
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			return a, errBadRequest
+		}
+		b = b[m:]
+	}
+	var err error
+	if a.Properties, err = wireprops.Decode(props); err != nil {
+		return a, fmt.Errorf("properties: %w", err)
+	}
+	var pb *pulumirpc.TransformResourceOptions
+	if haveOpts {
+		pb = &pulumirpc.TransformResourceOptions{}
+		if err := proto.Unmarshal(opts, pb); err != nil {
+			return a, fmt.Errorf("options: %w", err)
+		}
+	}
+	if a.Options, err = OptionsFromProto(pb); err != nil {
+		return a, fmt.Errorf("options: %w", err)
+	}
+	a.URN = childURN(a.Parent, a.Type, a.Name)
+	return a, nil
+}
+
+// slowDecode decodes a request that repeats its properties or options,
+// which the protobuf runtime merges: never sent by the engine.
+func slowDecode(a *Args, _ []byte) (*Args, error) {
+	return a, errors.New("transforms: a request with repeated properties or options is not supported")
+}
+
+// encodePayload encodes res as a serialized TransformResponse, writing the
+// properties straight to the wire. sizeHint is the request's size, which
+// an identity-like result's response matches.
+func encodePayload(res *Result, acceptsByteStrings bool, sizeHint int) ([]byte, error) {
+	hint := 64
+	if res.Properties != nil {
+		hint += sizeHint
+	}
+	w := wireprops.NewWriter(hint)
+	if res.Options != nil {
+		pb, err := res.Options.ToProto(acceptsByteStrings)
+		if err != nil {
+			return nil, err
+		}
+		ob, err := proto.Marshal(pb)
+		if err != nil {
+			return nil, err
+		}
+		w.PrependBytes(ob)
+		w.PrependVarint(uint64(len(ob)))
+		w.PrependTag(resOptions, protowire.BytesType)
+	}
+	if res.Properties != nil {
+		mark := w.Len()
+		if err := wireprops.Encode(w, res.Properties, acceptsByteStrings); err != nil {
+			return nil, err
+		}
+		w.PrependMessageField(resProperties, mark)
+	}
+	return w.Bytes(), nil
+}
