@@ -29,6 +29,10 @@ type CallInfo struct {
 	Attempt int
 	// Deadline is the deadline this package put on the call, if any.
 	Deadline time.Time
+	// AcceptsByteStrings is the registration's [AcceptsByteStrings] choice:
+	// whether the engine was told it may send, and will accept back,
+	// non-UTF-8 strings as byte-string envelopes.
+	AcceptsByteStrings bool
 }
 
 func (ci *CallInfo) resourceSuffix() string {

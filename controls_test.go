@@ -204,6 +204,17 @@ func TestCallInfoInContext(t *testing.T) {
 	assert.True(t, info.DryRun)
 	assert.Equal(t, 2, info.Attempt)
 	assert.False(t, info.Deadline.IsZero())
+	assert.True(t, info.AcceptsByteStrings, "byte strings are accepted by default")
+
+	refuse, err := reg.Register(callbacks.Raw(func(ctx context.Context, _ []byte) ([]byte, error) {
+		info, _ := callbacks.CallInfoFrom(ctx)
+		got <- info
+		return nil, nil
+	}), callbacks.AcceptsByteStrings(false))
+	require.NoError(t, err)
+	_, err = reg.Invoke(context.Background(), refuse, nil)
+	require.NoError(t, err)
+	assert.False(t, (<-got).AcceptsByteStrings, "the registration's choice reaches the call")
 
 	_, ok := callbacks.CallInfoFrom(context.Background())
 	assert.False(t, ok)

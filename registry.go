@@ -137,7 +137,8 @@ func (r *Registry) Invoke(ctx context.Context, token string, payload []byte) ([]
 	if e == nil {
 		return nil, r.refuse(ctx, token)
 	}
-	cs := &callState{reg: r, info: CallInfo{Kind: e.kind, Name: e.name, Token: token, DryRun: r.dryRun.Load()}}
+	cs := &callState{reg: r, info: CallInfo{
+		Kind: e.kind, Name: e.name, Token: token, DryRun: r.dryRun.Load(), AcceptsByteStrings: !e.rejectBytes}}
 	ctx = context.WithValue(ctx, callKey{}, cs)
 	timeout := e.timeout
 	if timeout == 0 {

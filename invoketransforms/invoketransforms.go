@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/props"
@@ -178,18 +177,17 @@ func EncodeResult(res *Result, acceptsByteStrings bool) (*pulumirpc.TransformInv
 }
 
 // Adapt turns fn into a [callbacks.Func], for registering it by hand with a
-// [callbacks.Registry] or [callbacks.Server]. acceptsByteStrings must match
-// the Callback.accepts_byte_string the engine is given for it (the
-// [callbacks.AcceptsByteStrings] option; true by default). [RegisterStack]
-// takes care of this itself.
-func Adapt(fn Func, acceptsByteStrings bool) callbacks.Func {
+// [callbacks.Registry] or [callbacks.Server]. Results are encoded with the
+// registration's byte-string choice (the [callbacks.AcceptsByteStrings]
+// option, true by default), so the two can never disagree.
+func Adapt(fn Func) callbacks.Func {
 	if fn == nil {
 		return callbacks.InvokeTransform(nil)
 	}
-	return adapt(fn, func() bool { return acceptsByteStrings })
+	return adapt(fn)
 }
 
-func adapt(fn Func, acceptsByteStrings func() bool) callbacks.Func {
+func adapt(fn Func) callbacks.Func {
 	return callbacks.InvokeTransform(func(ctx context.Context, req *pulumirpc.TransformInvokeRequest) (*pulumirpc.TransformInvokeResponse, error) {
 		args, err := DecodeRequest(req)
 		if err != nil {
@@ -203,7 +201,8 @@ func adapt(fn Func, acceptsByteStrings func() bool) callbacks.Func {
 		if res == nil {
 			return nil, nil
 		}
-		accept := acceptsByteStrings()
+		info, _ := callbacks.CallInfoFrom(ctx)
+		accept := info.AcceptsByteStrings
 		out, err := EncodeResult(res, accept)
 		if err != nil {
 			if !accept {
@@ -257,12 +256,10 @@ func RegisterStack(ctx context.Context, srv *callbacks.Server, mon *monitor.Moni
 	}
 	// The byte-string choice is only known once the options are applied; no
 	// call can arrive before the engine is told the token.
-	var accept atomic.Bool
-	cb, err := srv.Register(adapt(fn, accept.Load), opts...)
+	cb, err := srv.Register(adapt(fn), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("invoketransforms: %w", err)
 	}
-	accept.Store(cb.GetAcceptsByteString())
 	if _, err := mon.Client().RegisterStackInvokeTransform(ctx, cb); err != nil {
 		srv.Unregister(cb.GetToken())
 		return nil, fmt.Errorf("invoketransforms: RegisterStackInvokeTransform: %w", err)

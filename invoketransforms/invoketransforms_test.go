@@ -128,7 +128,7 @@ func TestChangeOneOptionKeepsOthers(t *testing.T) {
 			t.Parallel()
 			cb, err := srv.Register(invoketransforms.Adapt(func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
 				return a.WithOptions(tt.edit), nil
-			}, true))
+			}))
 			require.NoError(t, err)
 			req := request(fullOptions())
 			want := proto.CloneOf(req.GetOptions())
@@ -235,7 +235,7 @@ func TestValuesRoundTrip(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			rec := &recorder{}
-			cb, err := srv.Register(invoketransforms.Adapt(rec.transform, true))
+			cb, err := srv.Register(invoketransforms.Adapt(rec.transform))
 			require.NoError(t, err)
 			req := request(fullOptions())
 			req.Args = wiretest.Struct("v", tt.value, "other", wiretest.Str("o"))
@@ -301,7 +301,7 @@ func TestResults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cb, err := srv.Register(invoketransforms.Adapt(tt.fn, true))
+			cb, err := srv.Register(invoketransforms.Adapt(tt.fn))
 			require.NoError(t, err)
 			res, err := wiretest.InvokeTransform(t, client, cb, request(fullOptions()))
 			require.NoError(t, err)
@@ -331,7 +331,7 @@ func TestErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cb, err := srv.Register(invoketransforms.Adapt(tt.fn, true), callbacks.Name("e"))
+			cb, err := srv.Register(invoketransforms.Adapt(tt.fn), callbacks.Name("e"))
 			require.NoError(t, err)
 			req := request(fullOptions())
 			if tt.args != nil {

@@ -105,7 +105,7 @@ func TestRegisterStackArguments(t *testing.T) {
 	assert.ErrorIs(t, err, invoketransforms.ErrNilArgument)
 	_, err = invoketransforms.RegisterStack(t.Context(), srv, mon, nil)
 	assert.ErrorIs(t, err, callbacks.ErrNilFunc)
-	_, err = srv.Register(invoketransforms.Adapt(nil, true))
+	_, err = srv.Register(invoketransforms.Adapt(nil))
 	assert.ErrorIs(t, err, callbacks.ErrNilFunc)
 	assert.Empty(t, monitortest.Requests[*pulumirpc.Callback](f, "RegisterStackInvokeTransform"))
 	assert.Equal(t, 0, srv.Registry().Len())

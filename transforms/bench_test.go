@@ -154,17 +154,17 @@ type benchShape struct {
 func benchShapes() []benchShape {
 	return []benchShape{
 		// The typed API, identity as the harness's "ours" target runs it.
-		{"typed", transforms.Adapt(benchIdentity, true)},
+		{"typed", transforms.Adapt(benchIdentity)},
 		// The typed API, a transform that changes nothing and says so:
 		// nothing is encoded, but everything is still decoded.
 		{"typed-nil", transforms.Adapt(func(context.Context, *transforms.Args) (*transforms.Result, error) {
 			return nil, nil
-		}, true)},
+		})},
 		// The typed API, a transform that only returns options (such as one
 		// that protects every resource): properties are decoded, not encoded.
 		{"typed-options", transforms.Adapt(func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
 			return &transforms.Result{Options: a.Options}, nil
-		}, true)},
+		})},
 		// The wire messages, as the harness's echo-rt baseline.
 		{"proto-roundtrip", callbacks.ResourceTransform(
 			func(_ context.Context, r *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
@@ -365,7 +365,7 @@ func BenchmarkDeep(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("Invoke/depth=%d", depth), func(b *testing.B) {
 			reg := callbacks.NewRegistry()
-			tok, err := reg.Register(transforms.Adapt(benchIdentity, true))
+			tok, err := reg.Register(transforms.Adapt(benchIdentity))
 			if err != nil {
 				b.Fatal(err)
 			}

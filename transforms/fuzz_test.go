@@ -42,7 +42,7 @@ func FuzzTransformRequest(f *testing.F) {
 	reg := callbacks.NewRegistry()
 	token, err := reg.Register(transforms.Adapt(func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
 		return a.Result(), nil
-	}, true))
+	}))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/props"
@@ -150,18 +149,17 @@ func EncodeResult(res *Result, acceptsByteStrings bool) (*pulumirpc.TransformRes
 }
 
 // Adapt turns fn into a [callbacks.Func], for registering it by hand with a
-// [callbacks.Registry] or [callbacks.Server]. acceptsByteStrings must match
-// the Callback.accepts_byte_string the engine is given for it (the
-// [callbacks.AcceptsByteStrings] option; true by default). [Callback] and
-// [RegisterStack] take care of this themselves.
-func Adapt(fn Func, acceptsByteStrings bool) callbacks.Func {
+// [callbacks.Registry] or [callbacks.Server]. Results are encoded with the
+// registration's byte-string choice (the [callbacks.AcceptsByteStrings]
+// option, true by default), so the two can never disagree.
+func Adapt(fn Func) callbacks.Func {
 	if fn == nil {
 		return callbacks.ResourceTransform(nil)
 	}
-	return adapt(fn, func() bool { return acceptsByteStrings })
+	return adapt(fn)
 }
 
-func adapt(fn Func, acceptsByteStrings func() bool) callbacks.Func {
+func adapt(fn Func) callbacks.Func {
 	return callbacks.RawAs(callbacks.KindResourceTransform, func(ctx context.Context, payload []byte) ([]byte, error) {
 		args, err := decodePayload(payload)
 		if err != nil {
@@ -176,7 +174,8 @@ func adapt(fn Func, acceptsByteStrings func() bool) callbacks.Func {
 		if res == nil {
 			return nil, nil
 		}
-		accept := acceptsByteStrings()
+		info, _ := callbacks.CallInfoFrom(ctx)
+		accept := info.AcceptsByteStrings
 		out, err := encodePayload(res, accept, len(payload))
 		if err != nil {
 			if !accept {
@@ -226,14 +225,10 @@ func Callback(srv *callbacks.Server, fn Func, opts ...callbacks.RegisterOption) 
 	case fn == nil:
 		return nil, fmt.Errorf("transforms: %w", callbacks.ErrNilFunc)
 	}
-	// The byte-string choice is only known once the options are applied; no
-	// call can arrive before the Callback is handed out.
-	var accept atomic.Bool
-	cb, err := srv.Register(adapt(fn, accept.Load), opts...)
+	cb, err := srv.Register(adapt(fn), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("transforms: %w", err)
 	}
-	accept.Store(cb.GetAcceptsByteString())
 	return cb, nil
 }
 

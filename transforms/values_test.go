@@ -187,10 +187,10 @@ func TestByteStrings(t *testing.T) {
 		})
 	}
 
-	// Adapt takes the choice explicitly, for registries without a server.
+	// Adapt follows the registration's choice, for registries without a server.
 	reg := callbacks.NewRegistry()
 	for _, accept := range []bool{true, false} {
-		token, err := reg.Register(transforms.Adapt(returnRaw, accept))
+		token, err := reg.Register(transforms.Adapt(returnRaw), callbacks.AcceptsByteStrings(accept))
 		require.NoError(t, err)
 		payload, err := proto.Marshal(request(nil))
 		require.NoError(t, err)
@@ -341,6 +341,6 @@ func TestCallbackArguments(t *testing.T) {
 	assert.Equal(t, "tagger", name)
 	assert.Equal(t, srv.Target(), cb.GetTarget())
 
-	_, err = srv.Registry().Register(transforms.Adapt(nil, true))
+	_, err = srv.Registry().Register(transforms.Adapt(nil))
 	assert.ErrorIs(t, err, callbacks.ErrNilFunc)
 }
