@@ -49,8 +49,8 @@ func (ci *CallInfo) resourceSuffix() string {
 
 // callState is what a call's context carries: the info plus the registry
 // whose logger and reporter serve it. The resource fields of info are filled
-// in while the call runs, possibly on a goroutine of its own (see
-// Registry.callBounded), so they are read and written under mu.
+// in while the call runs on a goroutine of its own (see Registry.call) and
+// read by the goroutine that answers the engine, so they are guarded by mu.
 type callState struct {
 	reg  *Registry
 	mu   sync.Mutex
