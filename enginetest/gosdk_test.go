@@ -127,11 +127,21 @@ func TestGoSDKProgramDeleteHook(t *testing.T) {
 	e2 := startEngine(t, enginetest.WithState(res1.State))
 	var deleted atomic.Value
 	err = runGoProgram(e2, func(ctx *pulumi.Context) error {
-		_, err := ctx.RegisterResourceHook("farewell", func(args *pulumi.ResourceHookArgs) error {
+		hook, err := ctx.RegisterResourceHook("farewell", func(args *pulumi.ResourceHookArgs) error {
 			deleted.Store(args.OldOutputs["name"].StringValue())
 			return nil
 		}, nil)
-		return err
+		if err != nil {
+			return err
+		}
+		// The Go SDK sends RegisterResourceHook from a goroutine it does
+		// not wait for, so a hook that no resource binds may still be
+		// unregistered when the SDK signals shutdown, and the engine then
+		// finds no "farewell" for the delete. Binding the hook to a
+		// resource that stays makes the SDK wait for the registration.
+		var keeper Thing
+		return ctx.RegisterResource(thingType, "keeper", pulumi.Map{"name": pulumi.String("k")}, &keeper,
+			pulumi.ResourceHooks(&pulumi.ResourceHookBinding{AfterDelete: []*pulumi.ResourceHook{hook}}))
 	})
 	if err != nil {
 		t.Fatal(err)
