@@ -1,8 +1,8 @@
 package wireprops_test
 
 import (
+	"errors"
 	"fmt"
-	"google.golang.org/protobuf/encoding/protowire"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -12,6 +12,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/asset"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -208,6 +209,7 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		want, wantErr := reference(b)
 		got, err := wireprops.Decode(b)
+		checkValidate(t, b, err)
 		if wantErr == nil && err != nil {
 			t.Fatalf("SDK decodes, here: %v", err)
 		}
@@ -253,6 +255,7 @@ func TestMutatedPayloads(t *testing.T) {
 		}
 		want, wantErr := reference(b)
 		got, err := wireprops.Decode(b)
+		checkValidate(t, b, err)
 		switch {
 		case wantErr == nil && err != nil:
 			t.Fatalf("%d: SDK decodes, here: %v", i, err)
@@ -268,6 +271,112 @@ func TestMutatedPayloads(t *testing.T) {
 		}
 	}
 	t.Logf("%d decoded alike, %d refused by both", agree, refused)
+}
+
+// checkValidate holds Validate to Decode: both accept the same bytes and
+// refuse the same bytes with the same message, except for the merged
+// encodings Validate leaves to Decode.
+func checkValidate(t *testing.T, b []byte, decodeErr error) {
+	t.Helper()
+	err := wireprops.Validate(b)
+	switch {
+	case errors.Is(err, wireprops.ErrMerged):
+	case decodeErr == nil && err != nil:
+		t.Fatalf("Decode accepts, Validate refuses: %v\n%x", err, b)
+	case decodeErr != nil && err == nil:
+		t.Fatalf("Validate accepts, Decode refuses: %v\n%x", decodeErr, b)
+	case decodeErr != nil && err.Error() != decodeErr.Error():
+		t.Fatalf("both refuse, differently:\nValidate %v\nDecode   %v\n%x", err, decodeErr, b)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	valid := func(m map[string]any) []byte {
+		s, err := structpb.NewStruct(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := proto.Marshal(s)
+		return b
+	}
+	entry := func(key string, value []byte) []byte {
+		e := protowire.AppendTag(nil, 1, protowire.BytesType)
+		e = protowire.AppendString(e, key)
+		if value != nil {
+			e = protowire.AppendTag(e, 2, protowire.BytesType)
+			e = protowire.AppendBytes(e, value)
+		}
+		return protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), e)
+	}
+	str := func(s string) []byte {
+		return protowire.AppendString(protowire.AppendTag(nil, 3, protowire.BytesType), s)
+	}
+	tests := []struct {
+		name string
+		b    []byte
+		want string // "" for valid
+	}{
+		{"empty", nil, ""},
+		{"nested", valid(map[string]any{"a": map[string]any{"b": []any{1.0, "x", true, nil}}}), ""},
+		{"secret signature", valid(map[string]any{"s": map[string]any{
+			"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "value": "x"}}), ""},
+		{"output value", valid(map[string]any{"o": map[string]any{resource.SigKey: resource.OutputValueSig,
+			"value": "x", "secret": true, "dependencies": []any{"urn:a"}}}), ""},
+		{"secret without value", valid(map[string]any{"s": map[string]any{resource.SigKey: resource.SecretSig}}),
+			`malformed RPC secret: missing value for "s"`},
+		{"output value secret not bool", valid(map[string]any{"o": map[string]any{resource.SigKey: resource.OutputValueSig,
+			"secret": "yes"}}), `malformed output value for "o": secret not a bool`},
+		{"output value dependencies not a list", valid(map[string]any{"o": map[string]any{resource.SigKey: resource.OutputValueSig,
+			"dependencies": plugin.UnknownArrayValue}}), `malformed output value for "o": dependencies not an array`},
+		{"output value dependency not a string", valid(map[string]any{"o": map[string]any{resource.SigKey: resource.OutputValueSig,
+			"dependencies": []any{"urn:a", plugin.UnknownStringValue}}}), `malformed output value for "o": element in dependencies not a string`},
+		{"byte string not base64", valid(map[string]any{"b": map[string]any{resource.SigKey: resource.ByteStringSig,
+			"value": "%%%"}}), `malformed byte string for "b": value is not valid base64: illegal base64 data at input byte 0`},
+		{"unrecognized signature", valid(map[string]any{"u": map[string]any{resource.SigKey: "nope"}}),
+			`unrecognized signature 'nope' in property map for "u"`},
+		{"signature in a list", valid(map[string]any{"l": []any{map[string]any{resource.SigKey: resource.SecretSig}}}),
+			`malformed RPC secret: missing value for "l"`},
+		{"truncated", valid(map[string]any{"a": "bcd"})[:5], "proto: cannot parse invalid wire-format data"},
+		{"bad utf-8 key", entry("\xff", str("x")), "proto: string field contains invalid UTF-8"},
+		{"bad utf-8 value", entry("k", str("\xff")), "proto: string field contains invalid UTF-8"},
+		{"no value", entry("k", nil), `property "k" has no value`},
+		{"no kind", entry("k", []byte{}), `property "k" has a value of no kind`},
+		{"two kinds", entry("k", append(str("a"), str("b")...)), wireprops.ErrMerged.Error()},
+		{"too deep", func() []byte {
+			b, _ := proto.Marshal(benchdata.DeepTransformRequest(4000).GetProperties())
+			return b
+		}(), wireprops.ErrDepth.Error()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := wireprops.Validate(tt.b)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Fatalf("Validate = %q, want %q", got, tt.want)
+			}
+			_, decodeErr := wireprops.Decode(tt.b)
+			checkValidate(t, tt.b, decodeErr)
+		})
+	}
+}
+
+// Validate is worth having only if it is much cheaper than a decode.
+func TestValidateDoesNotAllocate(t *testing.T) {
+	medium, _ := proto.Marshal(benchdata.Properties("medium"))
+	engine, _ := proto.Marshal(benchdata.EngineTransformRequest().GetProperties())
+	for name, b := range map[string][]byte{"medium": medium, "engine": engine} {
+		if err := wireprops.Validate(b); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if n := testing.AllocsPerRun(20, func() { _ = wireprops.Validate(b) }); n != 0 {
+			t.Errorf("Validate allocates %v times on the %s payload", n, name)
+		}
+	}
 }
 
 // diagnose finds the top-level fields the protobuf runtime refuses.
