@@ -33,7 +33,7 @@ import (
 // them in its result, as a transform that changes something would, so the
 // whole response is encoded.
 func benchIdentity(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
-	return &transforms.Result{Properties: a.Properties, Options: a.Options}, nil
+	return &transforms.Result{Properties: a.Properties(), Options: a.Options}, nil
 }
 
 // benchPayloads are the requests the benchmarks send: the three sizes plus
@@ -155,13 +155,19 @@ func benchShapes() []benchShape {
 	return []benchShape{
 		// The typed API, identity as the harness's "ours" target runs it.
 		{"typed", transforms.Adapt(benchIdentity)},
+		// The typed API, identity without reading the properties: they are
+		// checked and sent back as received, as the harness's "ours-lazy"
+		// target runs it.
+		{"typed-unread", transforms.Adapt(func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+			return a.Result(), nil
+		})},
 		// The typed API, a transform that changes nothing and says so:
-		// nothing is encoded, but everything is still decoded.
+		// the properties are checked, not decoded; options are decoded.
 		{"typed-nil", transforms.Adapt(func(context.Context, *transforms.Args) (*transforms.Result, error) {
 			return nil, nil
 		})},
 		// The typed API, a transform that only returns options (such as one
-		// that protects every resource): properties are decoded, not encoded.
+		// that protects every resource): properties are checked, not sent.
 		{"typed-options", transforms.Adapt(func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
 			return &transforms.Result{Options: a.Options}, nil
 		})},

@@ -22,6 +22,13 @@
 //
 // # Values
 //
+// [Args.Properties] decodes the resource's inputs the first time it is
+// called. A transform that never calls it (one that only sets options, or
+// returns nil) pays for a check of the bytes but not for a decode, and
+// [Args.Result] then sends the properties back exactly as the engine encoded
+// them. The check refuses everything a decode would refuse, so a request
+// whose properties do not decode fails with InvalidArgument either way.
+//
 // Properties are resource.PropertyMap values converted without loss: secrets
 // and unknowns (which the engine sends to transforms as output values),
 // output values with their dependencies, resource references, assets,

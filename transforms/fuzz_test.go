@@ -39,15 +39,30 @@ func FuzzTransformRequest(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte{})
 	f.Add([]byte{0x2a, 0x02, 0x0a, 0x00}) // properties holding an empty field entry
+	// The same identity twice: one never reads the properties (they are
+	// checked, then sent back as received), the other reads them (decoded,
+	// then encoded again). Both must refuse the same requests with the same
+	// message and answer the others with the same properties.
 	reg := callbacks.NewRegistry()
-	token, err := reg.Register(transforms.Adapt(func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+	lazy, err := reg.Register(transforms.Adapt(func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+		return a.Result(), nil
+	}))
+	if err != nil {
+		f.Fatal(err)
+	}
+	eager, err := reg.Register(transforms.Adapt(func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+		_ = a.Properties()
 		return a.Result(), nil
 	}))
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		out, err := reg.Invoke(context.Background(), token, payload)
+		out, err := reg.Invoke(context.Background(), lazy, payload)
+		outEager, errEager := reg.Invoke(context.Background(), eager, payload)
+		if (err == nil) != (errEager == nil) {
+			t.Fatalf("unread: %v; read: %v", err, errEager)
+		}
 		if err != nil {
 			var ce *callbacks.Error
 			if !errors.As(err, &ce) {
@@ -56,10 +71,28 @@ func FuzzTransformRequest(f *testing.F) {
 			if !errors.Is(err, callbacks.ErrInvalidRequest) && !errors.Is(err, callbacks.ErrEncode) {
 				t.Fatalf("unexpected error %v (code %v)", err, ce.Code)
 			}
+			if err.Error() != errEager.Error() {
+				t.Fatalf("unread and read refuse differently:\n%v\n%v", err, errEager)
+			}
 			return
 		}
-		if err := proto.Unmarshal(out, &pulumirpc.TransformResponse{}); err != nil {
+		var res, resEager pulumirpc.TransformResponse
+		if err := proto.Unmarshal(out, &res); err != nil {
 			t.Fatalf("response does not decode: %v", err)
+		}
+		if err := proto.Unmarshal(outEager, &resEager); err != nil {
+			t.Fatalf("response does not decode: %v", err)
+		}
+		got, err := transforms.DecodeRequest(&pulumirpc.TransformRequest{Properties: res.GetProperties()})
+		if err != nil {
+			t.Fatalf("properties sent back as received do not decode: %v", err)
+		}
+		want, err := transforms.DecodeRequest(&pulumirpc.TransformRequest{Properties: resEager.GetProperties()})
+		if err != nil {
+			t.Fatalf("properties encoded again do not decode: %v", err)
+		}
+		if !got.Properties().DeepEquals(want.Properties()) {
+			t.Fatalf("properties differ:\nunread %v\nread   %v", got.Properties(), want.Properties())
 		}
 	})
 }

@@ -7,15 +7,25 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/props"
+	"github.com/langhost/callbacks/internal/wireprops"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Args describes the resource being transformed. The function owns it for
-// the duration of the call and may change it and return parts of it.
+// the duration of the call and may change it and return parts of it; it is
+// not safe for concurrent use.
+//
+// The properties are decoded only when [Args.Properties] is first called, so
+// a transform that leaves them alone pays only for a check of their bytes.
+// That check runs when the request arrives and refuses everything a decode
+// would refuse, so properties that do not decode fail the call with
+// InvalidArgument before the function runs, read or not.
 type Args struct {
 	// Type is the resource's type token, such as "aws:s3/bucket:Bucket".
 	Type string
@@ -28,30 +38,85 @@ type Args struct {
 	// URN is the URN the resource will have, computed from Parent, Type and
 	// Name. It is empty when the request names no valid parent.
 	URN resource.URN
-	// Properties are the resource's inputs. Secrets and unknowns arrive as
-	// output values (resource.Output), because that is how the engine sends
-	// them to resource transforms; output values also carry the
-	// dependencies of properties where the engine sends them. Never nil.
-	Properties resource.PropertyMap
 	// Options are all of the resource's options. Never nil.
 	Options *ResourceOptions
+
+	props    resource.PropertyMap
+	raw      []byte // the encoded properties, while lazy
+	lazy     bool   // raw holds properties not decoded yet
+	propsErr error  // why raw did not decode
+}
+
+// Properties returns the resource's inputs, decoding them on the first
+// call. Secrets and unknowns arrive as output values (resource.Output),
+// because that is how the engine sends them to resource transforms; output
+// values also carry the dependencies of properties where the engine sends
+// them. The map belongs to a: changes to it show in [Args.Result]. Never
+// nil.
+//
+// Properties passed the check when the request arrived, so they decode. Were
+// that ever not so, Properties would return an empty map and the call would
+// fail with InvalidArgument whatever the function returned.
+func (a *Args) Properties() resource.PropertyMap {
+	if a.lazy {
+		a.lazy = false
+		a.props, a.propsErr = wireprops.Decode(a.raw)
+		a.raw = nil
+	}
+	if a.props == nil {
+		a.props = resource.PropertyMap{}
+	}
+	return a.props
+}
+
+// SetProperties replaces the resource's inputs with m, as later seen by
+// [Args.Properties] and sent by [Args.Result]. It is how a test builds Args
+// with properties, and how a transform replaces all of them.
+func (a *Args) SetProperties(m resource.PropertyMap) {
+	a.lazy, a.raw, a.props = false, nil, m
 }
 
 // Result is what a transform returns. A nil *Result changes nothing.
 type Result struct {
-	// Properties replace the resource's inputs. Nil leaves them unchanged;
-	// an empty non-nil map removes them all.
+	// Properties replace the resource's inputs. Nil leaves them unchanged
+	// (unless the Result came from [Args.Result]); an empty non-nil map
+	// removes them all.
 	Properties resource.PropertyMap
 	// Options replace ALL of the resource's options: the engine does not
 	// merge them. Nil leaves the options unchanged. To change one option,
 	// change it in [Args].Options and return that.
 	Options *ResourceOptions
+
+	// from is the Args whose properties are sent when Properties is nil:
+	// set by Args.Result, so that properties nobody read are sent as the
+	// engine encoded them.
+	from *Args
 }
 
 // Result returns a result that sends the resource's properties and options
-// back as they are in a. Changes made to a later show in the result.
+// back as they are in a when the response is encoded, so changes made to a
+// after the call show in the result. If the properties were never read,
+// the result's Properties field is nil and they are sent exactly as the
+// engine encoded them, without being decoded.
 func (a *Args) Result() *Result {
-	return &Result{Properties: a.Properties, Options: a.Options}
+	if a.lazy {
+		return &Result{Options: a.Options, from: a}
+	}
+	return &Result{Properties: a.Properties(), Options: a.Options}
+}
+
+// properties returns what res sends as properties: a map, or the encoded
+// properties of the Args it came from, or neither (unchanged).
+func (res *Result) properties() (resource.PropertyMap, []byte, bool) {
+	switch {
+	case res.Properties != nil:
+		return res.Properties, nil, true
+	case res.from == nil:
+		return nil, nil, false
+	case res.from.lazy:
+		return nil, res.from.raw, true
+	}
+	return res.from.Properties(), nil, true
 }
 
 // WithOptions calls edit on a's options and returns a result that sends
@@ -72,13 +137,11 @@ func (a *Args) WithOptions(edit func(*ResourceOptions)) *Result {
 // WithProperties calls edit on a's properties and returns a result that
 // sends them, leaving the options unchanged.
 func (a *Args) WithProperties(edit func(resource.PropertyMap)) *Result {
-	if a.Properties == nil {
-		a.Properties = resource.PropertyMap{}
-	}
+	p := a.Properties()
 	if edit != nil {
-		edit(a.Properties)
+		edit(p)
 	}
-	return &Result{Properties: a.Properties}
+	return &Result{Properties: p}
 }
 
 // Func is a resource transform. It may be called concurrently, for different
@@ -102,12 +165,12 @@ func DecodeRequest(req *pulumirpc.TransformRequest) (*Args, error) {
 		return nil, fmt.Errorf("options: %w", err)
 	}
 	a := &Args{
-		Type:       req.GetType(),
-		Name:       req.GetName(),
-		Custom:     req.GetCustom(),
-		Parent:     resource.URN(req.GetParent()),
-		Properties: properties,
-		Options:    opts,
+		Type:    req.GetType(),
+		Name:    req.GetName(),
+		Custom:  req.GetCustom(),
+		Parent:  resource.URN(req.GetParent()),
+		Options: opts,
+		props:   properties,
 	}
 	a.URN = childURN(a.Parent, a.Type, a.Name)
 	return a, nil
@@ -131,12 +194,18 @@ func EncodeResult(res *Result, acceptsByteStrings bool) (*pulumirpc.TransformRes
 	if res == nil {
 		return out, nil
 	}
-	if res.Properties != nil {
-		s, err := props.Marshal(res.Properties, acceptsByteStrings)
+	switch m, raw, set := res.properties(); {
+	case m != nil:
+		s, err := props.Marshal(m, acceptsByteStrings)
 		if err != nil {
 			return nil, fmt.Errorf("properties: %w", err)
 		}
 		out.Properties = s
+	case set:
+		out.Properties = &structpb.Struct{}
+		if err := proto.Unmarshal(raw, out.Properties); err != nil {
+			return nil, fmt.Errorf("properties: %w", err)
+		}
 	}
 	if res.Options != nil {
 		o, err := res.Options.ToProto(acceptsByteStrings)
@@ -168,6 +237,12 @@ func adapt(fn Func) callbacks.Func {
 		}
 		callbacks.SetCallResource(ctx, string(args.URN), args.Type, args.Name)
 		res, err := fn(ctx, args)
+		if args.propsErr != nil {
+			// The function saw an empty map in place of the properties;
+			// whatever it made of them must not reach the engine.
+			return nil, callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest,
+				fmt.Sprintf("%s: request does not decode", resourceLabel(args)), fmt.Errorf("properties: %w", args.propsErr))
+		}
 		if err != nil {
 			return nil, err
 		}

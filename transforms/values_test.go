@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -130,24 +131,34 @@ func TestValuesRoundTrip(t *testing.T) {
 		}},
 		{"nested", wiretest.List(wiretest.Object("k", wiretest.Output(wiretest.List(wiretest.Output(wiretest.Str("inner"), true)), false, bucketURN)), byteString([]byte{0x80})), nil},
 	}
+	// Each value goes through twice: decoded and encoded again (the
+	// transform reads the properties before returning them), and sent back
+	// as received (it never reads them).
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			rec := &recorder{}
-			cb, err := transforms.Callback(srv, rec.transform)
-			require.NoError(t, err)
-			require.True(t, cb.GetAcceptsByteString(), "byte strings are accepted by default")
-			req := request(fullOptions())
-			req.Properties = wiretest.Struct("v", tt.value, "other", wiretest.Str("o"))
-			res, err := wiretest.Transform(t, client, cb, req)
-			require.NoError(t, err)
-			wiretest.RequireProtoEqual(t, req.GetProperties(), res.GetProperties())
-			wiretest.RequireProtoEqual(t, req.GetOptions(), res.GetOptions())
-			if tt.check != nil {
-				args, _ := rec.last()
-				tt.check(t, args.Properties["v"])
-			}
-		})
+		for _, read := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/read=%v", tt.name, read), func(t *testing.T) {
+				t.Parallel()
+				rec := &recorder{fn: func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+					if read {
+						_ = a.Properties()
+					}
+					return a.Result(), nil
+				}}
+				cb, err := transforms.Callback(srv, rec.transform)
+				require.NoError(t, err)
+				require.True(t, cb.GetAcceptsByteString(), "byte strings are accepted by default")
+				req := request(fullOptions())
+				req.Properties = wiretest.Struct("v", tt.value, "other", wiretest.Str("o"))
+				res, err := wiretest.Transform(t, client, cb, req)
+				require.NoError(t, err)
+				wiretest.RequireProtoEqual(t, req.GetProperties(), res.GetProperties())
+				wiretest.RequireProtoEqual(t, req.GetOptions(), res.GetOptions())
+				if tt.check != nil {
+					args, _ := rec.last()
+					tt.check(t, args.Properties()["v"])
+				}
+			})
+		}
 	}
 }
 
@@ -225,7 +236,7 @@ func TestResults(t *testing.T) {
 			return a.WithProperties(func(m resource.PropertyMap) { m["acl"] = resource.NewProperty("public") }), nil
 		}, &pulumirpc.TransformResponse{Properties: wiretest.Struct("acl", wiretest.Str("public"))}},
 		{"both", func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
-			a.Properties["x"] = resource.NewProperty(1.0)
+			a.Properties()["x"] = resource.NewProperty(1.0)
 			a.Options.Version = "9"
 			return a.Result(), nil
 		}, &pulumirpc.TransformResponse{
@@ -278,7 +289,7 @@ func TestURN(t *testing.T) {
 			assert.Equal(t, "res", info.ResourceName)
 			assert.False(t, args.Custom)
 			assert.NotNil(t, args.Options)
-			assert.NotNil(t, args.Properties)
+			assert.NotNil(t, args.Properties())
 		})
 	}
 }

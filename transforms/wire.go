@@ -85,10 +85,19 @@ func decodePayload(b []byte) (*Args, error) {
 		}
 		b = b[m:]
 	}
-	var err error
-	if a.Properties, err = wireprops.Decode(props); err != nil {
+	// Check the properties' encoding now and decode them when they are
+	// asked for; encodings only a decode can judge are decoded now.
+	switch err := wireprops.Validate(props); {
+	case err == nil:
+		a.raw, a.lazy = props, true
+	case errors.Is(err, wireprops.ErrMerged):
+		if a.props, err = wireprops.Decode(props); err != nil {
+			return a, fmt.Errorf("properties: %w", err)
+		}
+	default:
 		return a, fmt.Errorf("properties: %w", err)
 	}
+	var err error
 	var pb *pulumirpc.TransformResourceOptions
 	if haveOpts {
 		pb = &pulumirpc.TransformResourceOptions{}
@@ -113,8 +122,9 @@ func slowDecode(a *Args, _ []byte) (*Args, error) {
 // properties straight to the wire. sizeHint is the request's size, which
 // an identity-like result's response matches.
 func encodePayload(res *Result, acceptsByteStrings bool, sizeHint int) ([]byte, error) {
-	hint := 64
-	if res.Properties != nil {
+	m, raw, sendProps := res.properties()
+	hint := 64 + len(raw)
+	if m != nil {
 		hint += sizeHint
 	}
 	w := wireprops.NewWriter(hint)
@@ -131,12 +141,18 @@ func encodePayload(res *Result, acceptsByteStrings bool, sizeHint int) ([]byte, 
 		w.PrependVarint(uint64(len(ob)))
 		w.PrependTag(resOptions, protowire.BytesType)
 	}
-	if res.Properties != nil {
+	switch {
+	case m != nil:
 		mark := w.Len()
-		if err := wireprops.Encode(w, res.Properties, acceptsByteStrings); err != nil {
+		if err := wireprops.Encode(w, m, acceptsByteStrings); err != nil {
 			return nil, err
 		}
 		w.PrependMessageField(resProperties, mark)
+	case sendProps:
+		// Never decoded, so sent as the engine encoded them.
+		w.PrependBytes(raw)
+		w.PrependVarint(uint64(len(raw)))
+		w.PrependTag(resProperties, protowire.BytesType)
 	}
 	return w.Bytes(), nil
 }

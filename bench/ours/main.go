@@ -35,7 +35,7 @@ import (
 // It returns them explicitly, as a real transform that changes something
 // would, so that the response is encoded in full.
 func identity(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
-	return &transforms.Result{Properties: a.Properties, Options: a.Options}, nil
+	return &transforms.Result{Properties: a.Properties(), Options: a.Options}, nil
 }
 
 func main() {

@@ -187,7 +187,7 @@ func farewell(ctx context.Context, payload []byte) ([]byte, error) {
 // petDefaults gives a pet three words unless the program chose a length. It
 // returns only properties, so the pet's options stay as they were.
 func petDefaults(_ context.Context, args *transforms.Args) (*transforms.Result, error) {
-	if _, ok := args.Properties["length"]; ok {
+	if _, ok := args.Properties()["length"]; ok {
 		return nil, nil
 	}
 	return args.WithProperties(func(m resource.PropertyMap) {

@@ -208,7 +208,7 @@ func tagResources(tags map[string]string) transforms.Func {
 			return nil, nil // components have no tags: no change
 		}
 		key := tagProperty(args.Type)
-		current, present := args.Properties[key]
+		current, present := args.Properties()[key]
 		if present && !current.IsObject() {
 			// Unknown or secret until the deployment runs: leave it be.
 			return nil, nil

@@ -47,7 +47,7 @@ func OwnerTags(owner string) transforms.Func {
 			return nil, nil
 		}
 		tags := resource.PropertyMap{}
-		if current, ok := args.Properties[tagKey]; ok {
+		if current, ok := args.Properties()[tagKey]; ok {
 			if !current.IsObject() {
 				return nil, nil // unknown or secret: leave it to the provider
 			}

@@ -139,7 +139,7 @@ func TestCheckOwnerRefusesAResourceWithoutOwner(t *testing.T) {
 
 func TestOwnerTagsLeavesComponentsAlone(t *testing.T) {
 	res, err := OwnerTags(Owner)(context.Background(), &transforms.Args{
-		Type: "my:index:Component", Name: "c", Custom: false, Properties: resource.PropertyMap{},
+		Type: "my:index:Component", Name: "c", Custom: false,
 	})
 	require.NoError(t, err)
 	assert.Nil(t, res, "no change")
