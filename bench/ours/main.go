@@ -13,12 +13,17 @@
 // prints "ADDR TOKEN" on stdout (for the harness's OURS_ADDR) and serves
 // until SIGINT or SIGTERM.
 //
+// With -unread the transform returns args.Result() without reading the
+// properties, so they are checked and sent back as received: what a
+// transform that only looks at the type or sets options costs.
+//
 //	go build -o /tmp/ours ./bench/ours
 //	OURS_CMD='exec /tmp/ours' ./run.sh      # in a copy of ../shared/bench
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log"
 	"os"
@@ -38,15 +43,26 @@ func identity(_ context.Context, a *transforms.Args) (*transforms.Result, error)
 	return &transforms.Result{Properties: a.Properties(), Options: a.Options}, nil
 }
 
+// unread sends the properties back without reading them.
+func unread(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+	return a.Result(), nil
+}
+
 func main() {
 	log.SetPrefix("ours: ")
 	log.SetFlags(0)
-	if err := run(); err != nil {
+	skipRead := flag.Bool("unread", false, "return the properties without reading them")
+	flag.Parse()
+	fn := transforms.Func(identity)
+	if *skipRead {
+		fn = unread
+	}
+	if err := run(fn); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run() error {
+func run(fn transforms.Func) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
@@ -61,7 +77,7 @@ func run() error {
 	defer srv.Close()
 
 	if os.Getenv(monitor.EnvMonitor) == "" {
-		cb, err := transforms.Callback(srv, identity, callbacks.Name("identity"))
+		cb, err := transforms.Callback(srv, fn, callbacks.Name("identity"))
 		if err != nil {
 			return err
 		}
@@ -75,7 +91,7 @@ func run() error {
 		return err
 	}
 	defer mon.Close()
-	if _, err := transforms.RegisterStack(ctx, srv, mon, identity, callbacks.Name("identity")); err != nil {
+	if _, err := transforms.RegisterStack(ctx, srv, mon, fn, callbacks.Name("identity")); err != nil {
 		return err
 	}
 	// The engine keeps the wait open until it is done with the program's

@@ -2,7 +2,7 @@ package wireprops
 
 import (
 	"errors"
-	"fmt"
+	"math"
 	"unicode/utf8"
 	"unsafe"
 
@@ -12,13 +12,14 @@ import (
 )
 
 // Validate reports the error [Decode] would report for b, without building
-// the property map: it walks the bytes in the decoder's order and checks
-// everything the decoder checks (well-formed fields, valid UTF-8 in keys and
-// strings, every entry with a value and every value with a kind, at most
-// [MaxDepth] messages deep, and well-formed secrets and output values)
-// without allocating. The rare signature objects (byte strings, assets,
-// archives, resource references and unknown signatures) are decoded to
-// judge them.
+// the property map. It checks everything the decoder checks (well-formed
+// fields, valid UTF-8 in keys and strings, every entry with a value and
+// every value with a kind, at most [MaxDepth] messages deep, well-formed
+// secrets and output values) in one pass over the bytes, without
+// allocating. The rare signature objects (byte strings, assets, archives,
+// resource references and unknown signatures) are decoded to judge them.
+// Only when it finds a fault does it run Decode, for the decoder's own
+// message.
 //
 // It returns [ErrMerged] for an entry with several values or a value with
 // several kinds, which the protobuf runtime merges and which only Decode
@@ -26,55 +27,74 @@ import (
 // may be sent back as received can be checked for a fraction of a
 // decode's cost, and a later Decode of them cannot fail.
 func Validate(b []byte) error {
-	// A view of b as a string, never retained: key checks and error
-	// messages read it without copying.
-	v := validator{d: decoder{s: unsafe.String(unsafe.SliceData(b), len(b)), b: b}}
-	_, err := v.structAt(0, len(b), 1)
-	return err
+	// A view of b as a string, never retained, for UTF-8 checks and key
+	// comparisons without copying.
+	c := checker{b: b, s: unsafe.String(unsafe.SliceData(b), len(b))}
+	_, ok := c.structAt(0, len(b), 1)
+	switch {
+	case c.merged:
+		return ErrMerged
+	case ok:
+		return nil
+	}
+	if _, err := Decode(b); err != nil {
+		return err
+	}
+	return errInvalid // unreachable while the two agree, which the tests hold them to
 }
 
-// validator walks a payload in the order the decoder does, so that the two
-// report the same error for the same bytes.
-type validator struct{ d decoder }
-
-// shallow checks that b[i:end] is a sequence of well-formed fields.
-func (v *validator) shallow(i, end int) error {
-	for i < end {
-		num, typ, p, err := v.d.tag(i, end)
-		if err != nil {
-			return err
-		}
-		if i, err = v.d.skip(num, typ, p, end); err != nil {
-			return err
-		}
-	}
-	return nil
+// checker walks a payload once. On the first fault it stops and reports
+// false; Validate then asks the decoder what the fault is.
+type checker struct {
+	b      []byte
+	s      string // b, as a string
+	merged bool   // stopped at an encoding only Decode judges
 }
 
-// repeated calls each for every length-prefixed field numbered num in the
-// message at b[i:end], whose fields shallow has checked.
-func (v *validator) repeated(num protowire.Number, i, end int, each func(a, b int) error) error {
-	for i < end {
-		n, typ, p, err := v.d.tag(i, end)
-		if err != nil {
-			return err
-		}
-		if n != num || typ != protowire.BytesType {
-			if i, err = v.d.skip(n, typ, p, end); err != nil {
-				return err
-			}
-			continue
-		}
-		a, b, err := v.d.lengthPrefixed(p, end)
-		if err != nil {
-			return err
-		}
-		if err := each(a, b); err != nil {
-			return err
-		}
-		i = b
+// uvarint reads a varint at b[i:end], returning it and the position after
+// it, or -1. One- and two-byte varints (every tag and most lengths) are
+// read inline.
+func (c *checker) uvarint(i, end int) (uint64, int) {
+	if i < end && c.b[i] < 0x80 {
+		return uint64(c.b[i]), i + 1
 	}
-	return nil
+	if i+1 < end && c.b[i+1] < 0x80 {
+		return uint64(c.b[i]&0x7f) | uint64(c.b[i+1])<<7, i + 2
+	}
+	v, n := protowire.ConsumeVarint(c.b[i:end])
+	if n < 0 {
+		return 0, -1
+	}
+	return v, i + n
+}
+
+// field reads a field at b[i:end]: its number and type, the range of its
+// value (for a length-prefixed field, the bytes inside the prefix), or -1.
+func (c *checker) field(i, end int) (protowire.Number, protowire.Type, int, int) {
+	t, p := c.uvarint(i, end)
+	// The bounds protowire.ConsumeTag applies, which the decoder uses.
+	if p < 0 || t>>3 < uint64(protowire.MinValidNumber) || t>>3 > math.MaxInt32 {
+		return 0, 0, -1, -1
+	}
+	num, typ := protowire.Number(t>>3), protowire.Type(t&7)
+	switch typ {
+	case protowire.BytesType:
+		n, q := c.uvarint(p, end)
+		if q < 0 || n > uint64(end-q) {
+			return 0, 0, -1, -1
+		}
+		return num, typ, q, q + int(n)
+	case protowire.VarintType:
+		if _, q := c.uvarint(p, end); q >= 0 {
+			return num, typ, p, q
+		}
+		return 0, 0, -1, -1
+	}
+	n := protowire.ConsumeFieldValue(num, typ, c.b[p:end])
+	if n < 0 {
+		return 0, 0, -1, -1
+	}
+	return num, typ, p, p + n
 }
 
 // special holds where the fields a signature object is judged by are: the
@@ -85,209 +105,187 @@ type special struct {
 	has                      [4]bool
 }
 
-func (v *validator) structAt(i, end, depth int) (special, error) {
+func (c *checker) structAt(i, end, depth int) (special, bool) {
 	var sp special
 	if depth > MaxDepth {
-		return sp, ErrDepth
+		return sp, false
 	}
-	if err := v.shallow(i, end); err != nil {
-		return sp, err
-	}
-	err := v.repeated(structFields, i, end, func(a, b int) error {
-		key, vi, ve, err := v.entry(a, b, depth+1)
-		if err != nil {
-			return err
+	for i < end {
+		num, typ, a, b := c.field(i, end)
+		if a < 0 {
+			return sp, false
 		}
-		var at *[2]int
-		var n int
+		i = b
+		if num != structFields || typ != protowire.BytesType {
+			continue
+		}
+		key, vi, ve, ok := c.entry(a, b, depth+1)
+		if !ok {
+			return sp, false
+		}
+		n := -1
 		switch key {
 		case resource.SigKey:
-			at, n = &sp.sig, 0
+			n, sp.sig = 0, [2]int{vi, ve}
 		case "value":
-			at, n = &sp.value, 1
+			n, sp.value = 1, [2]int{vi, ve}
 		case "secret":
-			at, n = &sp.secret, 2
+			n, sp.secret = 2, [2]int{vi, ve}
 		case "dependencies":
-			at, n = &sp.deps, 3
-		default:
-			return nil
+			n, sp.deps = 3, [2]int{vi, ve}
 		}
-		*at, sp.has[n] = [2]int{vi, ve}, true
-		return nil
-	})
-	return sp, err
+		if n >= 0 {
+			sp.has[n] = true
+		}
+	}
+	return sp, true
 }
 
-func (v *validator) entry(i, end, depth int) (string, int, int, error) {
+func (c *checker) entry(i, end, depth int) (string, int, int, bool) {
 	if depth > MaxDepth {
-		return "", 0, 0, ErrDepth
+		return "", 0, 0, false
 	}
 	var key string
 	vi, ve, haveValue := 0, 0, false
 	for i < end {
-		num, typ, p, err := v.d.tag(i, end)
-		if err != nil {
-			return "", 0, 0, err
+		num, typ, a, b := c.field(i, end)
+		if a < 0 {
+			return "", 0, 0, false
 		}
-		switch {
-		case num == entryKey && typ == protowire.BytesType:
-			ki, ke, err := v.d.lengthPrefixed(p, end)
-			if err != nil {
-				return "", 0, 0, err
+		i = b
+		if typ != protowire.BytesType {
+			continue
+		}
+		switch num {
+		case entryKey:
+			if key = c.s[a:b]; !utf8.ValidString(key) {
+				return "", 0, 0, false
 			}
-			key = v.d.s[ki:ke]
-			if !utf8.ValidString(key) {
-				return "", 0, 0, errUTF8
-			}
-			i = ke
-		case num == entryValue && typ == protowire.BytesType:
+		case entryValue:
 			if haveValue {
-				return "", 0, 0, ErrMerged
+				c.merged = true
+				return "", 0, 0, false
 			}
-			if vi, ve, err = v.d.lengthPrefixed(p, end); err != nil {
-				return "", 0, 0, err
-			}
-			haveValue, i = true, ve
-		default:
-			if i, err = v.d.skip(num, typ, p, end); err != nil {
-				return "", 0, 0, err
-			}
+			vi, ve, haveValue = a, b, true
 		}
 	}
-	if !haveValue {
-		return "", 0, 0, fmt.Errorf("property %q has no value", key)
+	if !haveValue || !c.value(key, vi, ve, depth+1) {
+		return "", 0, 0, false
 	}
-	return key, vi, ve, v.value(key, vi, ve, depth+1)
+	return key, vi, ve, true
 }
 
-func (v *validator) value(key string, i, end, depth int) error {
+func (c *checker) value(key string, i, end, depth int) bool {
 	if depth > MaxDepth {
-		return ErrDepth
+		return false
 	}
 	var kind protowire.Number
 	si, se, have, start := 0, 0, false, i
 	for i < end {
-		n, typ, p, err := v.d.tag(i, end)
-		if err != nil {
-			return err
+		n, typ, a, b := c.field(i, end)
+		if a < 0 {
+			return false
 		}
+		i = b
 		isKind := (n == valueNull || n == valueBool) && typ == protowire.VarintType ||
 			n == valueNumber && typ == protowire.Fixed64Type ||
 			(n == valueString || n == valueStruct || n == valueList) && typ == protowire.BytesType
-		if have && isKind {
-			return ErrMerged
+		if !isKind {
+			continue
 		}
-		switch {
-		case isKind && typ == protowire.BytesType:
-			if si, se, err = v.d.lengthPrefixed(p, end); err != nil {
-				return err
-			}
-			kind, have, i = n, true, se
-		case isKind && typ == protowire.VarintType:
-			if _, i, err = v.d.varint(p, end); err != nil {
-				return err
-			}
-			kind, have = n, true
-		case isKind:
-			_, l := protowire.ConsumeFixed64(v.d.b[p:end])
-			if l < 0 {
-				return errInvalid
-			}
-			kind, have, i = n, true, p+l
-		default:
-			if i, err = v.d.skip(n, typ, p, end); err != nil {
-				return err
-			}
+		if have {
+			c.merged = true
+			return false
 		}
+		kind, si, se, have = n, a, b, true
 	}
 	if !have {
-		return fmt.Errorf("property %q has a value of no kind", key)
+		return false
 	}
 	switch kind {
 	case valueString:
-		if !utf8.ValidString(v.d.s[si:se]) {
-			return errUTF8
-		}
+		return utf8.ValidString(c.s[si:se])
 	case valueStruct:
-		sp, err := v.structAt(si, se, depth+1)
-		if err != nil || !sp.has[0] {
-			return err
+		sp, ok := c.structAt(si, se, depth+1)
+		if !ok || !sp.has[0] {
+			return ok
 		}
-		return v.special(key, sp, start, end, depth)
+		return c.special(key, sp, start, end, depth)
 	case valueList:
-		return v.list(key, si, se, depth+1)
+		return c.list(key, si, se, depth+1)
 	}
-	return nil
+	return true
 }
 
-func (v *validator) list(key string, i, end, depth int) error {
+func (c *checker) list(key string, i, end, depth int) bool {
 	if depth > MaxDepth {
-		return ErrDepth
+		return false
 	}
-	if err := v.shallow(i, end); err != nil {
-		return err
+	for i < end {
+		num, typ, a, b := c.field(i, end)
+		if a < 0 {
+			return false
+		}
+		i = b
+		if num == listValues && typ == protowire.BytesType && !c.value(key, a, b, depth+1) {
+			return false
+		}
 	}
-	return v.repeated(listValues, i, end, func(a, b int) error { return v.value(key, a, b, depth+1) })
+	return true
 }
 
 // special checks a signature object the way the decoder's special does:
-// secrets and output values here, without allocating; the rarer kinds
-// (byte strings, assets, archives, resource references, unknown
-// signatures) by decoding the value, so that the error is the decoder's.
-func (v *validator) special(key string, sp special, i, end, depth int) error {
+// secrets and output values here, without allocating; the rarer kinds by
+// decoding the value.
+func (c *checker) special(key string, sp special, i, end, depth int) bool {
 	var name string
-	if k, a, b := v.kindOf(sp.sig); k == valueString && !isUnknown(v.d.s[a:b]) {
-		name = v.d.s[a:b]
+	if k, a, b := c.kindOf(sp.sig); k == valueString && !isUnknown(c.s[a:b]) {
+		name = c.s[a:b]
 	}
 	switch name {
 	case resource.SecretSig:
-		if !sp.has[1] {
-			return fmt.Errorf("malformed RPC secret: missing value for %q", key)
-		}
-		return nil
+		return sp.has[1]
 	case resource.OutputValueSig:
-		if k, _, _ := v.kindOf(sp.secret); sp.has[2] && k != valueBool {
-			return fmt.Errorf("malformed output value for %q: secret not a bool", key)
+		if k, _, _ := c.kindOf(sp.secret); sp.has[2] && k != valueBool {
+			return false
 		}
 		if !sp.has[3] {
-			return nil
+			return true
 		}
-		k, a, b := v.kindOf(sp.deps)
+		k, i, end := c.kindOf(sp.deps)
 		if k != valueList {
-			return fmt.Errorf("malformed output value for %q: dependencies not an array", key)
+			return false
 		}
-		return v.repeated(listValues, a, b, func(ea, eb int) error {
-			if k, sa, sb := v.kindOf([2]int{ea, eb}); k != valueString || isUnknown(v.d.s[sa:sb]) {
-				return fmt.Errorf("malformed output value for %q: element in dependencies not a string", key)
+		for i < end {
+			num, typ, a, b := c.field(i, end)
+			i = b
+			if num != listValues || typ != protowire.BytesType {
+				continue
 			}
-			return nil
-		})
+			if k, sa, sb := c.kindOf([2]int{a, b}); k != valueString || isUnknown(c.s[sa:sb]) {
+				return false
+			}
+		}
+		return true
 	}
-	d := newDecoder(v.d.b[i:end])
+	d := newDecoder(c.b[i:end])
 	_, err := d.value(key, 0, len(d.s), depth)
-	return err
+	return err == nil
 }
 
-// kindOf returns the kind of the validated Value at b[r[0]:r[1]] and, for a
+// kindOf returns the kind of the checked Value at b[r[0]:r[1]] and, for a
 // string, struct or list, the range of its contents.
-func (v *validator) kindOf(r [2]int) (protowire.Number, int, int) {
+func (c *checker) kindOf(r [2]int) (protowire.Number, int, int) {
 	for i, end := r[0], r[1]; i < end; {
-		n, typ, p, err := v.d.tag(i, end)
-		if err != nil {
+		n, typ, a, b := c.field(i, end)
+		if a < 0 {
 			return 0, 0, 0
 		}
-		isKind := (n == valueNull || n == valueBool) && typ == protowire.VarintType ||
+		i = b
+		if (n == valueNull || n == valueBool) && typ == protowire.VarintType ||
 			n == valueNumber && typ == protowire.Fixed64Type ||
-			(n == valueString || n == valueStruct || n == valueList) && typ == protowire.BytesType
-		if isKind && typ == protowire.BytesType {
-			a, b, _ := v.d.lengthPrefixed(p, end)
+			(n == valueString || n == valueStruct || n == valueList) && typ == protowire.BytesType {
 			return n, a, b
-		}
-		if isKind {
-			return n, 0, 0
-		}
-		if i, err = v.d.skip(n, typ, p, end); err != nil {
-			return 0, 0, 0
 		}
 	}
 	return 0, 0, 0

@@ -399,3 +399,15 @@ func diagnose(t *testing.T, b []byte, what string) {
 		b = b[n+m:]
 	}
 }
+
+// Field numbers at the edges of what a tag can hold: Validate and Decode
+// must draw the line in the same place.
+func TestValidateFieldNumbers(t *testing.T) {
+	t.Parallel()
+	for _, num := range []uint64{0, 1, 1<<29 - 1, 1 << 29, 1<<31 - 1, 1 << 31, 1<<61 - 1} {
+		b := protowire.AppendVarint(nil, num<<3|uint64(protowire.VarintType))
+		b = protowire.AppendVarint(b, 1)
+		_, err := wireprops.Decode(b)
+		checkValidate(t, b, err)
+	}
+}
