@@ -1,6 +1,7 @@
 package transforms
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -122,37 +123,43 @@ func slowDecode(a *Args, _ []byte) (*Args, error) {
 // properties straight to the wire. sizeHint is the request's size, which
 // an identity-like result's response matches.
 func encodePayload(res *Result, acceptsByteStrings bool, sizeHint int) ([]byte, error) {
-	m, raw, sendProps := res.properties()
-	hint := 64 + len(raw)
-	if m != nil {
-		hint += sizeHint
-	}
-	w := wireprops.NewWriter(hint)
+	var ob []byte
 	if res.Options != nil {
 		pb, err := res.Options.ToProto(acceptsByteStrings)
 		if err != nil {
 			return nil, err
 		}
-		ob, err := proto.Marshal(pb)
-		if err != nil {
+		if ob, err = proto.Marshal(pb); err != nil {
 			return nil, err
 		}
+	}
+	m, raw, sendProps := res.properties()
+	if m == nil {
+		// Nothing to encode: the response is the properties as the engine
+		// sent them (if any) and the options, in one exactly sized buffer.
+		out := make([]byte, 0, 2*binary.MaxVarintLen64+len(raw)+len(ob))
+		if sendProps {
+			out = protowire.AppendTag(out, resProperties, protowire.BytesType)
+			out = protowire.AppendBytes(out, raw)
+		}
+		if res.Options != nil {
+			out = protowire.AppendTag(out, resOptions, protowire.BytesType)
+			out = protowire.AppendBytes(out, ob)
+		}
+		return out, nil
+	}
+	// The properties are written back to front after the options; the
+	// request's size is about what an identity-like result needs.
+	w := wireprops.NewWriter(32 + len(ob) + sizeHint)
+	if res.Options != nil {
 		w.PrependBytes(ob)
 		w.PrependVarint(uint64(len(ob)))
 		w.PrependTag(resOptions, protowire.BytesType)
 	}
-	switch {
-	case m != nil:
-		mark := w.Len()
-		if err := wireprops.Encode(w, m, acceptsByteStrings); err != nil {
-			return nil, err
-		}
-		w.PrependMessageField(resProperties, mark)
-	case sendProps:
-		// Never decoded, so sent as the engine encoded them.
-		w.PrependBytes(raw)
-		w.PrependVarint(uint64(len(raw)))
-		w.PrependTag(resProperties, protowire.BytesType)
+	mark := w.Len()
+	if err := wireprops.Encode(w, m, acceptsByteStrings); err != nil {
+		return nil, err
 	}
+	w.PrependMessageField(resProperties, mark)
 	return w.Bytes(), nil
 }
