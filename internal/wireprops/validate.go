@@ -306,8 +306,6 @@ func isUnknown(s string) bool {
 	return false
 }
 
-var errUTF8 = errors.New("proto: string field contains invalid UTF-8")
-
 // ErrMerged is returned by [Validate] for encodings that only a full decode
 // can judge: an entry with several values, or a value with several kinds.
 var ErrMerged = errors.New("wireprops: repeated fields need a full decode")
