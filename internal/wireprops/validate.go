@@ -2,7 +2,6 @@ package wireprops
 
 import (
 	"errors"
-	"math"
 	"unicode/utf8"
 	"unsafe"
 
@@ -21,9 +20,10 @@ import (
 // Only when it finds a fault does it run Decode, for the decoder's own
 // message.
 //
-// It returns [ErrMerged] for an entry with several values or a value with
-// several kinds, which the protobuf runtime merges and which only Decode
-// judges; the engine never sends those. It exists so that properties that
+// It returns [ErrMerged] for an entry with several values, a value with
+// several kinds or a key repeated with a faulty earlier entry, which the
+// protobuf runtime merges or drops and which only Decode judges; the engine
+// never sends those. It exists so that properties that
 // may be sent back as received can be checked for a fraction of a
 // decode's cost, and a later Decode of them cannot fail.
 func Validate(b []byte) error {
@@ -40,7 +40,9 @@ func Validate(b []byte) error {
 	if _, err := Decode(b); err != nil {
 		return err
 	}
-	return errInvalid // unreachable while the two agree, which the tests hold them to
+	// The check refused what the decoder accepts: a key repeated, whose
+	// earlier entry the protobuf runtime drops unjudged. Leave it to Decode.
+	return ErrMerged
 }
 
 // checker walks a payload once. On the first fault it stops and reports
@@ -72,8 +74,8 @@ func (c *checker) uvarint(i, end int) (uint64, int) {
 // value (for a length-prefixed field, the bytes inside the prefix), or -1.
 func (c *checker) field(i, end int) (protowire.Number, protowire.Type, int, int) {
 	t, p := c.uvarint(i, end)
-	// The bounds protowire.ConsumeTag applies, which the decoder uses.
-	if p < 0 || t>>3 < uint64(protowire.MinValidNumber) || t>>3 > math.MaxInt32 {
+	// The field numbers the protobuf runtime accepts, as in the decoder.
+	if p < 0 || t>>3 < uint64(protowire.MinValidNumber) || t>>3 > uint64(protowire.MaxValidNumber) {
 		return 0, 0, -1, -1
 	}
 	num, typ := protowire.Number(t>>3), protowire.Type(t&7)
@@ -307,5 +309,6 @@ func isUnknown(s string) bool {
 }
 
 // ErrMerged is returned by [Validate] for encodings that only a full decode
-// can judge: an entry with several values, or a value with several kinds.
+// can judge: an entry with several values, a value with several kinds, or
+// a repeated key.
 var ErrMerged = errors.New("wireprops: repeated fields need a full decode")

@@ -84,7 +84,9 @@ var errInvalid = errors.New("proto: cannot parse invalid wire-format data")
 // position after the tag.
 func (d *decoder) tag(i, end int) (protowire.Number, protowire.Type, int, error) {
 	num, typ, n := protowire.ConsumeTag(d.b[i:end])
-	if n < 0 {
+	if n < 0 || num > protowire.MaxValidNumber {
+		// The protobuf runtime refuses field numbers above the maximum,
+		// though ConsumeTag reads them.
 		return 0, 0, 0, errInvalid
 	}
 	return num, typ, i + n, nil
@@ -138,6 +140,7 @@ func (d *decoder) structAt(i, end, depth int) (resource.PropertyMap, error) {
 		}
 	}
 	m := make(resource.PropertyMap, n)
+	start := i
 	for i < end {
 		num, typ, p, err := d.tag(i, end)
 		if err != nil {
@@ -155,12 +158,81 @@ func (d *decoder) structAt(i, end, depth int) (resource.PropertyMap, error) {
 		}
 		key, v, err := d.entry(ei, ee, depth+1)
 		if err != nil {
+			if !d.canonical && d.repeatsKey(start, end) {
+				// A later entry with the same key replaces this one, as
+				// the protobuf runtime reads a map; let it, then decode
+				// its canonical encoding.
+				return d.structViaProto(start, end, depth)
+			}
 			return nil, err
 		}
 		m[resource.PropertyKey(key)] = v
 		i = ee
 	}
 	return m, nil
+}
+
+// repeatsKey reports whether two entries of the Struct at b[i:end], whose
+// fields are well-formed, have the same key. It runs only on the way to
+// an error, so it may allocate.
+func (d *decoder) repeatsKey(i, end int) bool {
+	seen := map[string]bool{}
+	for i < end {
+		num, typ, p, err := d.tag(i, end)
+		if err != nil {
+			return false
+		}
+		next, err := d.skip(num, typ, p, end)
+		if err != nil {
+			return false
+		}
+		if num == structFields && typ == protowire.BytesType {
+			ei, ee, err := d.lengthPrefixed(p, end)
+			if err != nil {
+				return false
+			}
+			key := ""
+			for k := ei; k < ee; {
+				n, t, q, err := d.tag(k, ee)
+				if err != nil {
+					return false
+				}
+				if n == entryKey && t == protowire.BytesType {
+					a, b, err := d.lengthPrefixed(q, ee)
+					if err != nil {
+						return false
+					}
+					key = d.s[a:b]
+				}
+				if k, err = d.skip(n, t, q, ee); err != nil {
+					return false
+				}
+			}
+			if seen[key] {
+				return true
+			}
+			seen[key] = true
+		}
+		i = next
+	}
+	return false
+}
+
+// structViaProto decodes the Struct at b[i:end] through the protobuf
+// runtime, for encodings the engine never sends (a key repeated, of which
+// the runtime keeps the last).
+func (d *decoder) structViaProto(i, end, depth int) (resource.PropertyMap, error) {
+	var pb structpb.Struct
+	if err := (proto.UnmarshalOptions{RecursionLimit: MaxDepth - depth + 1}).Unmarshal(d.b[i:end], &pb); err != nil {
+		return nil, err
+	}
+	b, err := deterministic.Marshal(&pb)
+	if err != nil {
+		return nil, err
+	}
+	sub := newDecoder(b)
+	sub.canonical = true
+	return sub.structAt(0, len(b), depth)
 }
 
 // entry decodes one map entry of a Struct.
@@ -448,7 +520,7 @@ func (d *decoder) valueViaProto(key string, i, end, depth int) (resource.Propert
 	if err := (proto.UnmarshalOptions{RecursionLimit: MaxDepth - depth + 1}).Unmarshal(d.b[i:end], &pb); err != nil {
 		return resource.PropertyValue{}, err
 	}
-	b, err := proto.Marshal(&pb)
+	b, err := deterministic.Marshal(&pb)
 	if err != nil {
 		return resource.PropertyValue{}, err
 	}
@@ -468,7 +540,7 @@ func (d *decoder) entryViaProto(i, end, depth int) (string, resource.PropertyVal
 		return "", resource.PropertyValue{}, err
 	}
 	for k, v := range pb.GetFields() {
-		b, err := proto.Marshal(v)
+		b, err := deterministic.Marshal(v)
 		if err != nil {
 			return "", resource.PropertyValue{}, err
 		}
@@ -479,3 +551,8 @@ func (d *decoder) entryViaProto(i, end, depth int) (string, resource.PropertyVal
 	}
 	return "", resource.PropertyValue{}, errInvalid
 }
+
+// deterministic writes maps in key order, so that the canonical encoding of
+// a payload, and so the first fault the decoder meets in it, is the same on
+// every call.
+var deterministic = proto.MarshalOptions{Deterministic: true}

@@ -288,6 +288,13 @@ func checkValidate(t *testing.T, b []byte, decodeErr error) {
 	case decodeErr != nil && err.Error() != decodeErr.Error():
 		t.Fatalf("both refuse, differently:\nValidate %v\nDecode   %v\n%x", err, decodeErr, b)
 	}
+	// What passes the check may be sent back unread: the engine's protobuf
+	// runtime must be able to parse it.
+	if err == nil {
+		if perr := proto.Unmarshal(b, &structpb.Struct{}); perr != nil {
+			t.Fatalf("Validate accepts bytes the protobuf runtime refuses: %v\n%x", perr, b)
+		}
+	}
 }
 
 func TestValidate(t *testing.T) {
@@ -343,6 +350,10 @@ func TestValidate(t *testing.T) {
 		{"no value", entry("k", nil), `property "k" has no value`},
 		{"no kind", entry("k", []byte{}), `property "k" has a value of no kind`},
 		{"two kinds", entry("k", append(str("a"), str("b")...)), wireprops.ErrMerged.Error()},
+		// The protobuf runtime keeps the last entry for a key without
+		// judging the earlier ones; the check leaves that to Decode.
+		{"key repeated after a faulty entry", append(entry("k", nil), entry("k", str("x"))...), wireprops.ErrMerged.Error()},
+		{"key repeated before a faulty entry", append(entry("k", str("x")), entry("k", nil)...), `property "k" has a value of no kind`},
 		{"too deep", func() []byte {
 			b, _ := proto.Marshal(benchdata.DeepTransformRequest(4000).GetProperties())
 			return b
@@ -359,8 +370,12 @@ func TestValidate(t *testing.T) {
 			if got != tt.want {
 				t.Fatalf("Validate = %q, want %q", got, tt.want)
 			}
-			_, decodeErr := wireprops.Decode(tt.b)
+			m, decodeErr := wireprops.Decode(tt.b)
 			checkValidate(t, tt.b, decodeErr)
+			want, refErr := reference(tt.b)
+			if (refErr == nil) != (decodeErr == nil) || refErr == nil && !reflect.DeepEqual(want, m) {
+				t.Fatalf("Decode %v (%v), SDK %v (%v)", m, decodeErr, want, refErr)
+			}
 		})
 	}
 }
@@ -400,8 +415,9 @@ func diagnose(t *testing.T, b []byte, what string) {
 	}
 }
 
-// Field numbers at the edges of what a tag can hold: Validate and Decode
-// must draw the line in the same place.
+// Field numbers at the edges of what a tag can hold: Validate, Decode and
+// the protobuf runtime must draw the line in the same place, or properties
+// sent back unread could be bytes the engine cannot parse.
 func TestValidateFieldNumbers(t *testing.T) {
 	t.Parallel()
 	for _, num := range []uint64{0, 1, 1<<29 - 1, 1 << 29, 1<<31 - 1, 1 << 31, 1<<61 - 1} {
@@ -409,5 +425,9 @@ func TestValidateFieldNumbers(t *testing.T) {
 		b = protowire.AppendVarint(b, 1)
 		_, err := wireprops.Decode(b)
 		checkValidate(t, b, err)
+		_, refErr := reference(b)
+		if (err == nil) != (refErr == nil) {
+			t.Errorf("field %d: Decode %v, protobuf runtime %v", num, err, refErr)
+		}
 	}
 }
