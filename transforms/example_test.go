@@ -91,3 +91,26 @@ func ExampleEncodeResult() {
 	// urn:pulumi:dev::site::my:app:Site$random:index/randomId:RandomId::id
 	// 8 true
 }
+
+// Testing a transform without an engine or a server: build the Args by
+// hand, with SetProperties for the inputs, and call the function.
+func ExampleArgs_SetProperties() {
+	defaultACL := func(_ context.Context, args *transforms.Args) (*transforms.Result, error) {
+		if _, ok := args.Properties()["acl"]; ok {
+			return nil, nil // the resource chose one
+		}
+		return args.WithProperties(func(m resource.PropertyMap) {
+			m["acl"] = resource.NewProperty("private")
+		}), nil
+	}
+
+	args := &transforms.Args{Type: "aws:s3/bucket:Bucket", Name: "logs", Custom: true}
+	args.SetProperties(resource.PropertyMap{"bucket": resource.NewProperty("logs-bucket")})
+	res, err := defaultACL(context.Background(), args)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Properties["acl"].StringValue(), res.Properties["bucket"].StringValue(), res.Options == nil)
+	// Output:
+	// private logs-bucket true
+}
