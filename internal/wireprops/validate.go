@@ -189,10 +189,7 @@ func (c *checker) value(key string, i, end, depth int) bool {
 			return false
 		}
 		i = b
-		isKind := (n == valueNull || n == valueBool) && typ == protowire.VarintType ||
-			n == valueNumber && typ == protowire.Fixed64Type ||
-			(n == valueString || n == valueStruct || n == valueList) && typ == protowire.BytesType
-		if !isKind {
+		if !kindField(n, typ) {
 			continue
 		}
 		if have {
@@ -284,9 +281,7 @@ func (c *checker) kindOf(r [2]int) (protowire.Number, int, int) {
 			return 0, 0, 0
 		}
 		i = b
-		if (n == valueNull || n == valueBool) && typ == protowire.VarintType ||
-			n == valueNumber && typ == protowire.Fixed64Type ||
-			(n == valueString || n == valueStruct || n == valueList) && typ == protowire.BytesType {
+		if kindField(n, typ) {
 			return n, a, b
 		}
 	}

@@ -304,10 +304,7 @@ func (d *decoder) value(key string, i, end, depth int) (resource.PropertyValue, 
 		if err != nil {
 			return resource.PropertyValue{}, err
 		}
-		isKind := (n == valueNull || n == valueBool) && typ == protowire.VarintType ||
-			n == valueNumber && typ == protowire.Fixed64Type ||
-			(n == valueString || n == valueStruct || n == valueList) && typ == protowire.BytesType
-		if have && isKind {
+		if have && kindField(n, typ) {
 			if d.canonical {
 				return resource.PropertyValue{}, errInvalid
 			}
@@ -375,6 +372,14 @@ func (d *decoder) value(key string, i, end, depth int) (resource.PropertyValue, 
 		return resource.NewProperty(obj), nil
 	}
 	return d.special(key, obj, sig, start, end)
+}
+
+// kindField reports whether field n of wire type typ in a Value is one of
+// the Value's kinds (null, number, string, bool, struct or list).
+func kindField(n protowire.Number, typ protowire.Type) bool {
+	return (n == valueNull || n == valueBool) && typ == protowire.VarintType ||
+		n == valueNumber && typ == protowire.Fixed64Type ||
+		(n == valueString || n == valueStruct || n == valueList) && typ == protowire.BytesType
 }
 
 func (d *decoder) list(key string, i, end, depth int) (resource.PropertyValue, error) {
