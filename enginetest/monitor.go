@@ -202,6 +202,9 @@ func (m *monitorServer) SignalAndWaitForShutdown(ctx context.Context, _ *emptypb
 		return nil, err
 	}
 	m.record(KindSignalAndWaitForShutdown, "", "", nil, nil, nil, "waiting")
+	if f := e.cfg.beforeShutdown; f != nil {
+		f(ctx)
+	}
 	e.startPostSteps()
 	select {
 	case <-e.done:
