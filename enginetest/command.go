@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -90,6 +91,12 @@ func (e *Engine) RunCommand(ctx context.Context, cmd *exec.Cmd) (*Result, error)
 	}
 	cmd.Env = env
 	tail := &tailBuffer{limit: stderrLimit}
+	if cmd.Stdout != nil && cmd.Stdout == cmd.Stderr {
+		// One writer for both: exec would have written to it from one
+		// goroutine; with stderr also captured there are two.
+		lw := &lockedWriter{w: cmd.Stdout}
+		cmd.Stdout, cmd.Stderr = lw, lw
+	}
 	if cmd.Stderr != nil {
 		cmd.Stderr = &teeWriter{a: tail, b: cmd.Stderr}
 	} else {
@@ -98,6 +105,9 @@ func (e *Engine) RunCommand(ctx context.Context, cmd *exec.Cmd) (*Result, error)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("enginetest: starting the program: %w", err)
 	}
+	e.mu.Lock()
+	e.programPID = cmd.Process.Pid
+	e.mu.Unlock()
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	var werr error
@@ -127,6 +137,14 @@ func (e *Engine) RunCommand(ctx context.Context, cmd *exec.Cmd) (*Result, error)
 		e.programFailed(pe)
 	}
 	return e.Finish(ctx)
+}
+
+// ProgramPID returns the process id of the program [Engine.RunCommand]
+// started, or 0 before it has started one.
+func (e *Engine) ProgramPID() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.programPID
 }
 
 // programFailed records the program's own failure: an error diagnostic
@@ -196,11 +214,23 @@ func (t *tailBuffer) String() string {
 // teeWriter writes to a and b; b's errors do not stop a.
 type teeWriter struct {
 	a *tailBuffer
-	b interface{ Write([]byte) (int, error) }
+	b io.Writer
 }
 
 func (w *teeWriter) Write(p []byte) (int, error) {
 	_, _ = w.a.Write(p)
 	_, _ = w.b.Write(p)
 	return len(p), nil
+}
+
+// lockedWriter serialises writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

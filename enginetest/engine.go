@@ -62,6 +62,7 @@ type Engine struct {
 	closed           bool
 	selfConn         *grpc.ClientConn
 	result           *Result
+	programPID       int
 
 	inflight  sync.WaitGroup // RPCs that may create steps
 	bg        sync.WaitGroup // goroutines the engine started

@@ -579,8 +579,9 @@ func bigRequest(c *checker, n int) []byte {
 	start := len(b)
 	b = b[:start+n]
 	fill := b[start:]
-	pattern := []byte("conformance-kit-")
-	for i := 0; i < len(fill); i += copy(fill[i:], pattern) {
+	done := copy(fill, "conformance-kit-")
+	for done < len(fill) {
+		done += copy(fill[done:], fill[:done])
 	}
 	return b
 }

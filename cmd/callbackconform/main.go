@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -147,7 +148,7 @@ func check(ctx context.Context, prog []string, filter *regexp.Regexp, verbose bo
 		})
 	}
 	cmd := exec.Command(expanded[0], expanded[1:]...)
-	var output strings.Builder
+	var output lockedBuffer
 	if verbose {
 		cmd.Stdout, cmd.Stderr = log, log
 	} else {
@@ -203,10 +204,7 @@ func check(ctx context.Context, prog []string, filter *regexp.Regexp, verbose bo
 			_ = c.Close()
 		}
 	}()
-	pid := 0
-	if cmd.Process != nil {
-		pid = cmd.Process.Pid
-	}
+	pid := eng.ProgramPID()
 	var checkers []*checker
 	for _, cb := range rep.Callbacks {
 		conn, ok := conns[cb.Target]
@@ -426,3 +424,20 @@ func oneLine(s string) string {
 	return s
 }
 
+// lockedBuffer collects the program's output, written from two goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -175,8 +175,8 @@ func zooProperties(byteStrings bool) *structpb.Struct {
 		"componentRef": sigObject(sigResourceRef, map[string]*structpb.Value{
 			"urn": structpb.NewStringValue(urnParent), "name": structpb.NewStringValue("parent"),
 			"type": structpb.NewStringValue("my:index:Component")}),
-		"asset": sigObject(sigAsset, map[string]*structpb.Value{"text": structpb.NewStringValue("asset text")}),
-		"fileAsset": sigObject(sigAsset, map[string]*structpb.Value{"path": structpb.NewStringValue("conform/file.txt")}),
+		"asset":       sigObject(sigAsset, map[string]*structpb.Value{"text": structpb.NewStringValue("asset text")}),
+		"fileAsset":   sigObject(sigAsset, map[string]*structpb.Value{"path": structpb.NewStringValue("conform/file.txt")}),
 		"remoteAsset": sigObject(sigAsset, map[string]*structpb.Value{"uri": structpb.NewStringValue("https://example.com/a.txt")}),
 		"archive": sigObject(sigArchive, map[string]*structpb.Value{"assets": obj(map[string]*structpb.Value{
 			"a.txt": sigObject(sigAsset, map[string]*structpb.Value{"text": structpb.NewStringValue("in archive")}),
