@@ -28,7 +28,9 @@ func (e *Engine) deleteStep(old *ResourceState, op Op) error {
 		err := fmt.Errorf("unable to delete resource %q\nas it is currently marked for protection. "+
 			"To unprotect the resource, remove the `protect` flag from the resource in your Pulumi program and run `pulumi up`",
 			old.URN)
-		_, err = e.stepFailed(i, old.URN, err)
+		// The engine goes on past a protected resource, to report them all.
+		e.endStep(i, err)
+		e.failStep(old.URN, err, true)
 		return err
 	}
 	if old.Custom && !isProviderType(old.Type) && !old.RetainOnDelete && !e.deletedWithTarget(old) && !e.cfg.dryRun {

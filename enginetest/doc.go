@@ -23,12 +23,21 @@
 //
 // Failures follow the engine. A transform error fails the RegisterResource
 // RPC and registers nothing. A failed step (a before hook, the provider, an
-// unregistered hook name) emits an error diagnostic on the resource, fails
-// the RPC with the step's error and cancels every later step unless
-// [ContinueOnError] is set; with it, a program that sets
-// supportsResultReporting gets Result FAIL (or SKIP for dependents) instead.
-// An after hook failure keeps the committed state and the RPC succeeds, but
-// the deployment fails and later steps are cancelled the same way.
+// unregistered hook name) emits an error diagnostic on the resource and
+// cancels every later step unless [ContinueOnError] is set. Its
+// registration is never answered, nor is any later one: the deployment ends
+// as soon as the steps already running have finished, without waiting for
+// the program, emits the error diagnostic "update failed" ("preview
+// failed") with no URN, and then stops the program's connections, as the
+// engine stops the language host and the program with it; a waiting RPC
+// then fails with Unavailable, and what the program logs afterwards is not
+// shown to the user. With ContinueOnError, a program that sets
+// supportsResultReporting gets Result FAIL (or SKIP for dependents) instead,
+// and the deployment goes on to its end before it fails. An after hook
+// failure keeps the committed state and the RPC succeeds, but the
+// deployment fails the same way. The program's own failure reaches the
+// engine through [Engine.ProgramFailed], as a language host reports it.
+// [Result] says whether the deployment failed and why.
 //
 // Everything the engine does is recorded as [Event] values ([Engine.Record],
 // [Engine.Trace]) and user-facing messages as [Diagnostic] values.

@@ -52,7 +52,6 @@ func (e *Engine) reserve(urn string) error {
 		return status.Errorf(codes.InvalidArgument, "Duplicate resource URN '%s'; try giving it a unique name", urn)
 	}
 	e.resources[urn] = &resource{urn: urn}
-	e.order = append(e.order, urn)
 	return nil
 }
 
@@ -66,10 +65,16 @@ func (e *Engine) release(urn string) {
 	}
 }
 
+// commit records a resource's new state. As in the engine, the state lists
+// resources in the order their steps complete: a resource's default
+// provider, created before the resource's step starts, comes before it.
 func (e *Engine) commit(ns *ResourceState) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if r := e.resources[ns.URN]; r != nil {
+		if r.state == nil {
+			e.order = append(e.order, ns.URN)
+		}
 		r.state = ns
 	}
 }
@@ -104,7 +109,7 @@ func (e *Engine) registerResource(
 	if err := e.enter(); err != nil {
 		return nil, err
 	}
-	defer e.inflight.Done()
+	defer e.leave()
 
 	if len(req.GetStateMigrations()) > 0 {
 		if !e.cfg.stateMigrations {
@@ -196,6 +201,11 @@ func (e *Engine) registerResource(
 	}
 
 	ns := e.newState(req, urn, inputs, opts, dependsOn, deps)
+	if !e.beginStep() {
+		e.rec.add(Event{Kind: KindStep, URN: urn, Detail: "not run: the deployment was cancelled after an error"})
+		return nil, errUnanswered
+	}
+	defer e.endStepRun()
 	if reason := e.skipReason(ns); reason != "" {
 		e.rec.add(Event{Kind: KindStep, URN: urn, Detail: "not run: " + reason})
 		if e.cfg.continueOnError && req.GetSupportsResultReporting() {
@@ -210,6 +220,9 @@ func (e *Engine) registerResource(
 		}
 		if ref == "" {
 			if ref, err = e.defaultProvider(packageOf(ns.Type), opts.GetVersion()); err != nil {
+				if e.isCancelled() {
+					return nil, errUnanswered
+				}
 				return nil, status.Error(codes.Unknown, err.Error())
 			}
 		}
@@ -220,6 +233,9 @@ func (e *Engine) registerResource(
 	if err != nil {
 		if e.cfg.continueOnError && req.GetSupportsResultReporting() {
 			return &pulumirpc.RegisterResourceResponse{Urn: urn, Result: pulumirpc.Result_FAIL}, nil
+		}
+		if e.isCancelled() {
+			return nil, errUnanswered
 		}
 		return nil, status.Error(codes.Unknown, err.Error())
 	}
@@ -318,9 +334,6 @@ func or(a, b string) string {
 func (e *Engine) skipReason(ns *ResourceState) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.cancelled {
-		return "the deployment was cancelled after an earlier error"
-	}
 	deps := append([]string{ns.Parent, ns.DeletedWith}, ns.DependsOn...)
 	for _, urns := range ns.PropertyDependencies {
 		deps = append(deps, urns...)
@@ -374,11 +387,15 @@ func (e *Engine) registerResourceOutputs(_ context.Context, req *pulumirpc.Regis
 	if err := e.enter(); err != nil {
 		return err
 	}
-	defer e.inflight.Done()
+	defer e.leave()
 	outs, err := canonical(emptyIfNil(req.GetOutputs()))
 	if err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
+	if !e.beginStep() {
+		return errUnanswered
+	}
+	defer e.endStepRun()
 	e.mu.Lock()
 	r := e.resources[req.GetUrn()]
 	if r == nil || r.state == nil {
@@ -412,7 +429,7 @@ func (e *Engine) readResource(_ context.Context, req *pulumirpc.ReadResourceRequ
 	if err := e.enter(); err != nil {
 		return nil, err
 	}
-	defer e.inflight.Done()
+	defer e.leave()
 	urn := e.URN(req.GetParent(), req.GetType(), req.GetName())
 	props, err := canonical(emptyIfNil(req.GetProperties()))
 	if err != nil {
@@ -424,6 +441,10 @@ func (e *Engine) readResource(_ context.Context, req *pulumirpc.ReadResourceRequ
 			return nil, status.Error(codes.Unknown, err.Error())
 		}
 	}
+	if !e.beginStep() {
+		return nil, errUnanswered
+	}
+	defer e.endStepRun()
 	if err := e.reserve(urn); err != nil {
 		return nil, err
 	}

@@ -222,7 +222,7 @@ func (e *Engine) invoke(ctx context.Context, req *pulumirpc.ResourceInvokeReques
 	if err := e.enter(); err != nil {
 		return nil, err
 	}
-	defer e.inflight.Done()
+	defer e.leave()
 
 	args, err := canonical(emptyIfNil(req.GetArgs()))
 	if err != nil {

@@ -1,0 +1,247 @@
+package enginetest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/langhost/callbacks/enginetest"
+)
+
+// over reports whether the deployment is over, without waiting.
+func over(t *testing.T, e *enginetest.Engine) bool {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := e.Wait(ctx)
+	return err == nil
+}
+
+// A failed step's registration and every later one are left unanswered;
+// the deployment waits only for the steps already running, then reports
+// "update failed" and stops the program.
+func TestFailedStepRegistrationAndLaterOnesUnanswered(t *testing.T) {
+	t.Parallel()
+	slowStarted := make(chan struct{})
+	releaseSlow := make(chan struct{})
+	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
+		OnCreate: func(ctx context.Context, req *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+			switch req.Name {
+			case "slow":
+				close(slowStarted)
+				<-releaseSlow
+			case "bad":
+				return nil, errors.New("quota exceeded")
+			}
+			return (&enginetest.FakeProvider{}).Create(ctx, req)
+		},
+	}))
+	p := newProgram(t, e)
+
+	type answer struct {
+		name string
+		resp *pulumirpc.RegisterResourceResponse
+		err  error
+		over bool // the deployment was over when the answer came
+	}
+	answers := make(chan answer, 3)
+	register := func(name string) {
+		resp, err := p.register(res{typ: thingType, name: name, custom: true})
+		answers <- answer{name, resp, err, over(t, e)}
+	}
+	go register("slow")
+	<-slowStarted
+	go register("bad")
+	// The failure is recorded before the deployment can end; wait for it.
+	until(t, func() bool { return hasDiag(e, "quota exceeded") })
+	go register("later")
+	until(t, func() bool { return hasStepNotRun(e, e.URN("", thingType, "later")) })
+	if over(t, e) {
+		t.Fatal("the deployment ended while a step was still running")
+	}
+	close(releaseSlow)
+
+	got := map[string]answer{}
+	for range 3 {
+		a := <-answers
+		got[a.name] = a
+	}
+	if a := got["slow"]; a.err != nil || a.resp.GetId() != "slow-id" {
+		t.Fatalf("slow: %v %v, want its step's answer", a.resp, a.err)
+	}
+	for _, name := range []string{"bad", "later"} {
+		a := got[name]
+		if status.Code(a.err) != codes.Unavailable || !a.over {
+			t.Fatalf("%s: err=%v over=%t, want no answer until the deployment was over, then Unavailable", name, a.err, a.over)
+		}
+	}
+	res := wait(t, e)
+	wantFailed(t, res, e.URN("", thingType, "bad"), "quota exceeded")
+	wantEqualStrings(t, "state", res.State.URNs(), []string{
+		e.URN("", "pulumi:providers:test", "default"), e.URN("", thingType, "slow"),
+	})
+	for _, d := range res.Diagnostics {
+		if d.Severity == enginetest.SeverityError && d.URN == e.URN("", thingType, "later") {
+			t.Fatalf("a step that never ran reported %v", d)
+		}
+	}
+}
+
+// until polls cond until it holds. It asserts nothing about time: the test's
+// own deadline bounds it.
+func until(t *testing.T, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-t.Context().Done():
+			t.Fatal("condition never held")
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+func hasDiag(e *enginetest.Engine, msg string) bool {
+	for _, d := range e.Diagnostics() {
+		if d.Message == msg {
+			return true
+		}
+	}
+	return false
+}
+
+func hasStepNotRun(e *enginetest.Engine, urn string) bool {
+	for _, ev := range e.Events(enginetest.KindStep) {
+		if ev.URN == urn && ev.Op == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// What the program says after its deployment failed never reaches the
+// user: the engine has stopped it.
+func TestProgramMessagesAfterFailedDeploymentNotShown(t *testing.T) {
+	t.Parallel()
+	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
+		OnCreate: func(context.Context, *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+			return nil, errors.New("no")
+		},
+	}))
+	p := newProgram(t, e)
+	res := p.registerUnanswered(res{typ: thingType, name: "r", custom: true})
+	_, err := p.eng.Log(p.ctx(), &pulumirpc.LogRequest{
+		Severity: pulumirpc.LogSeverity_ERROR,
+		Message:  "an unhandled error occurred: program failed: waiting for RPCs: no",
+	})
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("Log after the deployment failed: %v, want Unavailable", err)
+	}
+	for _, d := range append(res.Diagnostics, e.Diagnostics()...) {
+		if d.FromProgram {
+			t.Fatalf("program message shown: %v", d)
+		}
+	}
+	wantFailed(t, res, e.URN("", thingType, "r"), "no")
+}
+
+// The program's own failure reaches Result the way a language host reports
+// it: its message as an error with no URN (unless the program already
+// reported it), then "update failed"; no delete runs.
+func TestProgramFailureReachesResult(t *testing.T) {
+	t.Parallel()
+	e1 := startEngine(t)
+	p1 := newProgram(t, e1)
+	p1.custom("kept", nil)
+	prior := p1.finish().State
+
+	tests := []struct {
+		name     string
+		err      error
+		preview  bool
+		wantDiag string // "" when no diagnostic for the program's error is expected
+	}{
+		{
+			name:     "exit-code",
+			err:      errors.New("an unhandled error occurred: program exited with non-zero exit code: 1"),
+			wantDiag: "an unhandled error occurred: program exited with non-zero exit code: 1",
+		},
+		{
+			name:     "preview",
+			err:      errors.New("an unhandled error occurred: program exited with non-zero exit code: 2"),
+			preview:  true,
+			wantDiag: "an unhandled error occurred: program exited with non-zero exit code: 2",
+		},
+		{
+			name: "already-reported",
+			err:  fmt.Errorf("exit status 32: %w", enginetest.ErrProgramReported),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := startEngine(t, enginetest.WithState(prior), enginetest.DryRun(tt.preview))
+			p := newProgram(t, e)
+			p.custom("made", nil)
+			later := res{typ: thingType, name: "after", custom: true}
+			e.ProgramFailed(tt.err)
+			result := wait(t, e)
+			res := result
+			wantFailed(t, res, "", "")
+			if !errors.Is(res.ProgramErr, tt.err) || !errors.Is(res.Err, tt.err) {
+				t.Fatalf("ProgramErr=%v Err=%v, want the program's error", res.ProgramErr, res.Err)
+			}
+			var msgs []string
+			for _, d := range res.Diagnostics {
+				if d.Severity == enginetest.SeverityError {
+					msgs = append(msgs, d.URN+"|"+d.Message)
+				}
+			}
+			last := map[bool]string{false: "|update failed", true: "|preview failed"}[tt.preview]
+			want := []string{last}
+			if tt.wantDiag != "" {
+				want = []string{"|" + tt.wantDiag, last}
+			}
+			wantEqualStrings(t, "error diagnostics", msgs, want)
+			if n := len(e.Events(enginetest.KindProviderDelete)); n != 0 || res.State.Get(e.URN("", thingType, "kept")) == nil {
+				t.Fatalf("a failed program's deployment deleted %v (%d provider deletes)", res.State.URNs(), n)
+			}
+			if _, err := p.mon.RegisterResource(p.ctx(), p.request(later)); status.Code(err) != codes.Unavailable {
+				t.Fatalf("registration after the program failed: %v, want Unavailable", err)
+			}
+		})
+	}
+}
+
+func TestProgramFailedAfterTheEndChangesNothing(t *testing.T) {
+	t.Parallel()
+	e := startEngine(t)
+	p := newProgram(t, e)
+	p.custom("r", nil)
+	res := p.finish()
+	e.ProgramFailed(errors.New("late"))
+	again := wait(t, e)
+	if res.Failed || again.Failed || again.ProgramErr != nil {
+		t.Fatalf("failed=%t/%t program error %v, want a successful deployment", res.Failed, again.Failed, again.ProgramErr)
+	}
+}
+
+func TestProgramFailedNilIsASuccessfulExit(t *testing.T) {
+	t.Parallel()
+	e1 := startEngine(t)
+	p1 := newProgram(t, e1)
+	p1.custom("gone", nil)
+	prior := p1.finish().State
+
+	e := startEngine(t, enginetest.WithState(prior))
+	e.ProgramFailed(nil)
+	res := wait(t, e)
+	if res.Failed || res.Err != nil || res.State.Get(e.URN("", thingType, "gone")) != nil {
+		t.Fatalf("failed=%t err=%v state=%v, want a successful deployment that deleted gone", res.Failed, res.Err, res.State.URNs())
+	}
+}
