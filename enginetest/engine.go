@@ -60,6 +60,8 @@ type Engine struct {
 	// cancelled is set by a failure that ends the deployment: no step
 	// starts afterwards and no delete runs.
 	cancelled bool
+	// refused is set when a plain destroy refused to start.
+	refused bool
 	// ended is set when the deployment is over and its result built.
 	ended     bool
 	rootURN   string
@@ -137,6 +139,9 @@ func Start(opts ...Option) (*Engine, error) {
 		defer e.bg.Done()
 		_ = e.srv.Serve(lis)
 	}()
+	if cfg.destroy && !cfg.runProgram {
+		e.startPlainDestroy()
+	}
 	return e, nil
 }
 
@@ -538,8 +543,9 @@ func (e *Engine) endStep(i int, err error) {
 func (e *Engine) finalize() {
 	e.mu.Lock()
 	failed := len(e.errs) > 0 || e.programErr != nil
+	refused := e.refused
 	e.mu.Unlock()
-	if failed {
+	if failed && !refused {
 		kind := "update"
 		if e.cfg.dryRun {
 			kind = "preview"
@@ -551,8 +557,14 @@ func (e *Engine) finalize() {
 	e.ended = true
 	st := &State{}
 	live := map[string]bool{}
+	gone := map[string]bool{}
 	for _, urn := range e.order {
-		if r := e.resources[urn]; r != nil && r.state != nil {
+		r := e.resources[urn]
+		switch {
+		case r == nil || r.state == nil:
+		case e.deleted[r.state]:
+			gone[urn] = true
+		default:
 			st.Resources = append(st.Resources, r.state.Clone())
 			live[urn] = true
 		}
@@ -563,7 +575,7 @@ func (e *Engine) finalize() {
 	}
 	for _, old := range all {
 		switch {
-		case e.deleted[old]:
+		case e.deleted[old], gone[old.URN], gone[e.claimed[old.URN]]:
 		case e.isReplacedLocked(old):
 			c := old.Clone()
 			c.PendingDelete = true

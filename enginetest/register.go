@@ -229,7 +229,11 @@ func (e *Engine) registerResource(
 		ns.Provider = ref
 	}
 
-	st, err := e.runRegistrationStep(ns)
+	step := e.runRegistrationStep
+	if e.cfg.destroy {
+		step = e.destroyRegistration
+	}
+	st, err := step(ns)
 	if err != nil {
 		if e.cfg.continueOnError && req.GetSupportsResultReporting() {
 			return &pulumirpc.RegisterResourceResponse{Urn: urn, Result: pulumirpc.Result_FAIL}, nil
