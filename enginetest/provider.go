@@ -104,14 +104,22 @@ type ConstructRequest struct {
 	Options *pulumirpc.TransformResourceOptions
 	// Hooks are the hook names the program bound; they fire only if the
 	// provider binds them on its own registration.
-	Hooks   *pulumirpc.RegisterResourceRequest_ResourceHooksBinding
-	Monitor pulumirpc.ResourceMonitorClient
+	Hooks *pulumirpc.RegisterResourceRequest_ResourceHooksBinding
+	// Provider is the reference of the provider that constructs the
+	// component: the one the options name, or the default provider of its
+	// package, which the engine creates for it.
+	Provider string
+	Monitor  pulumirpc.ResourceMonitorClient
 }
 
 // ConstructResponse is a provider's answer to Construct.
 type ConstructResponse struct {
 	URN   string
 	State *structpb.Struct
+	// PropertyDependencies lists, by output, the resources it depends on;
+	// the engine adds those of the output values in State and returns them
+	// to the program.
+	PropertyDependencies map[string][]string
 }
 
 // FakeProvider is a [Provider] built from optional functions. A nil function

@@ -157,11 +157,24 @@ func (e *Engine) registerResource(
 		e.mu.Unlock()
 	}
 
+	// Property dependencies as the engine reads them: those of the request,
+	// or, when it sends none (and the resource is not remote), every
+	// dependency for every property; plus those of its output values.
 	deps := map[string][]string{}
 	for k, v := range req.GetPropertyDependencies() {
 		deps[k] = cloneStrings(v.GetUrns())
 	}
-	hasOwn := len(own) > 0
+	if len(req.GetPropertyDependencies()) == 0 && !req.GetRemote() && len(req.GetDependencies()) > 0 {
+		for k := range inputs.GetFields() {
+			deps[k] = cloneStrings(req.GetDependencies())
+		}
+	}
+	for k, urns := range dependenciesOf(req.GetObject()) {
+		deps[k] = mergeStrings(deps[k], urns)
+	}
+	// As in the engine, only the resource's own transforms (those of the
+	// request) make it track dependencies through the transforms.
+	hasOwn := useTransforms && len(req.GetTransforms()) > 0
 	start := inputs
 	if hasOwn {
 		start = withDependencies(inputs, deps)
@@ -187,10 +200,17 @@ func (e *Engine) registerResource(
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	opts := in.opts
+	mergeParentProviders(opts, req.GetCustom(), parent)
 	dependsOn := cloneStrings(req.GetDependencies())
 	if hasOwn {
+		// After the transforms, the engine rebuilds the property
+		// dependencies from the output values and adds them all to the
+		// resource's dependencies.
 		deps = dependenciesOf(in.props)
 		dependsOn = cloneStrings(opts.GetDependsOn())
+		for _, k := range slices.Sorted(maps.Keys(deps)) {
+			dependsOn = mergeStrings(dependsOn, deps[k])
+		}
 	}
 
 	if req.GetRemote() {
@@ -214,10 +234,9 @@ func (e *Engine) registerResource(
 		return nil, status.Errorf(codes.Unknown, "step for %s was not run: %s", urn, reason)
 	}
 	if ns.Custom && !isProviderType(ns.Type) {
+		// The provider the transforms left; the providers map was already
+		// folded into it before they ran.
 		ref := opts.GetProvider()
-		if ref == "" {
-			ref = opts.GetProviders()[packageOf(ns.Type)]
-		}
 		if ref == "" {
 			if ref, err = e.defaultProvider(packageOf(ns.Type), opts.GetVersion()); err != nil {
 				if e.isCancelled() {
@@ -243,18 +262,13 @@ func (e *Engine) registerResource(
 		}
 		return nil, status.Error(codes.Unknown, err.Error())
 	}
-	resp := &pulumirpc.RegisterResourceResponse{
+	// As in the engine, property dependencies come back only from a remote
+	// Construct.
+	return &pulumirpc.RegisterResourceResponse{
 		Urn:    urn,
 		Id:     st.ID,
 		Object: forProgram(emptyIfNil(st.Outputs), req.GetAcceptSecrets(), req.GetAcceptResources()),
-	}
-	if len(st.PropertyDependencies) > 0 {
-		resp.PropertyDependencies = map[string]*pulumirpc.RegisterResourceResponse_PropertyDependencies{}
-		for k, v := range st.PropertyDependencies {
-			resp.PropertyDependencies[k] = &pulumirpc.RegisterResourceResponse_PropertyDependencies{Urns: cloneStrings(v)}
-		}
-	}
-	return resp, nil
+	}, nil
 }
 
 // newState builds the goal state of a registration from its options after
@@ -359,10 +373,21 @@ func (e *Engine) construct(ctx context.Context, req *pulumirpc.RegisterResourceR
 	if err != nil {
 		return nil, status.Error(codes.Unavailable, err.Error())
 	}
+	// Constructing needs the component's provider: without one, the
+	// default provider of its package, which then stays in the state.
+	ref := opts.GetProvider()
+	if ref == "" {
+		if ref, err = e.defaultProvider(packageOf(req.GetType()), opts.GetVersion()); err != nil {
+			if e.isCancelled() {
+				return nil, errUnanswered
+			}
+			return nil, status.Error(codes.Unknown, err.Error())
+		}
+	}
 	resp, err := e.prov.Construct(ctx, &ConstructRequest{
 		Type: req.GetType(), Name: req.GetName(), Parent: req.GetParent(),
 		Inputs: cloneStruct(inputs), Options: proto.Clone(opts).(*pulumirpc.TransformResourceOptions),
-		Hooks: opts.GetHooks(), Monitor: mon,
+		Hooks: opts.GetHooks(), Provider: ref, Monitor: mon,
 	})
 	ev := Event{Kind: KindProviderConstruct, URN: urn, Detail: "ok"}
 	if err != nil {
@@ -379,9 +404,24 @@ func (e *Engine) construct(ctx context.Context, req *pulumirpc.RegisterResourceR
 	if err != nil {
 		return nil, status.Error(codes.Unknown, err.Error())
 	}
+	// Every output gets its dependencies: those the provider gave, plus
+	// those of the output values it returned.
+	outDeps := dependenciesOf(resp.State)
+	propDeps := map[string]*pulumirpc.RegisterResourceResponse_PropertyDependencies{}
+	for k := range st.GetFields() {
+		propDeps[k] = &pulumirpc.RegisterResourceResponse_PropertyDependencies{
+			Urns: mergeStrings(resp.PropertyDependencies[k], outDeps[k]),
+		}
+	}
+	for k, urns := range resp.PropertyDependencies {
+		if propDeps[k] == nil {
+			propDeps[k] = &pulumirpc.RegisterResourceResponse_PropertyDependencies{Urns: cloneStrings(urns)}
+		}
+	}
 	return &pulumirpc.RegisterResourceResponse{
-		Urn:    resp.URN,
-		Object: forProgram(st, req.GetAcceptSecrets(), req.GetAcceptResources()),
+		Urn:                  resp.URN,
+		Object:               forProgram(st, req.GetAcceptSecrets(), req.GetAcceptResources()),
+		PropertyDependencies: propDeps,
 	}, nil
 }
 

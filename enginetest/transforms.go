@@ -169,38 +169,53 @@ func (e *Engine) transformOptions(req *pulumirpc.RegisterResourceRequest, parent
 	if e.cfg.supports("resourceHooks") && req.Hooks != nil {
 		o.Hooks = proto.Clone(req.Hooks).(*pulumirpc.RegisterResourceRequest_ResourceHooksBinding)
 	}
-	if parent != nil {
-		inheritFromParent(o, req, parent)
-	}
+	inheritFromParent(o, req, parent)
 	return o
 }
 
-// inheritFromParent fills the options a child inherits from its parent.
+// inheritFromParent fills the options a child inherits from its parent, and
+// resolves the provider a transform sees as the engine does: the provider
+// option (inherited from the parent when it is of the same package, or for
+// a component), then the resource's own providers[pkg], then its parent
+// component's providers[pkg].
 func inheritFromParent(o *pulumirpc.TransformResourceOptions, req *pulumirpc.RegisterResourceRequest, parent *ResourceState) {
-	if o.Protect == nil && parent.Protect {
-		t := true
-		o.Protect = &t
-	}
-	if o.RetainOnDelete == nil && parent.RetainOnDelete {
-		t := true
-		o.RetainOnDelete = &t
-	}
-	if o.DeletedWith == "" {
-		o.DeletedWith = parent.DeletedWith
-	}
-	if len(parent.Providers) > 0 {
-		merged := maps.Clone(parent.Providers)
-		maps.Copy(merged, o.Providers)
-		o.Providers = merged
-	}
-	if (req.GetCustom() || req.GetRemote()) && o.Provider == "" {
-		pkg := packageOf(req.GetType())
-		if ref := parent.Providers[pkg]; ref != "" {
-			o.Provider = ref
-		} else if parent.Provider != "" && packageOf(parent.Type) == pkg {
+	if parent != nil {
+		if o.Protect == nil && parent.Protect {
+			t := true
+			o.Protect = &t
+		}
+		if o.RetainOnDelete == nil && parent.RetainOnDelete {
+			t := true
+			o.RetainOnDelete = &t
+		}
+		if o.DeletedWith == "" {
+			o.DeletedWith = parent.DeletedWith
+		}
+		if o.Provider == "" && parent.Provider != "" &&
+			((!req.GetCustom() && !req.GetRemote()) || packageOf(QualifiedType(providerURN(parent.Provider))) == packageOf(req.GetType())) {
 			o.Provider = parent.Provider
 		}
 	}
+	if (req.GetCustom() || req.GetRemote()) && o.Provider == "" {
+		pkg := packageOf(req.GetType())
+		if ref := o.Providers[pkg]; ref != "" {
+			o.Provider = ref
+		} else if parent != nil && !parent.Custom {
+			o.Provider = parent.Providers[pkg]
+		}
+	}
+}
+
+// mergeParentProviders adds, for a component whose parent is a component,
+// the parent's providers the component does not name itself, as the engine
+// does once the transforms have run.
+func mergeParentProviders(o *pulumirpc.TransformResourceOptions, custom bool, parent *ResourceState) {
+	if custom || parent == nil || parent.Custom || len(parent.Providers) == 0 {
+		return
+	}
+	merged := maps.Clone(parent.Providers)
+	maps.Copy(merged, o.Providers)
+	o.Providers = merged
 }
 
 // normalizeTimeout renders a timeout as the engine does after parsing it
