@@ -499,6 +499,11 @@ func (e *Engine) fail(urn string, err error) {
 // cannot delete.
 func (e *Engine) failStep(urn string, err error, keepGoing bool) {
 	e.errorDiag(urn, err.Error())
+	e.failReported(urn, err, keepGoing)
+}
+
+// failReported records a failure whose diagnostics were already emitted.
+func (e *Engine) failReported(urn string, err error, keepGoing bool) {
 	e.mu.Lock()
 	e.errs = append(e.errs, err)
 	if urn != "" {

@@ -113,6 +113,9 @@ func (m *monitorServer) Invoke(
 	ctx context.Context, req *pulumirpc.ResourceInvokeRequest,
 ) (*pulumirpc.ResourceInvokeResponse, error) {
 	resp, err := m.e.invoke(ctx, req)
+	if errors.Is(err, errUnanswered) {
+		err = m.e.awaitEnd(ctx)
+	}
 	m.record(KindInvoke, "", req.GetTok(), req, resp, err, "ok")
 	return resp, err
 }

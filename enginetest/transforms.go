@@ -262,7 +262,23 @@ func (e *Engine) invoke(ctx context.Context, req *pulumirpc.ResourceInvokeReques
 		return e.getResource(args)
 	}
 
-	preq := &InvokeRequest{Token: req.GetTok(), Args: args, Provider: opts.GetProvider()}
+	// As in the engine, an invoke with no provider uses the default provider
+	// of its package, which is created (and kept in the state) if needed.
+	ref := opts.GetProvider()
+	if ref == "" {
+		if !e.beginStep() {
+			return nil, errUnanswered
+		}
+		ref, err = e.defaultProvider(packageOf(req.GetTok()), opts.GetVersion())
+		e.endStepRun()
+		if err != nil {
+			if e.isCancelled() {
+				return nil, errUnanswered
+			}
+			return nil, status.Error(codes.Unknown, err.Error())
+		}
+	}
+	preq := &InvokeRequest{Token: req.GetTok(), Args: args, Provider: ref}
 	presp, err := e.prov.Invoke(e.base, preq)
 	ev := Event{Kind: KindProviderInvoke, Name: req.GetTok(), Detail: "ok"}
 	if err != nil {
