@@ -24,6 +24,10 @@ type resource struct {
 	state *ResourceState
 	// after is a component's after hook, run at RegisterResourceOutputs.
 	after *pendingAfter
+	// provider is the provider a custom resource was registered with, which
+	// its children of the same package inherit. (As in the engine, a
+	// component's provider option is not inherited.)
+	provider string
 }
 
 type pendingAfter struct {
@@ -251,6 +255,13 @@ func (e *Engine) registerResource(
 	step := e.runRegistrationStep
 	if e.cfg.destroy {
 		step = e.destroyRegistration
+	}
+	if ns.Custom {
+		e.mu.Lock()
+		if r := e.resources[urn]; r != nil {
+			r.provider = ns.Provider
+		}
+		e.mu.Unlock()
 	}
 	st, err := step(ns)
 	if err != nil {

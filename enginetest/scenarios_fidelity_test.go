@@ -423,3 +423,57 @@ func TestAssetAndArchiveHashesKeptThroughTransformsAndState(t *testing.T) {
 		}
 	}
 }
+
+// The engine's TestTransformsProviderOpt: a stack transform that fills in a
+// provider when the options name none.
+func TestTransformFillsProviderOnlyWhereNoneResolved(t *testing.T) {
+	t.Parallel()
+	e := startEngine(t)
+	cbs := newCallbackServer(t)
+	p := newProgram(t, e)
+	ref := func(name string) string {
+		r := p.mustRegister(res{typ: "pulumi:providers:test", name: name, custom: true})
+		return enginetest.ProviderReference(r.GetUrn(), r.GetId())
+	}
+	explicit, implicit := ref("explicit"), ref("implicit")
+	p.stackTransform(cbs.transform(func(_ context.Context, req *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
+		opts := req.GetOptions()
+		if opts.GetProvider() != "" {
+			return nil, nil
+		}
+		opts.Provider = implicit
+		return &pulumirpc.TransformResponse{Options: opts}, nil
+	}))
+	custom := func(name, parent string, mod func(*pulumirpc.RegisterResourceRequest)) string {
+		return p.mustRegister(res{typ: thingType, name: name, custom: true, mod: func(r *pulumirpc.RegisterResourceRequest) {
+			r.Parent = parent
+			mod(r)
+		}}).GetUrn()
+	}
+	none := func(*pulumirpc.RegisterResourceRequest) {}
+	want := map[string]string{
+		custom("explicitProvider", "", func(r *pulumirpc.RegisterResourceRequest) { r.Provider = explicit }): explicit,
+		custom("implicitProvider", "", none): implicit,
+		custom("explicitProvidersMap", "", func(r *pulumirpc.RegisterResourceRequest) {
+			r.Providers = map[string]string{"test": explicit}
+		}): explicit,
+	}
+	withMap := p.mustRegister(res{typ: "xmy:component:resource", name: "component", mod: func(r *pulumirpc.RegisterResourceRequest) {
+		r.Providers = map[string]string{"test": explicit}
+	}})
+	want[custom("parentedResource", withMap.GetUrn(), none)] = explicit
+	// A component's provider option is not inherited by its children.
+	withOption := p.mustRegister(res{typ: "ymy:component:resource", name: "another-component", mod: func(r *pulumirpc.RegisterResourceRequest) {
+		r.Provider = explicit
+	}})
+	want[custom("parentedResource", withOption.GetUrn(), none)] = implicit
+	res := p.finish()
+	if len(res.State.Resources) != 9 {
+		t.Fatalf("state %v, want 2 providers and 7 resources", res.State.URNs())
+	}
+	for urn, ref := range want {
+		if got := res.State.Get(urn).Provider; got != ref {
+			t.Errorf("%s: provider %q, want %q", urn, got, ref)
+		}
+	}
+}

@@ -169,7 +169,7 @@ func (e *Engine) transformOptions(req *pulumirpc.RegisterResourceRequest, parent
 	if e.cfg.supports("resourceHooks") && req.Hooks != nil {
 		o.Hooks = proto.Clone(req.Hooks).(*pulumirpc.RegisterResourceRequest_ResourceHooksBinding)
 	}
-	inheritFromParent(o, req, parent)
+	inheritFromParent(o, req, parent, e.goalProvider(req.GetParent()))
 	return o
 }
 
@@ -178,7 +178,11 @@ func (e *Engine) transformOptions(req *pulumirpc.RegisterResourceRequest, parent
 // option (inherited from the parent when it is of the same package, or for
 // a component), then the resource's own providers[pkg], then its parent
 // component's providers[pkg].
-func inheritFromParent(o *pulumirpc.TransformResourceOptions, req *pulumirpc.RegisterResourceRequest, parent *ResourceState) {
+//
+// parentProvider is the provider a custom parent was registered with.
+func inheritFromParent(o *pulumirpc.TransformResourceOptions, req *pulumirpc.RegisterResourceRequest,
+	parent *ResourceState, parentProvider string,
+) {
 	if parent != nil {
 		if o.Protect == nil && parent.Protect {
 			t := true
@@ -191,10 +195,10 @@ func inheritFromParent(o *pulumirpc.TransformResourceOptions, req *pulumirpc.Reg
 		if o.DeletedWith == "" {
 			o.DeletedWith = parent.DeletedWith
 		}
-		if o.Provider == "" && parent.Provider != "" &&
-			((!req.GetCustom() && !req.GetRemote()) || packageOf(QualifiedType(providerURN(parent.Provider))) == packageOf(req.GetType())) {
-			o.Provider = parent.Provider
-		}
+	}
+	if o.Provider == "" && parentProvider != "" &&
+		((!req.GetCustom() && !req.GetRemote()) || packageOf(QualifiedType(providerURN(parentProvider))) == packageOf(req.GetType())) {
+		o.Provider = parentProvider
 	}
 	if (req.GetCustom() || req.GetRemote()) && o.Provider == "" {
 		pkg := packageOf(req.GetType())
@@ -204,6 +208,17 @@ func inheritFromParent(o *pulumirpc.TransformResourceOptions, req *pulumirpc.Reg
 			o.Provider = parent.Providers[pkg]
 		}
 	}
+}
+
+// goalProvider returns the provider a registered resource was registered
+// with, for its children to inherit.
+func (e *Engine) goalProvider(urn string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r := e.resources[urn]; r != nil {
+		return r.provider
+	}
+	return ""
 }
 
 // mergeParentProviders adds, for a component whose parent is a component,
