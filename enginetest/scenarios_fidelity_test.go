@@ -3,6 +3,7 @@ package enginetest_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -475,5 +476,124 @@ func TestTransformFillsProviderOnlyWhereNoneResolved(t *testing.T) {
 		if got := res.State.Get(urn).Provider; got != ref {
 			t.Errorf("%s: provider %q, want %q", urn, got, ref)
 		}
+	}
+}
+
+// The engine's TestTransformInvokeTransformProvider: an invoke whose
+// transform names a provider creates no default provider.
+func TestInvokeTransformProviderAvoidsDefaultProvider(t *testing.T) {
+	t.Parallel()
+	e := startEngine(t)
+	cbs := newCallbackServer(t)
+	p := newProgram(t, e)
+	implicit := p.mustRegister(res{typ: "pulumi:providers:test", name: "implicit", custom: true})
+	ref := enginetest.ProviderReference(implicit.GetUrn(), implicit.GetId())
+	_, err := p.mon.RegisterStackInvokeTransform(p.ctx(), cbs.invokeTransform(
+		func(_ context.Context, req *pulumirpc.TransformInvokeRequest) (*pulumirpc.TransformInvokeResponse, error) {
+			opts := req.GetOptions()
+			if opts.GetProvider() == "" {
+				opts.Provider = ref
+			}
+			return &pulumirpc.TransformInvokeResponse{Options: opts}, nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.mon.Invoke(p.ctx(), &pulumirpc.ResourceInvokeRequest{Tok: "test:m:fn"}); err != nil {
+		t.Fatal(err)
+	}
+	res := p.finish()
+	wantEqualStrings(t, "state", res.State.URNs(), []string{implicit.GetUrn()})
+}
+
+// The engine's TestRemoteTransformsOptions, for the state: the version a
+// transform sets picks the default provider, each default provider comes
+// before the first resource that needed it, and the options the transform
+// returned are what the state keeps.
+func TestTransformVersionPicksDefaultProviderInStateOrder(t *testing.T) {
+	t.Parallel()
+	e := startEngine(t)
+	cbs := newCallbackServer(t)
+	p := newProgram(t, e)
+	a := p.custom("resA", nil)
+	c := p.custom("resC", nil, func(r *pulumirpc.RegisterResourceRequest) { r.Version = "1.0.0" })
+	p.stackTransform(cbs.transform(func(context.Context, *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
+		return &pulumirpc.TransformResponse{Options: &pulumirpc.TransformResourceOptions{
+			AdditionalSecretOutputs: []string{"bar"},
+			CustomTimeouts:          &pulumirpc.RegisterResourceRequest_CustomTimeouts{Create: "1s", Update: "2s", Delete: "3s"},
+			DeletedWith:             c.GetUrn(),
+			DependsOn:               []string{c.GetUrn()},
+			Protect:                 boolPtr(true),
+			Version:                 "1.0.0",
+		}}, nil
+	}))
+	d := p.custom("resD", nil, func(r *pulumirpc.RegisterResourceRequest) {
+		r.Version = "2.0.0"
+		r.DeletedWith = a.GetUrn()
+		r.Dependencies = []string{a.GetUrn()}
+	})
+	res := p.finish()
+	wantEqualStrings(t, "state", res.State.URNs(), []string{
+		e.URN("", "pulumi:providers:test", "default"), a.GetUrn(),
+		e.URN("", "pulumi:providers:test", "default_1_0_0"), c.GetUrn(), d.GetUrn(),
+	})
+	st := res.State.Get(d.GetUrn())
+	if !st.Protect || st.DeletedWith != c.GetUrn() || st.AdditionalSecretOutputs[0] != "bar" ||
+		st.CustomTimeouts.GetDelete() != "3s" || !strings.HasPrefix(st.Provider, e.URN("", "pulumi:providers:test", "default_1_0_0")+"::") {
+		t.Fatalf("resD state %+v", st)
+	}
+}
+
+// The engine's TestResourceHookComponentAfterDelete: a remote component
+// keeps its default provider in the state, and once the program drops it,
+// the component's delete hook runs with its old inputs and outputs before
+// the provider goes.
+func TestRemoteComponentDeleteHookAndDefaultProvider(t *testing.T) {
+	t.Parallel()
+	construct := func(ctx context.Context, req *enginetest.ConstructRequest) (*enginetest.ConstructResponse, error) {
+		// The component provider binds the hooks the program asked for.
+		resp, err := req.Monitor.RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
+			Type: "test:m:typB", Name: req.Name, Parent: req.Parent, Object: req.Inputs, Hooks: req.Hooks,
+		})
+		if err != nil {
+			return nil, err
+		}
+		outs := &structpb.Struct{Fields: map[string]*structpb.Value{"outA": structpb.NewStringValue("outA")}}
+		if _, err := req.Monitor.RegisterResourceOutputs(ctx, &pulumirpc.RegisterResourceOutputsRequest{
+			Urn: resp.GetUrn(), Outputs: outs,
+		}); err != nil {
+			return nil, err
+		}
+		return &enginetest.ConstructResponse{URN: resp.GetUrn(), State: outs}, nil
+	}
+	prov := &enginetest.FakeProvider{OnConstruct: construct}
+	e1 := startEngine(t, enginetest.WithProvider(prov))
+	cbs1 := newCallbackServer(t)
+	p1 := newProgram(t, e1)
+	p1.resourceHook("myHook", cbs1.hook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
+		return nil, nil
+	}), true, false)
+	p1.mustRegister(res{typ: "test:m:typA", name: "resA", props: map[string]any{"a": "A"}, mod: func(r *pulumirpc.RegisterResourceRequest) {
+		r.Remote = true
+		r.Hooks = &binding{AfterDelete: []string{"myHook"}}
+	}})
+	res1 := p1.finish()
+	comp := e1.URN("", "test:m:typB", "resA")
+	wantEqualStrings(t, "state", res1.State.URNs(), []string{e1.URN("", "pulumi:providers:test", "default"), comp})
+
+	e2 := startEngine(t, enginetest.WithState(res1.State), enginetest.WithProvider(prov))
+	cbs2 := newCallbackServer(t)
+	p2 := newProgram(t, e2)
+	var calls hookCalls
+	p2.resourceHook("myHook", cbs2.hook(calls.fn(nil, nil)), true, false)
+	res2 := p2.finish()
+	if res2.Failed || len(res2.State.Resources) != 0 {
+		t.Fatalf("failed=%t state=%v, want everything deleted", res2.Failed, res2.State.URNs())
+	}
+	wantEqualStrings(t, "delete steps", deleteNames(res2), []string{"resA", "default"})
+	got := calls.all()
+	if len(got) != 1 || got[0].GetUrn() != comp || got[0].NewInputs != nil || got[0].NewOutputs != nil ||
+		field(got[0].GetOldInputs(), "a").GetStringValue() != "A" || field(got[0].GetOldOutputs(), "outA").GetStringValue() != "outA" {
+		t.Fatalf("delete hook calls %v", got)
 	}
 }
