@@ -235,7 +235,8 @@ func (e *Engine) registerResource(
 		if e.cfg.continueOnError && req.GetSupportsResultReporting() {
 			return &pulumirpc.RegisterResourceResponse{Urn: urn, Result: pulumirpc.Result_SKIP}, nil
 		}
-		return nil, status.Errorf(codes.Unknown, "step for %s was not run: %s", urn, reason)
+		// The engine's answer to a program that cannot read a result.
+		return nil, status.Error(codes.Internal, "resource registration failed")
 	}
 	if ns.Custom && !isProviderType(ns.Type) {
 		// The provider the transforms left; the providers map was already
@@ -271,7 +272,7 @@ func (e *Engine) registerResource(
 		if e.isCancelled() {
 			return nil, errUnanswered
 		}
-		return nil, status.Error(codes.Unknown, err.Error())
+		return nil, status.Error(codes.Internal, "resource registration failed")
 	}
 	// As in the engine, property dependencies come back only from a remote
 	// Construct.
