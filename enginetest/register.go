@@ -387,9 +387,16 @@ func (e *Engine) construct(ctx context.Context, req *pulumirpc.RegisterResourceR
 	}
 	// Constructing needs the component's provider: without one, the
 	// default provider of its package, which then stays in the state.
+	// (Only that step counts as running: Construct itself waits for the
+	// component's children, whose registrations are steps of their own.)
 	ref := opts.GetProvider()
 	if ref == "" {
-		if ref, err = e.defaultProvider(packageOf(req.GetType()), opts.GetVersion()); err != nil {
+		if !e.beginStep() {
+			return nil, errUnanswered
+		}
+		ref, err = e.defaultProvider(packageOf(req.GetType()), opts.GetVersion())
+		e.endStepRun()
+		if err != nil {
 			if e.isCancelled() {
 				return nil, errUnanswered
 			}
@@ -403,10 +410,23 @@ func (e *Engine) construct(ctx context.Context, req *pulumirpc.RegisterResourceR
 	})
 	ev := Event{Kind: KindProviderConstruct, URN: urn, Detail: "ok"}
 	if err != nil {
+		// As in the engine: the failure is reported without a URN (the
+		// provider gave none), the deployment is aborted, and the program
+		// is told the monitor shut down.
 		ev.Err = err.Error()
 		e.rec.add(ev)
-		e.fail(urn, err)
-		return nil, status.Error(codes.Unknown, err.Error())
+		if e.isCancelled() {
+			// The deployment failed first (a child's step, say): the
+			// engine has no more to report.
+			return nil, errUnanswered
+		}
+		msg := err.Error()
+		if st, ok := status.FromError(err); ok {
+			msg = st.Message()
+		}
+		e.errorDiag("", fmt.Sprintf("%s resource '%s' has a problem: %s", req.GetType(), req.GetName(), msg))
+		e.failReported(urn, err, false)
+		return nil, status.Error(codes.Unknown, "resource monitor shut down")
 	}
 	e.rec.add(ev)
 	if resp == nil {

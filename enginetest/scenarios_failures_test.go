@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -276,5 +277,55 @@ func TestContinueOnErrorWithoutResultReporting(t *testing.T) {
 	wantFailed(t, res, e.URN("", thingType, "bad"), "no")
 	if res.State.Get(other.GetUrn()) == nil {
 		t.Fatal("the deployment did not go on past the failure")
+	}
+}
+
+// A remote component whose Construct fails: the engine reports the
+// provider's error as the component's problem, with no URN, tells the
+// program the monitor shut down, and fails the deployment.
+func TestConstructFailureAbortsTheDeployment(t *testing.T) {
+	t.Parallel()
+	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
+		OnConstruct: func(context.Context, *enginetest.ConstructRequest) (*enginetest.ConstructResponse, error) {
+			return nil, status.Error(codes.Unknown, "cannot build")
+		},
+	}))
+	p := newProgram(t, e)
+	_, err := p.register(res{typ: compType, name: "c", mod: func(r *pulumirpc.RegisterResourceRequest) { r.Remote = true }})
+	if status.Code(err) != codes.Unknown || errMessage(err) != "resource monitor shut down" {
+		t.Fatalf("got %v, want Unknown: resource monitor shut down", err)
+	}
+	res := wait(t, e)
+	wantFailed(t, res, "", "")
+	wantDiag(t, res.Diagnostics, enginetest.SeverityError, "", "test:index:Comp resource 'c' has a problem: cannot build")
+}
+
+// A remote component whose child fails: the child's failure is the
+// deployment's; the component's registration is left unanswered like the
+// child's.
+func TestConstructChildFailure(t *testing.T) {
+	t.Parallel()
+	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
+		OnCreate: func(context.Context, *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+			return nil, errors.New("child broke")
+		},
+		OnConstruct: func(ctx context.Context, req *enginetest.ConstructRequest) (*enginetest.ConstructResponse, error) {
+			comp, err := req.Monitor.RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{Type: req.Type, Name: req.Name})
+			if err != nil {
+				return nil, err
+			}
+			_, err = req.Monitor.RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
+				Type: thingType, Name: "child", Custom: true, Parent: comp.GetUrn(),
+			})
+			return nil, err
+		},
+	}))
+	p := newProgram(t, e)
+	res := p.registerUnanswered(res{typ: compType, name: "c", mod: func(r *pulumirpc.RegisterResourceRequest) { r.Remote = true }})
+	wantFailed(t, res, e.URN(e.URN("", compType, "c"), thingType, "child"), "child broke")
+	for _, d := range res.Diagnostics {
+		if strings.Contains(d.Message, "has a problem") {
+			t.Fatalf("the component's failure was reported too: %v", d)
+		}
 	}
 }
