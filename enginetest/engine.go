@@ -465,9 +465,9 @@ func (e *Engine) startEnd() {
 			for !e.closed && !(e.cancelled && e.active == 0) && !(e.signalled && e.rpcs == 0) {
 				e.changed.Wait()
 			}
-			cancelled := e.cancelled
+			skipDeletes := e.cancelled || e.closed
 			e.mu.Unlock()
-			if !cancelled {
+			if !skipDeletes {
 				e.runDeletes()
 			}
 			e.finalize()
