@@ -329,3 +329,28 @@ func TestConstructChildFailure(t *testing.T) {
 		}
 	}
 }
+
+// The engine's TestResourceHookBeforeUpdateError: the update's
+// registration is never answered, and the state keeps the default provider
+// first and the resource as it was.
+func TestBeforeUpdateErrorKeepsState(t *testing.T) {
+	t.Parallel()
+	e1 := startEngine(t)
+	p1 := newProgram(t, e1)
+	r := p1.custom("resA", map[string]any{"foo": "bar"})
+	prior := p1.finish().State
+
+	e2 := startEngine(t, enginetest.WithState(prior))
+	cbs := newCallbackServer(t)
+	p2 := newProgram(t, e2)
+	p2.resourceHook("hook", cbs.hook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
+		return &pulumirpc.ResourceHookResponse{Error: "this hook returns an error"}, nil
+	}), false, false)
+	res := p2.registerUnanswered(res{typ: thingType, name: "resA", custom: true, props: map[string]any{"foo": "updated"},
+		mod: withHooks(&binding{BeforeUpdate: []string{"hook"}})})
+	wantFailed(t, res, r.GetUrn(), `before hook "hook" failed: this hook returns an error`)
+	wantEqualStrings(t, "state", res.State.URNs(), []string{e2.URN("", "pulumi:providers:test", "default"), r.GetUrn()})
+	if v := field(res.State.Get(r.GetUrn()).Outputs, "foo").GetStringValue(); v != "bar" {
+		t.Fatalf("outputs foo=%q, want the resource not updated", v)
+	}
+}
