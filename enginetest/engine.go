@@ -78,7 +78,8 @@ type Engine struct {
 
 	bg        sync.WaitGroup // goroutines the engine started
 	endOnce   sync.Once
-	done      chan struct{} // closed when the deployment is finished
+	over      chan struct{} // closed when the result is built
+	done      chan struct{} // closed when the deployment is finished: over, and a failed program cut off
 	closing   chan struct{} // closed by Close
 	closeOnce sync.Once
 	closeErr  error
@@ -114,6 +115,7 @@ func Start(opts ...Option) (*Engine, error) {
 		claimed:          map[string]string{},
 		deleted:          map[*ResourceState]bool{},
 		failed:           map[string]bool{},
+		over:             make(chan struct{}),
 		done:             make(chan struct{}),
 		closing:          make(chan struct{}),
 	}
@@ -418,7 +420,7 @@ func (e *Engine) endStepRun() {
 // over, then answers it as a stopped program's connection would.
 func (e *Engine) awaitEnd(ctx context.Context) error {
 	select {
-	case <-e.done:
+	case <-e.over:
 	case <-e.closing:
 	case <-ctx.Done():
 		return status.FromContextError(ctx.Err()).Err()
@@ -471,18 +473,20 @@ func (e *Engine) startEnd() {
 				e.runDeletes()
 			}
 			e.finalize()
-			close(e.done)
+			close(e.over)
 			if e.result.Failed {
 				e.stopProgram()
 			}
+			close(e.done)
 		}()
 	})
 }
 
 // stopProgram closes every connection of the program, as the end of a
-// failed deployment does when the engine stops the language host. Answers
-// already given are delivered first; RPCs still waiting are released by the
-// end of the deployment, and new ones are refused. Close forces the stop.
+// failed deployment does when the engine stops the language host. It
+// cancels what still runs (hooks, provider calls, transforms), delivers the
+// answers already given, releases the RPCs left waiting (they were released
+// when the result was built) and refuses new ones. Close forces the stop.
 func (e *Engine) stopProgram() {
 	e.cancel()
 	e.srv.GracefulStop()

@@ -382,13 +382,21 @@ func (p *program) registerUnanswered(r res) *enginetest.Result {
 		p.t.Fatalf("RegisterResource %s: got %v, %v; want no answer (Unavailable once the deployment is over)\ntrace:\n%s",
 			r.name, resp, err, p.e.Trace())
 	}
-	ctx, cancel := context.WithCancel(p.ctx())
-	cancel() // the deployment must already be over
-	res, werr := p.e.Wait(ctx)
-	if werr != nil {
-		p.t.Fatalf("the RPC was answered before the deployment ended: %v", werr)
+	if !deploymentOver(p.e) {
+		p.t.Fatalf("the RPC was answered before the deployment ended\ntrace:\n%s", p.e.Trace())
 	}
-	return res
+	return wait(p.t, p.e)
+}
+
+// deploymentOver reports whether a failed deployment's result is built: the
+// engine's last word, "update failed" or "preview failed", has been said.
+func deploymentOver(e *enginetest.Engine) bool {
+	for _, d := range e.Diagnostics() {
+		if d.URN == "" && (d.Message == "update failed" || d.Message == "preview failed") {
+			return true
+		}
+	}
+	return false
 }
 
 // wantFailed checks that a deployment failed as the engine reports it: the

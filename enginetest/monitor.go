@@ -219,7 +219,7 @@ func (m *monitorServer) SignalAndWaitForShutdown(ctx context.Context, _ *emptypb
 	e.changed.Broadcast()
 	e.startEnd()
 	select {
-	case <-e.done:
+	case <-e.over:
 		if e.result.Failed {
 			// The engine stops a failed deployment's program instead of
 			// answering it.

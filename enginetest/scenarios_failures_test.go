@@ -11,18 +11,10 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/langhost/callbacks/enginetest"
 )
-
-// over reports whether the deployment is over, without waiting.
-func over(t *testing.T, e *enginetest.Engine) bool {
-	t.Helper()
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	_, err := e.Wait(ctx)
-	return err == nil
-}
 
 // A failed step's registration and every later one are left unanswered;
 // the deployment waits only for the steps already running, then reports
@@ -54,7 +46,7 @@ func TestFailedStepRegistrationAndLaterOnesUnanswered(t *testing.T) {
 	answers := make(chan answer, 3)
 	register := func(name string) {
 		resp, err := p.register(res{typ: thingType, name: name, custom: true})
-		answers <- answer{name, resp, err, over(t, e)}
+		answers <- answer{name, resp, err, deploymentOver(e)}
 	}
 	go register("slow")
 	<-slowStarted
@@ -63,7 +55,7 @@ func TestFailedStepRegistrationAndLaterOnesUnanswered(t *testing.T) {
 	until(t, func() bool { return hasDiag(e, "quota exceeded") })
 	go register("later")
 	until(t, func() bool { return hasStepNotRun(e, e.URN("", thingType, "later")) })
-	if over(t, e) {
+	if deploymentOver(e) {
 		t.Fatal("the deployment ended while a step was still running")
 	}
 	close(releaseSlow)
@@ -140,10 +132,12 @@ func TestProgramMessagesAfterFailedDeploymentNotShown(t *testing.T) {
 		Severity: pulumirpc.LogSeverity_ERROR,
 		Message:  "an unhandled error occurred: program failed: waiting for RPCs: no",
 	})
-	// The message either finds the connection closed or reaches an engine
-	// that no longer shows it; it never becomes the user's diagnostic.
-	if err != nil && status.Code(err) != codes.Unavailable {
-		t.Fatalf("Log after the deployment failed: %v, want success or Unavailable", err)
+	// Once the deployment is over, the engine has cut the program off.
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("Log after the deployment failed: %v, want Unavailable", err)
+	}
+	if _, err := p.mon.GetDeploymentInfo(p.ctx(), &emptypb.Empty{}); status.Code(err) != codes.Unavailable {
+		t.Fatalf("GetDeploymentInfo after the deployment failed: %v, want Unavailable", err)
 	}
 	for _, d := range append(res.Diagnostics, e.Diagnostics()...) {
 		if d.FromProgram {
