@@ -250,7 +250,8 @@ const (
 // SignalAndWaitForShutdown, [Engine.Finish] or [Engine.ProgramFailed]) and
 // the engine has run the remaining steps (deletes and their hooks), or, as
 // in the engine, as soon as the steps running when a step failed have
-// finished: a failure does not wait for the program.
+// finished: a failure does not wait for the program. A failed deployment is
+// over once the engine has also cut the program off (see the package doc).
 func (e *Engine) Wait(ctx context.Context) (*Result, error) {
 	select {
 	case <-e.done:
