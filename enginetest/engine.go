@@ -509,12 +509,22 @@ func (e *Engine) failStep(urn string, err error, keepGoing bool) {
 
 // failReported records a failure whose diagnostics were already emitted.
 func (e *Engine) failReported(urn string, err error, keepGoing bool) {
+	e.recordFailure(urn, err, !e.cfg.continueOnError && !keepGoing)
+}
+
+// abortReported records a failure that ends the deployment even with
+// ContinueOnError, as an error in the engine's step generation (an invalid
+// resource, a failed Construct) does; its diagnostics were already emitted.
+func (e *Engine) abortReported(urn string, err error) {
+	e.recordFailure(urn, err, true)
+}
+
+func (e *Engine) recordFailure(urn string, err error, stop bool) {
 	e.mu.Lock()
 	e.errs = append(e.errs, err)
 	if urn != "" {
 		e.failed[urn] = true
 	}
-	stop := !e.cfg.continueOnError && !keepGoing
 	if stop {
 		e.cancelled = true
 		e.changed.Broadcast()

@@ -266,11 +266,11 @@ func (e *Engine) registerResource(
 	}
 	st, err := step(ns)
 	if err != nil {
-		if e.cfg.continueOnError && req.GetSupportsResultReporting() {
-			return &pulumirpc.RegisterResourceResponse{Urn: urn, Result: pulumirpc.Result_FAIL}, nil
-		}
 		if e.isCancelled() {
 			return nil, errUnanswered
+		}
+		if e.cfg.continueOnError && req.GetSupportsResultReporting() {
+			return &pulumirpc.RegisterResourceResponse{Urn: urn, Result: pulumirpc.Result_FAIL}, nil
 		}
 		return nil, status.Error(codes.Internal, "resource registration failed")
 	}
@@ -425,7 +425,7 @@ func (e *Engine) construct(ctx context.Context, req *pulumirpc.RegisterResourceR
 			msg = st.Message()
 		}
 		e.errorDiag("", fmt.Sprintf("%s resource '%s' has a problem: %s", req.GetType(), req.GetName(), msg))
-		e.failReported(urn, err, false)
+		e.abortReported(urn, err)
 		return nil, status.Error(codes.Unknown, "resource monitor shut down")
 	}
 	e.rec.add(ev)

@@ -597,3 +597,19 @@ func TestRemoteComponentDeleteHookAndDefaultProvider(t *testing.T) {
 		t.Fatalf("delete hook calls %v", got)
 	}
 }
+
+// An invalid resource ends the deployment even under --continue-on-error:
+// the engine checks inputs while generating the step, not running it.
+func TestCheckFailureEndsDeploymentEvenWithContinueOnError(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var checks []*enginetest.CheckRequest
+	e := startEngine(t, enginetest.ContinueOnError(true), enginetest.WithProvider(checkDefaults(&checks, &mu)))
+	p := newProgram(t, e)
+	res := p.registerUnanswered(res{typ: thingType, name: "r", custom: true, props: map[string]any{"size": -1.0},
+		mod: func(r *pulumirpc.RegisterResourceRequest) { r.SupportsResultReporting = true }})
+	wantFailed(t, res, "", "")
+	if res.State.Get(e.URN("", thingType, "r")) != nil {
+		t.Fatal("an invalid resource reached the state")
+	}
+}

@@ -90,7 +90,8 @@ func applyIgnoreChanges(ns, old *ResourceState) {
 
 // check runs the provider's Check, if it has one, and replaces the inputs
 // with the checked ones. Failures are reported one by one, then fail the
-// resource as invalid.
+// resource as invalid. Either way the deployment ends, even with
+// ContinueOnError: in the engine, Check is part of generating the step.
 func (e *Engine) check(ns, old *ResourceState) error {
 	c, ok := e.prov.(Checker)
 	if !ok {
@@ -111,7 +112,8 @@ func (e *Engine) check(ns, old *ResourceState) error {
 	if err != nil {
 		ev.Err = err.Error()
 		e.rec.add(ev)
-		e.fail(ns.URN, err)
+		e.errorDiag(ns.URN, err.Error())
+		e.abortReported(ns.URN, err)
 		return err
 	}
 	if resp == nil || len(resp.Failures) == 0 {
@@ -129,7 +131,7 @@ func (e *Engine) check(ns, old *ResourceState) error {
 		}
 	}
 	err = fmt.Errorf("resource %s is invalid", ns.URN)
-	e.failReported(ns.URN, err, false)
+	e.abortReported(ns.URN, err)
 	return err
 }
 
