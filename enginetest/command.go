@@ -38,6 +38,15 @@ type ProgramError struct {
 	Logged bool
 }
 
+// Unwrap returns [ErrProgramReported] for a program that logged its error
+// itself, so that the engine adds no diagnostic.
+func (pe *ProgramError) Unwrap() error {
+	if pe.Logged {
+		return ErrProgramReported
+	}
+	return nil
+}
+
 // Error renders the failure in the engine's words, followed by the
 // program's standard error.
 func (pe *ProgramError) Error() string {
@@ -61,10 +70,14 @@ func (pe *ProgramError) Error() string {
 // returns the deployment's [Result].
 //
 // A program that exits non-zero fails the deployment as it fails under the
-// engine: Result.Err holds a [*ProgramError], and, unless the program exited
-// with status 32 (it has already logged its error), the engine emits the
-// error diagnostic "an unhandled error occurred: program exited with
-// non-zero exit code: N" followed by the program's standard error.
+// engine ([Engine.ProgramFailed]): Result.ProgramErr holds a
+// [*ProgramError], and, unless the program exited with status 32 (it has
+// already logged its error), the engine emits the error diagnostic "an
+// unhandled error occurred: program exited with non-zero exit code: N"
+// followed by the program's standard error. A deployment that fails while
+// the program still runs ends without it, as under the engine: the program
+// is interrupted (and killed 5 seconds later) and its exit tells nothing
+// more.
 //
 // The error RunCommand returns is for what is not the program's doing: the
 // command could not start, or ctx ended (the program is then interrupted,
@@ -110,10 +123,17 @@ func (e *Engine) RunCommand(ctx context.Context, cmd *exec.Cmd) (*Result, error)
 	e.mu.Unlock()
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-	var werr error
-	select {
-	case werr = <-waited:
-	case <-ctx.Done():
+	// A failed deployment ends without waiting for the program: the engine
+	// then stops the language host, and the program with it.
+	waitCtx, stopWaiting := context.WithCancel(ctx)
+	defer stopWaiting()
+	over := make(chan *Result, 1)
+	go func() {
+		if r, err := e.Wait(waitCtx); err == nil {
+			over <- r
+		}
+	}()
+	stop := func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		select {
 		case <-waited:
@@ -121,22 +141,40 @@ func (e *Engine) RunCommand(ctx context.Context, cmd *exec.Cmd) (*Result, error)
 			_ = cmd.Process.Kill()
 			<-waited
 		}
+	}
+	var werr error
+	select {
+	case werr = <-waited:
+	case r := <-over:
+		if r.Failed {
+			stop()
+			return r, nil
+		}
+		select {
+		case werr = <-waited:
+		case <-ctx.Done():
+			stop()
+			return nil, fmt.Errorf("enginetest: running the program: %w", ctx.Err())
+		}
+	case <-ctx.Done():
+		stop()
 		return nil, fmt.Errorf("enginetest: running the program: %w", ctx.Err())
 	}
-	if werr != nil {
-		var xe *exec.ExitError
-		if !errors.As(werr, &xe) {
-			// The program ran but its output could not be copied.
-			return nil, fmt.Errorf("enginetest: running the program: %w", werr)
-		}
-		code := xe.ExitCode()
-		if ws, ok := xe.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = -1
-		}
-		pe := &ProgramError{ExitCode: code, Stderr: tail.String(), Logged: code == exitLoggedError}
-		e.programFailed(pe)
+	if werr == nil {
+		e.ProgramFailed(nil)
+		return e.Wait(ctx)
 	}
-	return e.Finish(ctx)
+	var xe *exec.ExitError
+	if !errors.As(werr, &xe) {
+		// The program ran but its output could not be copied.
+		return nil, fmt.Errorf("enginetest: running the program: %w", werr)
+	}
+	code := xe.ExitCode()
+	if ws, ok := xe.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		code = -1
+	}
+	e.ProgramFailed(&ProgramError{ExitCode: code, Stderr: tail.String(), Logged: code == exitLoggedError})
+	return e.Wait(ctx)
 }
 
 // ProgramPID returns the process id of the program [Engine.RunCommand]
@@ -145,20 +183,6 @@ func (e *Engine) ProgramPID() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.programPID
-}
-
-// programFailed records the program's own failure: an error diagnostic
-// without a URN (unless the program logged its error itself), and the
-// error in the result.
-func (e *Engine) programFailed(pe *ProgramError) {
-	if !pe.Logged {
-		e.errorDiag("", pe.Error())
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.errs = append(e.errs, pe)
-	// A deployment whose program failed deletes nothing it did not see.
-	e.cancelled = true
 }
 
 // NodeArgs returns the arguments with which the Node.js language host runs

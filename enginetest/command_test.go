@@ -83,8 +83,11 @@ func TestRunCommandReportsNonZeroExitLikeTheEngine(t *testing.T) {
 	}
 	want := "an unhandled error occurred: program exited with non-zero exit code: 3\nfirst line\nit broke"
 	var pe *enginetest.ProgramError
-	if !errors.As(res.Err, &pe) || pe.ExitCode != 3 || pe.Logged {
-		t.Fatalf("Result.Err = %#v, want a ProgramError with exit code 3", res.Err)
+	if !errors.As(res.ProgramErr, &pe) || pe.ExitCode != 3 || pe.Logged {
+		t.Fatalf("Result.ProgramErr = %#v, want a ProgramError with exit code 3", res.ProgramErr)
+	}
+	if !res.Failed || !errors.Is(res.Err, pe) {
+		t.Errorf("Failed = %v, Err = %v; want a failed deployment whose error includes the program's", res.Failed, res.Err)
 	}
 	if pe.Error() != want {
 		t.Errorf("error = %q, want %q", pe.Error(), want)
@@ -177,11 +180,11 @@ func TestRunCommandProgramThatLoggedItsErrorGetsNoDiagnostic(t *testing.T) {
 		t.Fatalf("RunCommand: %v", err)
 	}
 	var pe *enginetest.ProgramError
-	if !errors.As(res.Err, &pe) || pe.ExitCode != 32 || !pe.Logged {
-		t.Fatalf("Result.Err = %v, want the program's logged-error exit (32)", res.Err)
+	if !errors.As(res.ProgramErr, &pe) || pe.ExitCode != 32 || !pe.Logged || !res.Failed {
+		t.Fatalf("Result.ProgramErr = %v, Failed = %v, want the program's logged-error exit (32)", res.ProgramErr, res.Failed)
 	}
 	for _, d := range res.Diagnostics {
-		if !d.FromProgram {
+		if !d.FromProgram && d.URN == "" && d.Message != "update failed" {
 			t.Errorf("the engine reported a program that had logged its error itself: %v", d)
 		}
 	}

@@ -98,6 +98,11 @@ func (e *Engine) invokeCallback(ctx context.Context, cb *pulumirpc.Callback, req
 	if err != nil {
 		return nil, fmt.Errorf("marshaling request: %w", err)
 	}
+	// The call ends with the RPC that caused it or with the deployment,
+	// whichever ends first.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(e.base, cancel)()
 	resp, err := client.Invoke(ctx, &pulumirpc.CallbackInvokeRequest{Token: cb.GetToken(), Request: payload})
 	if err != nil {
 		return nil, err

@@ -17,26 +17,46 @@
 //
 // Steps run against a [Provider] ([FakeProvider] by default), so a test can
 // make Create fail once, see a replacement, or start from a prior [State]
-// with [WithState] to get updates and deletes. Deletes, with their hooks,
-// run after the program calls SignalAndWaitForShutdown (or the test calls
-// [Engine.Finish]); [Engine.Wait] then returns the deployment's [Result].
+// with [WithState] to get updates and deletes. A provider that implements
+// [Checker] checks inputs first, and the checked inputs are what hooks, the
+// step and the state see. Custom resources, remote components and invokes
+// with no provider use the default provider of their package, which is
+// created before them and so comes before them in the state; the state
+// lists resources in the order their steps complete. Deletes, with their
+// hooks, run after the program calls SignalAndWaitForShutdown (or the test
+// calls [Engine.Finish]), dependents first and providers last;
+// [Engine.Wait] then returns the deployment's [Result]. [Destroy] makes the
+// deployment a destroy, with or without the program.
 //
 // Failures follow the engine. A transform error fails the RegisterResource
 // RPC and registers nothing. A failed step (a before hook, the provider, an
-// unregistered hook name) emits an error diagnostic on the resource, fails
-// the RPC with the step's error and cancels every later step unless
-// [ContinueOnError] is set; with it, a program that sets
-// supportsResultReporting gets Result FAIL (or SKIP for dependents) instead.
-// An after hook failure keeps the committed state and the RPC succeeds, but
-// the deployment fails and later steps are cancelled the same way.
+// unregistered hook name) emits an error diagnostic on the resource and
+// cancels every later step unless [ContinueOnError] is set. Its
+// registration is never answered, nor is any later one: the deployment ends
+// as soon as the steps already running have finished, without waiting for
+// the program, emits the error diagnostic "update failed" ("preview
+// failed") with no URN, and then stops the program's connections, as the
+// engine stops the language host and the program with it; a waiting RPC
+// then fails with Unavailable, and what the program logs afterwards is not
+// shown to the user. With ContinueOnError, a program that sets
+// supportsResultReporting gets Result FAIL (or SKIP for dependents) instead,
+// and the deployment goes on to its end before it fails. An after hook
+// failure keeps the committed state and the RPC succeeds, but the
+// deployment fails the same way. The program's own failure reaches the
+// engine through [Engine.ProgramFailed], as a language host reports it.
+// [Result] says whether the deployment failed and why.
 //
 // Everything the engine does is recorded as [Event] values ([Engine.Record],
 // [Engine.Trace]) and user-facing messages as [Diagnostic] values.
 //
 // Known simplifications: steps run on the goroutine of the RPC that caused
-// them; delete steps run one at a time in reverse state order; Call is not
-// served; ignoreChanges and replaceOnChanges match top-level keys only;
-// provider Check, Read and Configure are not modelled; state migrations are
-// accepted (with [WithStateMigrations]) but, as in the real engine, never
-// run; asset hashes are not computed; there is no destroy operation.
+// them, and delete steps one at a time; Call is not served; provider Read,
+// Configure and a provider resource's CheckConfig are not modelled;
+// ignoreChanges and replaceOnChanges match top-level keys only; property
+// dependencies are tracked for top-level properties only; a destroy with
+// the program is one pass (run the preview pass with [DryRun] yourself);
+// check failures print a property's value as {value} for scalars and JSON
+// otherwise; state migrations are accepted (with [WithStateMigrations])
+// but, as in the real engine, never run. Asset and archive hashes are
+// computed with the Pulumi SDK's own code, so a URI asset is fetched.
 package enginetest

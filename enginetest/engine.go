@@ -55,19 +55,33 @@ type Engine struct {
 	deleted          map[*ResourceState]bool
 	failed           map[string]bool
 	errs             []error
+	programErr       error
 	steps            []Step
-	cancelled        bool
-	rootURN          string
-	signalled        bool
-	closed           bool
-	selfConn         *grpc.ClientConn
-	result           *Result
-	programPID       int
+	// cancelled is set by a failure that ends the deployment: no step
+	// starts afterwards and no delete runs.
+	cancelled bool
+	// refused is set when a plain destroy refused to start.
+	refused bool
+	// ended is set when the deployment is over and its result built.
+	ended     bool
+	rootURN   string
+	signalled bool
+	closed    bool
+	selfConn  *grpc.ClientConn
+	result    *Result
+	// rpcs counts the RPCs in flight that may create steps; active counts
+	// the steps running. changed is signalled when either drops, or when
+	// the deployment is cancelled or closed.
+	rpcs    int
+	active  int
+	changed *sync.Cond
+	// programPID is the process RunCommand started.
+	programPID int
 
-	inflight  sync.WaitGroup // RPCs that may create steps
 	bg        sync.WaitGroup // goroutines the engine started
-	postOnce  sync.Once
-	done      chan struct{} // closed when the deployment is finished
+	endOnce   sync.Once
+	over      chan struct{} // closed when the result is built
+	done      chan struct{} // closed when the deployment is finished: over, and a failed program cut off
 	closing   chan struct{} // closed by Close
 	closeOnce sync.Once
 	closeErr  error
@@ -103,9 +117,11 @@ func Start(opts ...Option) (*Engine, error) {
 		claimed:          map[string]string{},
 		deleted:          map[*ResourceState]bool{},
 		failed:           map[string]bool{},
+		over:             make(chan struct{}),
 		done:             make(chan struct{}),
 		closing:          make(chan struct{}),
 	}
+	e.changed = sync.NewCond(&e.mu)
 	if cfg.prior != nil {
 		for _, r := range cfg.prior.Resources {
 			if r.PendingDelete {
@@ -127,6 +143,9 @@ func Start(opts ...Option) (*Engine, error) {
 		defer e.bg.Done()
 		_ = e.srv.Serve(lis)
 	}()
+	if cfg.destroy && !cfg.runProgram {
+		e.startPlainDestroy()
+	}
 	return e, nil
 }
 
@@ -205,9 +224,17 @@ type Result struct {
 	// State is the stack's state after the deployment (after a preview:
 	// the state the update would produce).
 	State *State
-	// Err joins the errors of the failed steps, in engine wording, or is
-	// nil when every step succeeded.
+	// Failed reports whether the deployment failed: a step or an after hook
+	// failed, or the program did (see [Engine.ProgramFailed]). The engine
+	// then emits the error diagnostic "update failed" ("preview failed" in
+	// a preview) with no URN.
+	Failed bool
+	// Err joins the errors of the failed steps, in engine wording, then the
+	// program's failure; it is nil when the deployment succeeded.
 	Err error
+	// ProgramErr is the program's own failure, as given to
+	// [Engine.ProgramFailed], or nil.
+	ProgramErr error
 	// Diagnostics are the deployment's diagnostics, as
 	// [Engine.Diagnostics].
 	Diagnostics []Diagnostic
@@ -237,11 +264,19 @@ const (
 	OpDeleteReplaced Op = "delete-replaced"
 )
 
-// Wait waits until the program has signalled its end (through
-// SignalAndWaitForShutdown, or [Engine.Finish]) and the engine has run the
-// remaining steps (deletes and their hooks), and returns the deployment's
-// result.
+// Wait waits until the deployment is over and returns its result. A
+// deployment is over once the program has signalled its end (through
+// SignalAndWaitForShutdown, [Engine.Finish] or [Engine.ProgramFailed]) and
+// the engine has run the remaining steps (deletes and their hooks), or, as
+// in the engine, as soon as the steps running when a step failed have
+// finished: a failure does not wait for the program. A failed deployment is
+// over once the engine has also cut the program off (see the package doc).
 func (e *Engine) Wait(ctx context.Context) (*Result, error) {
+	select {
+	case <-e.done:
+		return e.result, nil
+	default:
+	}
 	select {
 	case <-e.done:
 		return e.result, nil
@@ -258,14 +293,63 @@ func (e *Engine) Wait(ctx context.Context) (*Result, error) {
 }
 
 // Finish treats the program as finished now, for programs that never call
-// SignalAndWaitForShutdown (older SDKs, or a program that failed), then
-// waits like [Engine.Wait].
+// SignalAndWaitForShutdown (older SDKs, or a program run as a command that
+// exited with status 0), then waits like [Engine.Wait].
 func (e *Engine) Finish(ctx context.Context) (*Result, error) {
 	e.mu.Lock()
 	e.signalled = true
+	e.changed.Broadcast()
 	e.mu.Unlock()
-	e.startPostSteps()
+	e.startEnd()
 	return e.Wait(ctx)
+}
+
+// ErrProgramReported marks a program failure the program has already
+// reported to the user itself, as a Go program does before it exits with
+// status 32: the language host then adds no message of its own. Wrap it in
+// the error given to [Engine.ProgramFailed].
+var ErrProgramReported = errors.New("the program has already reported its failure")
+
+// ProgramFailed tells the engine that the program failed, as a language
+// host tells the engine when the program exits with a non-zero status or
+// its Run function returns an error. err is the language host's report,
+// for example "an unhandled error occurred: program exited with non-zero
+// exit code: 1" followed by the program's standard error.
+//
+// As in the engine, err's message becomes an error diagnostic with no URN
+// (unless err wraps [ErrProgramReported]), no step starts afterwards, no
+// delete runs, and the deployment ends as soon as the steps already running
+// have finished, with "update failed" ("preview failed"). [Result] then
+// reports the failure in Failed, Err and ProgramErr.
+//
+// ProgramFailed does not wait; call [Engine.Wait] for the result. It has no
+// effect once the deployment is over: a deployment that failed first has
+// already stopped the program, whose exit then tells nothing more. A nil
+// err means the program exited successfully and is the same as
+// [Engine.Finish] without the wait.
+func (e *Engine) ProgramFailed(err error) {
+	if err == nil {
+		e.mu.Lock()
+		e.signalled = true
+		e.changed.Broadcast()
+		e.mu.Unlock()
+		e.startEnd()
+		return
+	}
+	e.mu.Lock()
+	if e.ended || e.closed || e.programErr != nil {
+		e.mu.Unlock()
+		return
+	}
+	e.programErr = err
+	e.cancelled = true
+	e.signalled = true
+	e.changed.Broadcast()
+	e.mu.Unlock()
+	if !errors.Is(err, ErrProgramReported) {
+		e.errorDiag("", err.Error())
+	}
+	e.startEnd()
 }
 
 // Close stops the engine: it cancels running hooks and provider calls,
@@ -278,6 +362,7 @@ func (e *Engine) Close() error {
 		e.closed = true
 		self := e.selfConn
 		e.selfConn = nil
+		e.changed.Broadcast()
 		e.mu.Unlock()
 		e.cancel()
 		close(e.closing)
@@ -298,18 +383,69 @@ func (e *Engine) Close() error {
 }
 
 // enter admits an RPC that may create steps. Every successful enter must be
-// matched by e.inflight.Done.
+// matched by e.leave.
 func (e *Engine) enter() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return status.Error(codes.Unavailable, "the engine is shutting down")
 	}
+	if e.ended && e.result.Failed {
+		return errStopped
+	}
 	if e.signalled {
 		return status.Error(codes.FailedPrecondition, "the program has already signalled that it is done")
 	}
-	e.inflight.Add(1)
+	e.rpcs++
 	return nil
+}
+
+func (e *Engine) leave() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.rpcs--
+	e.changed.Broadcast()
+}
+
+// errStopped answers the program's RPCs once the deployment has ended after
+// a failure: the engine has then stopped the language host and the program
+// with it, so the program would see its connections close.
+var errStopped = status.Error(codes.Unavailable, "the engine has stopped the program: the deployment is over")
+
+// errUnanswered is returned inside the engine for a registration the engine
+// does not answer: its step failed, or the deployment was cancelled before
+// it got one. The RPC then waits for the end of the deployment.
+var errUnanswered = errors.New("not answered: the deployment failed")
+
+// beginStep admits a step, unless the deployment was cancelled. Every
+// successful beginStep must be matched by e.endStepRun.
+func (e *Engine) beginStep() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cancelled || e.ended {
+		return false
+	}
+	e.active++
+	return true
+}
+
+func (e *Engine) endStepRun() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.active--
+	e.changed.Broadcast()
+}
+
+// awaitEnd blocks an RPC the engine does not answer until the deployment is
+// over, then answers it as a stopped program's connection would.
+func (e *Engine) awaitEnd(ctx context.Context) error {
+	select {
+	case <-e.over:
+	case <-e.closing:
+	case <-ctx.Done():
+		return status.FromContextError(ctx.Err()).Err()
+	}
+	return errStopped
 }
 
 // self returns a monitor client connected to this engine, for component
@@ -336,33 +472,85 @@ func (e *Engine) self() (pulumirpc.ResourceMonitorClient, error) {
 	return pulumirpc.NewResourceMonitorClient(e.selfConn), nil
 }
 
-// startPostSteps starts, once, the end of the deployment: deletes, then the
-// result.
-func (e *Engine) startPostSteps() {
-	e.postOnce.Do(func() {
+// startEnd starts, once, the end of the deployment. It waits until either
+// the program has signalled its end and no RPC that may create steps is in
+// flight, or a failure has cancelled the deployment and no step is running.
+// Then, unless cancelled, it runs the deletes; it builds the result; and if
+// the deployment failed it stops the program's connections, as the engine
+// stops the language host and the program with it.
+func (e *Engine) startEnd() {
+	e.endOnce.Do(func() {
 		e.bg.Add(1)
 		go func() {
 			defer e.bg.Done()
-			defer close(e.done)
-			e.inflight.Wait()
-			e.runDeletes()
+			e.mu.Lock()
+			for !e.closed && !(e.cancelled && e.active == 0) && !(e.signalled && e.rpcs == 0) {
+				e.changed.Wait()
+			}
+			skipDeletes := e.cancelled || e.closed
+			e.mu.Unlock()
+			if !skipDeletes {
+				e.runDeletes()
+			}
 			e.finalize()
+			close(e.over)
+			if e.result.Failed {
+				e.stopProgram()
+			}
+			close(e.done)
 		}()
 	})
 }
 
+// stopProgram closes every connection of the program, as the end of a
+// failed deployment does when the engine stops the language host. It
+// cancels what still runs (hooks, provider calls, transforms), delivers the
+// answers already given, releases the RPCs left waiting (they were released
+// when the result was built) and refuses new ones. Close forces the stop.
+func (e *Engine) stopProgram() {
+	e.cancel()
+	e.srv.GracefulStop()
+}
+
 // fail records a failed step. Unless ContinueOnError is set, it cancels
-// every later step.
+// every later step and starts the end of the deployment.
 func (e *Engine) fail(urn string, err error) {
+	e.failStep(urn, err, false)
+}
+
+// failStep records a failed step; keepGoing lets the deployment go on even
+// without ContinueOnError, as the engine does for protected resources it
+// cannot delete.
+func (e *Engine) failStep(urn string, err error, keepGoing bool) {
 	e.errorDiag(urn, err.Error())
+	e.failReported(urn, err, keepGoing)
+}
+
+// failReported records a failure whose diagnostics were already emitted.
+func (e *Engine) failReported(urn string, err error, keepGoing bool) {
+	e.recordFailure(urn, err, !e.cfg.continueOnError && !keepGoing)
+}
+
+// abortReported records a failure that ends the deployment even with
+// ContinueOnError, as an error in the engine's step generation (an invalid
+// resource, a failed Construct) does; its diagnostics were already emitted.
+func (e *Engine) abortReported(urn string, err error) {
+	e.recordFailure(urn, err, true)
+}
+
+func (e *Engine) recordFailure(urn string, err error, stop bool) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.errs = append(e.errs, err)
 	if urn != "" {
 		e.failed[urn] = true
 	}
-	if !e.cfg.continueOnError {
+	if stop {
 		e.cancelled = true
+		e.changed.Broadcast()
+	}
+	e.mu.Unlock()
+	if stop {
+		e.startEnd()
 	}
 }
 
@@ -390,14 +578,32 @@ func (e *Engine) endStep(i int, err error) {
 	e.steps[i].Err = err
 }
 
-// finalize builds the result.
+// finalize builds the result and reports a failed deployment.
 func (e *Engine) finalize() {
 	e.mu.Lock()
+	failed := len(e.errs) > 0 || e.programErr != nil
+	refused := e.refused
+	e.mu.Unlock()
+	if failed && !refused {
+		kind := "update"
+		if e.cfg.dryRun {
+			kind = "preview"
+		}
+		e.errorDiag("", kind+" failed")
+	}
+	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.ended = true
 	st := &State{}
 	live := map[string]bool{}
+	gone := map[string]bool{}
 	for _, urn := range e.order {
-		if r := e.resources[urn]; r != nil && r.state != nil {
+		r := e.resources[urn]
+		switch {
+		case r == nil || r.state == nil:
+		case e.deleted[r.state]:
+			gone[urn] = true
+		default:
 			st.Resources = append(st.Resources, r.state.Clone())
 			live[urn] = true
 		}
@@ -408,7 +614,7 @@ func (e *Engine) finalize() {
 	}
 	for _, old := range all {
 		switch {
-		case e.deleted[old]:
+		case e.deleted[old], gone[old.URN], gone[e.claimed[old.URN]]:
 		case e.isReplacedLocked(old):
 			c := old.Clone()
 			c.PendingDelete = true
@@ -423,9 +629,15 @@ func (e *Engine) finalize() {
 	}
 	steps := make([]Step, len(e.steps))
 	copy(steps, e.steps)
+	errs := e.errs
+	if e.programErr != nil {
+		errs = append(errs[:len(errs):len(errs)], e.programErr)
+	}
 	e.result = &Result{
 		State:       st,
-		Err:         errors.Join(e.errs...),
+		Failed:      failed,
+		Err:         errors.Join(errs...),
+		ProgramErr:  e.programErr,
 		Diagnostics: e.rec.diagnostics(),
 		Steps:       steps,
 	}

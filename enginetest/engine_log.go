@@ -23,10 +23,19 @@ func (s *engineServer) Log(_ context.Context, req *pulumirpc.LogRequest) (*empty
 		Message:     req.GetMessage(),
 		FromProgram: true,
 	}
-	s.e.rec.diag(d)
+	detail := string(d.Severity) + ": " + req.GetMessage()
+	s.e.mu.Lock()
+	stopped := s.e.ended && s.e.result.Failed
+	s.e.mu.Unlock()
+	if stopped {
+		// The deployment failed and is over: the engine has stopped the
+		// program, so the user never sees what it still says.
+		detail = "not shown, the deployment is over: " + detail
+	} else {
+		s.e.rec.diag(d)
+	}
 	s.e.rec.add(Event{
-		Kind: KindLog, URN: req.GetUrn(), Request: clonePB(req),
-		Detail: string(d.Severity) + ": " + req.GetMessage(),
+		Kind: KindLog, URN: req.GetUrn(), Request: clonePB(req), Detail: detail,
 	})
 	return &emptypb.Empty{}, nil
 }

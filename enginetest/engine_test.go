@@ -140,7 +140,8 @@ func TestProtectedResourceNotDeleted(t *testing.T) {
 	res1 := p1.finish()
 
 	e2 := startEngine(t, enginetest.WithState(res1.State))
-	res2 := newProgram(t, e2).finish()
+	res2 := newProgram(t, e2).finishFailed()
+	wantFailed(t, res2, "", "")
 	wantErrContains(t, res2.Err, "as it is currently marked for protection")
 	if res2.State.Get(e2.URN("", thingType, "p")) == nil {
 		t.Fatal("protected resource deleted")
@@ -166,8 +167,8 @@ func TestDeleteHooksNotRegistered(t *testing.T) {
 			res1 := p1.finish()
 
 			e2 := startEngine(t, enginetest.WithState(res1.State))
-			res2 := newProgram(t, e2).finish()
-			wantErrContains(t, res2.Err, `hook "missing" was not registered`)
+			res2 := newProgram(t, e2).finishFailed()
+			wantFailed(t, res2, e2.URN("", thingType, "r"), `hook "missing" was not registered`)
 			deleted := res2.State.Get(e2.URN("", thingType, "r")) == nil
 			if deleted != tt.wantDeleted {
 				t.Fatalf("deleted = %t, want %t", deleted, tt.wantDeleted)
@@ -349,7 +350,7 @@ func TestContinueOnErrorResultReporting(t *testing.T) {
 		r.Dependencies = []string{bad.GetUrn()}
 	})
 	other := p.custom("other", nil, reporting)
-	res := p.finish()
+	res := p.finishFailed()
 	if bad.GetResult() != pulumirpc.Result_FAIL || dependent.GetResult() != pulumirpc.Result_SKIP ||
 		other.GetResult() != pulumirpc.Result_SUCCESS {
 		t.Fatalf("results %v %v %v, want FAIL SKIP SUCCESS", bad.GetResult(), dependent.GetResult(), other.GetResult())

@@ -8,15 +8,18 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/protobuf/types/known/emptypb"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks/enginetest"
 )
 
 // A program registers two resources through a raw ResourceMonitor client,
-// as a language host does. The provider fails one of them: the program's
-// RegisterResource gets the error and the deployment reports it.
+// as a language host does. The provider fails one of them: as in the
+// engine, that registration is never answered; the deployment ends without
+// waiting for the program, reports the error on the resource and
+// "update failed" for the stack, and then stops the program, which sees its
+// connection close.
 func Example() {
 	ctx := context.Background()
 	e, err := enginetest.Start(
@@ -53,11 +56,7 @@ func Example() {
 	_, err = monitor.RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
 		Type: "demo:index:Bucket", Name: "flaky", Custom: true, Object: props,
 	})
-	fmt.Println("flaky:", err)
-	if _, err := monitor.SignalAndWaitForShutdown(ctx, &emptypb.Empty{}); err != nil {
-		fmt.Println(err)
-		return
-	}
+	fmt.Println("flaky:", status.Code(err))
 
 	res, err := e.Wait(ctx)
 	if err != nil {
@@ -67,14 +66,19 @@ func Example() {
 	for _, s := range res.Steps {
 		fmt.Println(s.Op, s.URN, s.Err)
 	}
-	fmt.Println("deployment error:", res.Err)
+	fmt.Println("failed:", res.Failed, "error:", res.Err)
+	for _, d := range res.Diagnostics {
+		fmt.Println(d)
+	}
 	fmt.Println("in state:", len(res.State.Resources))
 	// Output:
 	// steady: steady-1 <nil>
-	// flaky: rpc error: code = Unknown desc = quota exceeded
+	// flaky: Unavailable
 	// create urn:pulumi:dev::demo::pulumi:providers:demo::default <nil>
 	// create urn:pulumi:dev::demo::demo:index:Bucket::steady <nil>
 	// create urn:pulumi:dev::demo::demo:index:Bucket::flaky quota exceeded
-	// deployment error: quota exceeded
+	// failed: true error: quota exceeded
+	// error: urn:pulumi:dev::demo::demo:index:Bucket::flaky: quota exceeded
+	// error: update failed
 	// in state: 2
 }

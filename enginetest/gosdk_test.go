@@ -5,6 +5,9 @@ package enginetest_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -183,5 +186,37 @@ func TestGoSDKProgramOldEngine(t *testing.T) {
 	}
 	if n := len(e.Events(enginetest.KindRegisterResourceHook)); n != 0 {
 		t.Fatalf("the SDK called RegisterResourceHook %d times on an old engine", n)
+	}
+}
+
+// An unmodified Go program whose resource fails: as under `pulumi up`, the
+// user sees the resource's error and "update failed", never the SDK's own
+// "program failed" message, and the program's RunErr returns once the
+// engine has cut it off.
+func TestGoSDKProgramFailedStep(t *testing.T) {
+	t.Parallel()
+	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
+		OnCreate: func(context.Context, *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+			return nil, errors.New("quota exceeded")
+		},
+	}))
+	err := runGoProgram(e, func(ctx *pulumi.Context) error {
+		var thing Thing
+		return ctx.RegisterResource(thingType, "thing", pulumi.Map{"name": pulumi.String("x")}, &thing)
+	})
+	if err == nil {
+		t.Fatal("the program did not see its deployment fail")
+	}
+	res := wait(t, e)
+	wantFailed(t, res, e.URN(e.StackURN(), thingType, "thing"), "quota exceeded")
+	for _, d := range res.Diagnostics {
+		if d.FromProgram || strings.Contains(d.Message, "program failed") {
+			t.Fatalf("the user was shown %v", d)
+		}
+	}
+	// Reporting the program's failure after the end changes nothing.
+	e.ProgramFailed(fmt.Errorf("an unhandled error occurred: program failed: %w", err))
+	if again := wait(t, e); again.ProgramErr != nil {
+		t.Fatalf("program error %v reached a deployment that was already over", again.ProgramErr)
 	}
 }

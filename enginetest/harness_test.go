@@ -11,6 +11,7 @@ import (
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -277,6 +278,18 @@ func (p *program) finish() *enginetest.Result {
 	return wait(p.t, p.e)
 }
 
+// finishFailed signals the end of a program whose deployment fails after
+// the signal: the engine stops the program instead of answering it.
+func (p *program) finishFailed() *enginetest.Result {
+	p.t.Helper()
+	if err := p.signal(); status.Code(err) != codes.Unavailable {
+		p.t.Fatalf("SignalAndWaitForShutdown: got %v, want Unavailable (the engine stops a failed deployment's program)", err)
+	}
+	res := wait(p.t, p.e)
+	wantFailed(p.t, res, "", "")
+	return res
+}
+
 func wait(t *testing.T, e *enginetest.Engine) *enginetest.Result {
 	t.Helper()
 	r, err := e.Wait(t.Context())
@@ -356,3 +369,51 @@ func boolPtr(b bool) *bool { return &b }
 
 // field returns a top-level field of s.
 func field(s *structpb.Struct, k string) *structpb.Value { return s.GetFields()[k] }
+
+// registerUnanswered registers r, whose step must fail or be cancelled. As
+// in the engine, the RPC is not answered: the deployment ends without
+// waiting for the program and then stops it, so the program sees its
+// connection close (Unavailable) only once the result is built. It returns
+// the deployment's result.
+func (p *program) registerUnanswered(r res) *enginetest.Result {
+	p.t.Helper()
+	resp, err := p.register(r)
+	if status.Code(err) != codes.Unavailable {
+		p.t.Fatalf("RegisterResource %s: got %v, %v; want no answer (Unavailable once the deployment is over)\ntrace:\n%s",
+			r.name, resp, err, p.e.Trace())
+	}
+	if !deploymentOver(p.e) {
+		p.t.Fatalf("the RPC was answered before the deployment ended\ntrace:\n%s", p.e.Trace())
+	}
+	return wait(p.t, p.e)
+}
+
+// deploymentOver reports whether a failed deployment's result is built: the
+// engine's last word, "update failed" or "preview failed", has been said.
+func deploymentOver(e *enginetest.Engine) bool {
+	for _, d := range e.Diagnostics() {
+		if d.URN == "" && (d.Message == "update failed" || d.Message == "preview failed") {
+			return true
+		}
+	}
+	return false
+}
+
+// wantFailed checks that a deployment failed as the engine reports it: the
+// step's error on the resource, then "update failed" (or "preview failed")
+// with no URN.
+func wantFailed(t *testing.T, res *enginetest.Result, urn, msg string) {
+	t.Helper()
+	if !res.Failed || res.Err == nil {
+		t.Fatalf("result: failed=%t err=%v, want a failed deployment", res.Failed, res.Err)
+	}
+	if urn != "" || msg != "" {
+		wantDiag(t, res.Diagnostics, enginetest.SeverityError, urn, msg)
+		wantErrContains(t, res.Err, msg)
+	}
+	last := res.Diagnostics[len(res.Diagnostics)-1]
+	if last.Severity != enginetest.SeverityError || last.URN != "" ||
+		(last.Message != "update failed" && last.Message != "preview failed") {
+		t.Fatalf("last diagnostic %v, want the stack-level update failed / preview failed", last)
+	}
+}

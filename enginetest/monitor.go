@@ -68,6 +68,11 @@ func (m *monitorServer) RegisterResource(
 	if urn == "" {
 		urn = m.e.URN(req.GetParent(), req.GetType(), req.GetName())
 	}
+	if errors.Is(err, errUnanswered) {
+		err = m.e.awaitEnd(ctx)
+		m.record(KindRegisterResource, urn, "", req, nil, err, "")
+		return nil, err
+	}
 	detail := ""
 	if err == nil {
 		detail = "ok"
@@ -83,6 +88,9 @@ func (m *monitorServer) RegisterResourceOutputs(
 	ctx context.Context, req *pulumirpc.RegisterResourceOutputsRequest,
 ) (*emptypb.Empty, error) {
 	err := m.e.registerResourceOutputs(ctx, req)
+	if errors.Is(err, errUnanswered) {
+		err = m.e.awaitEnd(ctx)
+	}
 	m.record(KindRegisterResourceOutputs, req.GetUrn(), "", req, nil, err, "ok")
 	if err != nil {
 		return nil, err
@@ -94,6 +102,9 @@ func (m *monitorServer) ReadResource(
 	ctx context.Context, req *pulumirpc.ReadResourceRequest,
 ) (*pulumirpc.ReadResourceResponse, error) {
 	resp, err := m.e.readResource(ctx, req)
+	if errors.Is(err, errUnanswered) {
+		err = m.e.awaitEnd(ctx)
+	}
 	m.record(KindReadResource, resp.GetUrn(), "", req, resp, err, "ok")
 	return resp, err
 }
@@ -102,6 +113,9 @@ func (m *monitorServer) Invoke(
 	ctx context.Context, req *pulumirpc.ResourceInvokeRequest,
 ) (*pulumirpc.ResourceInvokeResponse, error) {
 	resp, err := m.e.invoke(ctx, req)
+	if errors.Is(err, errUnanswered) {
+		err = m.e.awaitEnd(ctx)
+	}
 	m.record(KindInvoke, "", req.GetTok(), req, resp, err, "ok")
 	return resp, err
 }
@@ -205,9 +219,15 @@ func (m *monitorServer) SignalAndWaitForShutdown(ctx context.Context, _ *emptypb
 	if f := e.cfg.beforeShutdown; f != nil {
 		f(ctx)
 	}
-	e.startPostSteps()
+	e.changed.Broadcast()
+	e.startEnd()
 	select {
-	case <-e.done:
+	case <-e.over:
+		if e.result.Failed {
+			// The engine stops a failed deployment's program instead of
+			// answering it.
+			return nil, errStopped
+		}
 		return &emptypb.Empty{}, nil
 	case <-ctx.Done():
 		return nil, status.FromContextError(ctx.Err()).Err()

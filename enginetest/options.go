@@ -26,6 +26,7 @@ type config struct {
 	oldEngine                    bool
 	noShutdownSignal             bool
 	stateMigrations              bool
+	destroy, runProgram          bool
 	disabled                     map[string]bool
 	beforeShutdown               func(context.Context)
 }
@@ -152,4 +153,32 @@ func WithStateMigrations() Option {
 // (a conformance check) use it to keep the program alive while they do.
 func BeforeShutdown(f func(ctx context.Context)) Option {
 	return optionFunc(func(c *config) { c.beforeShutdown = f })
+}
+
+// Destroy makes the deployment a destroy of the state given with
+// [WithState]: every resource in it is deleted, dependents first, with its
+// delete hooks.
+//
+// With runProgram false (`pulumi destroy`) the program does not run: the
+// deletes start at once and [Engine.Wait] returns the result. As in the
+// engine, if a resource in the state has delete hooks, nothing is deleted:
+// each such resource gets the error "Resource has delete hooks registered,
+// but the program is not running. Hooks: NAMES" and the destroy fails with
+// "You must run with the `--run-program` flag to use delete hooks during
+// destroy.".
+//
+// With runProgram true (`pulumi destroy --run-program`) the program runs
+// and registers its hooks; every registration is transformed as usual, but
+// a custom resource gets no create or update: one already in the state
+// keeps its state (a same step, its hook binding taken from this
+// registration), a new one is skipped and never reaches the state.
+// Providers and components are registered as in an update. Once the program
+// is done, every resource in the state is deleted, with the delete hooks
+// its binding names, resolved among the hooks this run registered. The CLI
+// runs the program twice, a preview pass then the destroy itself: to
+// reproduce both, run the program against an engine started with
+// Destroy(true) and [DryRun](true), then against one started with
+// Destroy(true), both from the same state.
+func Destroy(runProgram bool) Option {
+	return optionFunc(func(c *config) { c.destroy, c.runProgram = true, runProgram })
 }

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	sdkresource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -236,6 +239,8 @@ func canonicalValue(key string, v *structpb.Value) (*structpb.Value, error) {
 				return makeSecret(inner), nil
 			}
 			return inner, nil
+		case AssetSig, ArchiveSig:
+			return withAssetHash(key, v)
 		case ByteStringSig:
 			raw, err := decodeByteString(key, v)
 			if err != nil {
@@ -512,4 +517,44 @@ func changedKeys(a, b *structpb.Struct) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// propertyText renders a property value the way the engine prints it in a
+// check failure: a scalar in braces ({x}, {42}, {true}); other values as
+// JSON in braces.
+func propertyText(v *structpb.Value) string {
+	switch k := v.GetKind().(type) {
+	case nil, *structpb.Value_NullValue:
+		return "{<nil>}"
+	case *structpb.Value_StringValue:
+		return "{" + k.StringValue + "}"
+	case *structpb.Value_BoolValue:
+		return fmt.Sprintf("{%t}", k.BoolValue)
+	case *structpb.Value_NumberValue:
+		return fmt.Sprintf("{%v}", k.NumberValue)
+	default:
+		b, _ := protojson.Marshal(v)
+		return "{" + string(b) + "}"
+	}
+}
+
+// withAssetHash returns an asset or archive with its hash, computed, as the
+// engine does, when it is missing (a transform may have cleared it): the
+// hash of the text, of the file at the path, of what the URI names, or of
+// an archive's contents.
+func withAssetHash(key string, v *structpb.Value) (out *structpb.Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("malformed asset or archive for %q: %v", key, r)
+		}
+	}()
+	opts := plugin.MarshalOptions{ComputeAssetHashes: true, KeepUnknowns: true, KeepSecrets: true, KeepResources: true}
+	pv, err := plugin.UnmarshalPropertyValue(sdkresource.PropertyKey(key), v, opts)
+	if err != nil {
+		return nil, err
+	}
+	if pv == nil {
+		return cloneValue(v), nil
+	}
+	return plugin.MarshalPropertyValue(sdkresource.PropertyKey(key), *pv, opts)
 }

@@ -26,6 +26,37 @@ type Provider interface {
 	Construct(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error)
 }
 
+// Checker is implemented by a [Provider] that checks a custom resource's
+// inputs, as a provider plugin's Check does. The engine calls Check before
+// the resource's step (in a preview too, and not for imports or provider
+// resources); the inputs it returns (defaults applied, values normalised)
+// replace the program's: they are what resource hooks, error hooks, Diff,
+// Create and Update see and what the state keeps. An error fails the
+// resource; failures are reported one by one, then the resource is invalid
+// and the deployment fails. A provider that does not implement Checker
+// accepts the inputs unchanged.
+type Checker interface {
+	Check(ctx context.Context, req *CheckRequest) (*CheckResponse, error)
+}
+
+// CheckRequest asks a provider to check a resource's inputs.
+type CheckRequest struct {
+	URN, Type, Name string
+	// OldInputs are the inputs in the prior state, nil for a new resource.
+	OldInputs *structpb.Struct
+	// NewInputs are the inputs after the transforms, with ignoreChanges
+	// applied.
+	NewInputs *structpb.Struct
+}
+
+// CheckResponse is a provider's answer to Check.
+type CheckResponse struct {
+	// Inputs are the checked inputs. Nil keeps NewInputs.
+	Inputs *structpb.Struct
+	// Failures, if any, make the resource invalid.
+	Failures []*pulumirpc.CheckFailure
+}
+
 // CreateRequest asks a provider to create a resource.
 type CreateRequest struct {
 	URN, Type, Name string
@@ -83,8 +114,11 @@ type DiffResponse struct {
 
 // InvokeRequest asks a provider to run a function.
 type InvokeRequest struct {
-	Token    string
-	Args     *structpb.Struct
+	Token string
+	Args  *structpb.Struct
+	// Provider is the reference of the provider that serves the invoke:
+	// the one the options name after the invoke transforms, or the default
+	// provider of the token's package.
 	Provider string
 }
 
@@ -104,14 +138,22 @@ type ConstructRequest struct {
 	Options *pulumirpc.TransformResourceOptions
 	// Hooks are the hook names the program bound; they fire only if the
 	// provider binds them on its own registration.
-	Hooks   *pulumirpc.RegisterResourceRequest_ResourceHooksBinding
-	Monitor pulumirpc.ResourceMonitorClient
+	Hooks *pulumirpc.RegisterResourceRequest_ResourceHooksBinding
+	// Provider is the reference of the provider that constructs the
+	// component: the one the options name, or the default provider of its
+	// package, which the engine creates for it.
+	Provider string
+	Monitor  pulumirpc.ResourceMonitorClient
 }
 
 // ConstructResponse is a provider's answer to Construct.
 type ConstructResponse struct {
 	URN   string
 	State *structpb.Struct
+	// PropertyDependencies lists, by output, the resources it depends on;
+	// the engine adds those of the output values in State and returns them
+	// to the program.
+	PropertyDependencies map[string][]string
 }
 
 // FakeProvider is a [Provider] built from optional functions. A nil function
@@ -121,11 +163,13 @@ type ConstructResponse struct {
 //   - Delete: succeeds;
 //   - Diff: the top-level keys that differ, minus ignored ones;
 //   - Invoke: returns the arguments;
+//   - Check: accepts the inputs unchanged;
 //   - Construct: registers the component with the given type, name, parent
 //     and inputs, then its outputs (equal to its inputs).
 //
 // A FakeProvider is safe for concurrent use if its functions are.
 type FakeProvider struct {
+	OnCheck     func(ctx context.Context, req *CheckRequest) (*CheckResponse, error)
 	OnCreate    func(ctx context.Context, req *CreateRequest) (*CreateResponse, error)
 	OnUpdate    func(ctx context.Context, req *UpdateRequest) (*UpdateResponse, error)
 	OnDelete    func(ctx context.Context, req *DeleteRequest) error
@@ -134,7 +178,18 @@ type FakeProvider struct {
 	OnConstruct func(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error)
 }
 
-var _ Provider = (*FakeProvider)(nil)
+var (
+	_ Provider = (*FakeProvider)(nil)
+	_ Checker  = (*FakeProvider)(nil)
+)
+
+// Check implements [Checker].
+func (p *FakeProvider) Check(ctx context.Context, req *CheckRequest) (*CheckResponse, error) {
+	if p != nil && p.OnCheck != nil {
+		return p.OnCheck(ctx, req)
+	}
+	return &CheckResponse{Inputs: cloneStruct(req.NewInputs)}, nil
+}
 
 // Create implements [Provider].
 func (p *FakeProvider) Create(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {

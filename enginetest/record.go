@@ -41,6 +41,7 @@ const (
 	// KindStep records the start of a step (Op says which).
 	KindStep EventKind = "Step"
 
+	KindProviderCheck     EventKind = "ProviderCheck"
 	KindProviderCreate    EventKind = "ProviderCreate"
 	KindProviderUpdate    EventKind = "ProviderUpdate"
 	KindProviderDelete    EventKind = "ProviderDelete"

@@ -24,6 +24,10 @@ type resource struct {
 	state *ResourceState
 	// after is a component's after hook, run at RegisterResourceOutputs.
 	after *pendingAfter
+	// provider is the provider a custom resource was registered with, which
+	// its children of the same package inherit. (As in the engine, a
+	// component's provider option is not inherited.)
+	provider string
 }
 
 type pendingAfter struct {
@@ -52,7 +56,6 @@ func (e *Engine) reserve(urn string) error {
 		return status.Errorf(codes.InvalidArgument, "Duplicate resource URN '%s'; try giving it a unique name", urn)
 	}
 	e.resources[urn] = &resource{urn: urn}
-	e.order = append(e.order, urn)
 	return nil
 }
 
@@ -66,10 +69,16 @@ func (e *Engine) release(urn string) {
 	}
 }
 
+// commit records a resource's new state. As in the engine, the state lists
+// resources in the order their steps complete: a resource's default
+// provider, created before the resource's step starts, comes before it.
 func (e *Engine) commit(ns *ResourceState) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if r := e.resources[ns.URN]; r != nil {
+		if r.state == nil {
+			e.order = append(e.order, ns.URN)
+		}
 		r.state = ns
 	}
 }
@@ -104,7 +113,7 @@ func (e *Engine) registerResource(
 	if err := e.enter(); err != nil {
 		return nil, err
 	}
-	defer e.inflight.Done()
+	defer e.leave()
 
 	if len(req.GetStateMigrations()) > 0 {
 		if !e.cfg.stateMigrations {
@@ -152,11 +161,24 @@ func (e *Engine) registerResource(
 		e.mu.Unlock()
 	}
 
+	// Property dependencies as the engine reads them: those of the request,
+	// or, when it sends none (and the resource is not remote), every
+	// dependency for every property; plus those of its output values.
 	deps := map[string][]string{}
 	for k, v := range req.GetPropertyDependencies() {
 		deps[k] = cloneStrings(v.GetUrns())
 	}
-	hasOwn := len(own) > 0
+	if len(req.GetPropertyDependencies()) == 0 && !req.GetRemote() && len(req.GetDependencies()) > 0 {
+		for k := range inputs.GetFields() {
+			deps[k] = cloneStrings(req.GetDependencies())
+		}
+	}
+	for k, urns := range dependenciesOf(req.GetObject()) {
+		deps[k] = mergeStrings(deps[k], urns)
+	}
+	// As in the engine, only the resource's own transforms (those of the
+	// request) make it track dependencies through the transforms.
+	hasOwn := useTransforms && len(req.GetTransforms()) > 0
 	start := inputs
 	if hasOwn {
 		start = withDependencies(inputs, deps)
@@ -182,10 +204,17 @@ func (e *Engine) registerResource(
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	opts := in.opts
+	mergeParentProviders(opts, req.GetCustom(), parent)
 	dependsOn := cloneStrings(req.GetDependencies())
 	if hasOwn {
+		// After the transforms, the engine rebuilds the property
+		// dependencies from the output values and adds them all to the
+		// resource's dependencies.
 		deps = dependenciesOf(in.props)
 		dependsOn = cloneStrings(opts.GetDependsOn())
+		for _, k := range slices.Sorted(maps.Keys(deps)) {
+			dependsOn = mergeStrings(dependsOn, deps[k])
+		}
 	}
 
 	if req.GetRemote() {
@@ -196,45 +225,62 @@ func (e *Engine) registerResource(
 	}
 
 	ns := e.newState(req, urn, inputs, opts, dependsOn, deps)
+	if !e.beginStep() {
+		e.rec.add(Event{Kind: KindStep, URN: urn, Detail: "not run: the deployment was cancelled after an error"})
+		return nil, errUnanswered
+	}
+	defer e.endStepRun()
 	if reason := e.skipReason(ns); reason != "" {
 		e.rec.add(Event{Kind: KindStep, URN: urn, Detail: "not run: " + reason})
 		if e.cfg.continueOnError && req.GetSupportsResultReporting() {
 			return &pulumirpc.RegisterResourceResponse{Urn: urn, Result: pulumirpc.Result_SKIP}, nil
 		}
-		return nil, status.Errorf(codes.Unknown, "step for %s was not run: %s", urn, reason)
+		// The engine's answer to a program that cannot read a result.
+		return nil, status.Error(codes.Internal, "resource registration failed")
 	}
 	if ns.Custom && !isProviderType(ns.Type) {
+		// The provider the transforms left; the providers map was already
+		// folded into it before they ran.
 		ref := opts.GetProvider()
 		if ref == "" {
-			ref = opts.GetProviders()[packageOf(ns.Type)]
-		}
-		if ref == "" {
 			if ref, err = e.defaultProvider(packageOf(ns.Type), opts.GetVersion()); err != nil {
+				if e.isCancelled() {
+					return nil, errUnanswered
+				}
 				return nil, status.Error(codes.Unknown, err.Error())
 			}
 		}
 		ns.Provider = ref
 	}
 
-	st, err := e.runRegistrationStep(ns)
+	step := e.runRegistrationStep
+	if e.cfg.destroy {
+		step = e.destroyRegistration
+	}
+	if ns.Custom {
+		e.mu.Lock()
+		if r := e.resources[urn]; r != nil {
+			r.provider = ns.Provider
+		}
+		e.mu.Unlock()
+	}
+	st, err := step(ns)
 	if err != nil {
+		if e.isCancelled() {
+			return nil, errUnanswered
+		}
 		if e.cfg.continueOnError && req.GetSupportsResultReporting() {
 			return &pulumirpc.RegisterResourceResponse{Urn: urn, Result: pulumirpc.Result_FAIL}, nil
 		}
-		return nil, status.Error(codes.Unknown, err.Error())
+		return nil, status.Error(codes.Internal, "resource registration failed")
 	}
-	resp := &pulumirpc.RegisterResourceResponse{
+	// As in the engine, property dependencies come back only from a remote
+	// Construct.
+	return &pulumirpc.RegisterResourceResponse{
 		Urn:    urn,
 		Id:     st.ID,
 		Object: forProgram(emptyIfNil(st.Outputs), req.GetAcceptSecrets(), req.GetAcceptResources()),
-	}
-	if len(st.PropertyDependencies) > 0 {
-		resp.PropertyDependencies = map[string]*pulumirpc.RegisterResourceResponse_PropertyDependencies{}
-		for k, v := range st.PropertyDependencies {
-			resp.PropertyDependencies[k] = &pulumirpc.RegisterResourceResponse_PropertyDependencies{Urns: cloneStrings(v)}
-		}
-	}
-	return resp, nil
+	}, nil
 }
 
 // newState builds the goal state of a registration from its options after
@@ -318,9 +364,6 @@ func or(a, b string) string {
 func (e *Engine) skipReason(ns *ResourceState) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.cancelled {
-		return "the deployment was cancelled after an earlier error"
-	}
 	deps := append([]string{ns.Parent, ns.DeletedWith}, ns.DependsOn...)
 	for _, urns := range ns.PropertyDependencies {
 		deps = append(deps, urns...)
@@ -342,17 +385,48 @@ func (e *Engine) construct(ctx context.Context, req *pulumirpc.RegisterResourceR
 	if err != nil {
 		return nil, status.Error(codes.Unavailable, err.Error())
 	}
+	// Constructing needs the component's provider: without one, the
+	// default provider of its package, which then stays in the state.
+	// (Only that step counts as running: Construct itself waits for the
+	// component's children, whose registrations are steps of their own.)
+	ref := opts.GetProvider()
+	if ref == "" {
+		if !e.beginStep() {
+			return nil, errUnanswered
+		}
+		ref, err = e.defaultProvider(packageOf(req.GetType()), opts.GetVersion())
+		e.endStepRun()
+		if err != nil {
+			if e.isCancelled() {
+				return nil, errUnanswered
+			}
+			return nil, status.Error(codes.Unknown, err.Error())
+		}
+	}
 	resp, err := e.prov.Construct(ctx, &ConstructRequest{
 		Type: req.GetType(), Name: req.GetName(), Parent: req.GetParent(),
 		Inputs: cloneStruct(inputs), Options: proto.Clone(opts).(*pulumirpc.TransformResourceOptions),
-		Hooks: opts.GetHooks(), Monitor: mon,
+		Hooks: opts.GetHooks(), Provider: ref, Monitor: mon,
 	})
 	ev := Event{Kind: KindProviderConstruct, URN: urn, Detail: "ok"}
 	if err != nil {
+		// As in the engine: the failure is reported without a URN (the
+		// provider gave none), the deployment is aborted, and the program
+		// is told the monitor shut down.
 		ev.Err = err.Error()
 		e.rec.add(ev)
-		e.fail(urn, err)
-		return nil, status.Error(codes.Unknown, err.Error())
+		if e.isCancelled() {
+			// The deployment failed first (a child's step, say): the
+			// engine has no more to report.
+			return nil, errUnanswered
+		}
+		msg := err.Error()
+		if st, ok := status.FromError(err); ok {
+			msg = st.Message()
+		}
+		e.errorDiag("", fmt.Sprintf("%s resource '%s' has a problem: %s", req.GetType(), req.GetName(), msg))
+		e.abortReported(urn, err)
+		return nil, status.Error(codes.Unknown, "resource monitor shut down")
 	}
 	e.rec.add(ev)
 	if resp == nil {
@@ -362,9 +436,24 @@ func (e *Engine) construct(ctx context.Context, req *pulumirpc.RegisterResourceR
 	if err != nil {
 		return nil, status.Error(codes.Unknown, err.Error())
 	}
+	// Every output gets its dependencies: those the provider gave, plus
+	// those of the output values it returned.
+	outDeps := dependenciesOf(resp.State)
+	propDeps := map[string]*pulumirpc.RegisterResourceResponse_PropertyDependencies{}
+	for k := range st.GetFields() {
+		propDeps[k] = &pulumirpc.RegisterResourceResponse_PropertyDependencies{
+			Urns: mergeStrings(resp.PropertyDependencies[k], outDeps[k]),
+		}
+	}
+	for k, urns := range resp.PropertyDependencies {
+		if propDeps[k] == nil {
+			propDeps[k] = &pulumirpc.RegisterResourceResponse_PropertyDependencies{Urns: cloneStrings(urns)}
+		}
+	}
 	return &pulumirpc.RegisterResourceResponse{
-		Urn:    resp.URN,
-		Object: forProgram(st, req.GetAcceptSecrets(), req.GetAcceptResources()),
+		Urn:                  resp.URN,
+		Object:               forProgram(st, req.GetAcceptSecrets(), req.GetAcceptResources()),
+		PropertyDependencies: propDeps,
 	}, nil
 }
 
@@ -374,11 +463,15 @@ func (e *Engine) registerResourceOutputs(_ context.Context, req *pulumirpc.Regis
 	if err := e.enter(); err != nil {
 		return err
 	}
-	defer e.inflight.Done()
+	defer e.leave()
 	outs, err := canonical(emptyIfNil(req.GetOutputs()))
 	if err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
+	if !e.beginStep() {
+		return errUnanswered
+	}
+	defer e.endStepRun()
 	e.mu.Lock()
 	r := e.resources[req.GetUrn()]
 	if r == nil || r.state == nil {
@@ -412,7 +505,7 @@ func (e *Engine) readResource(_ context.Context, req *pulumirpc.ReadResourceRequ
 	if err := e.enter(); err != nil {
 		return nil, err
 	}
-	defer e.inflight.Done()
+	defer e.leave()
 	urn := e.URN(req.GetParent(), req.GetType(), req.GetName())
 	props, err := canonical(emptyIfNil(req.GetProperties()))
 	if err != nil {
@@ -424,6 +517,10 @@ func (e *Engine) readResource(_ context.Context, req *pulumirpc.ReadResourceRequ
 			return nil, status.Error(codes.Unknown, err.Error())
 		}
 	}
+	if !e.beginStep() {
+		return nil, errUnanswered
+	}
+	defer e.endStepRun()
 	if err := e.reserve(urn); err != nil {
 		return nil, err
 	}

@@ -67,12 +67,11 @@ func TestScenario20_UnreachableTarget(t *testing.T) {
 		e := startEngine(t)
 		p := newProgram(t, e)
 		p.resourceHook("h", &pulumirpc.Callback{Target: deadTarget(t), Token: "t"}, false, false)
-		_, err := p.register(res{typ: thingType, name: "r", custom: true, mod: func(r *pulumirpc.RegisterResourceRequest) {
+		res := p.registerUnanswered(res{typ: thingType, name: "r", custom: true, mod: func(r *pulumirpc.RegisterResourceRequest) {
 			r.Hooks = &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{BeforeCreate: []string{"h"}}
 		}})
-		wantErrContains(t, err, `before hook "h" failed: rpc error: code = Unavailable`)
-		res := p.finish()
-		wantErrContains(t, res.Err, `before hook "h" failed`)
+		wantFailed(t, res, "", "")
+		wantErrContains(t, res.Err, `before hook "h" failed: rpc error: code = Unavailable`)
 	})
 	t.Run("dial-at-registration", func(t *testing.T) {
 		t.Parallel()

@@ -106,11 +106,8 @@ func TestScenario32_ErrorHookNoRetry(t *testing.T) {
 	var a, b errorHookCalls
 	p.errorHook("a", cbs.errorHook(a.fn(&pulumirpc.ErrorHookResponse{Retry: false}, nil)))
 	p.errorHook("b", cbs.errorHook(b.fn(&pulumirpc.ErrorHookResponse{Retry: false}, nil)))
-	_, err := p.register(res{typ: thingType, name: "r", custom: true, mod: withHooks(&binding{OnError: []string{"a", "b"}})})
-	if errMessage(err) != "boom 1" {
-		t.Fatalf("got %v, want the original error", err)
-	}
-	p.finish()
+	res := p.registerUnanswered(res{typ: thingType, name: "r", custom: true, mod: withHooks(&binding{OnError: []string{"a", "b"}})})
+	wantFailed(t, res, e.URN("", thingType, "r"), "boom 1")
 	if creates.Load() != 1 || len(a.all()) != 1 || len(b.all()) != 1 {
 		t.Fatalf("creates=%d a=%d b=%d, want 1 each", creates.Load(), len(a.all()), len(b.all()))
 	}
@@ -125,11 +122,8 @@ func TestScenario33_ErrorHookRetryLimit(t *testing.T) {
 	var calls errorHookCalls
 	p.errorHook("always", cbs.errorHook(calls.fn(&pulumirpc.ErrorHookResponse{Retry: true}, nil)))
 	urn := e.URN("", thingType, "r")
-	_, err := p.register(res{typ: thingType, name: "r", custom: true, mod: withHooks(&binding{OnError: []string{"always"}})})
-	if errMessage(err) != "maximum number of error hook retries reached" {
-		t.Fatalf("got %v", err)
-	}
-	res := p.finish()
+	res := p.registerUnanswered(res{typ: thingType, name: "r", custom: true, mod: withHooks(&binding{OnError: []string{"always"}})})
+	wantFailed(t, res, urn, "maximum number of error hook retries reached")
 	if creates.Load() != 100 || len(calls.all()) != 99 {
 		t.Fatalf("creates=%d hook calls=%d, want 100 and 99", creates.Load(), len(calls.all()))
 	}
@@ -166,12 +160,8 @@ func TestScenario34_ErrorHookFails(t *testing.T) {
 			p := newProgram(t, e)
 			var calls errorHookCalls
 			p.errorHook("h", cbs.errorHook(calls.fn(tt.resp, tt.err)))
-			_, err := p.register(res{typ: thingType, name: "r", custom: true, mod: withHooks(&binding{OnError: []string{"h"}})})
-			if errMessage(err) != tt.want {
-				t.Fatalf("got %v, want %q", err, tt.want)
-			}
-			res := p.finish()
-			wantErrContains(t, res.Err, tt.want)
+			res := p.registerUnanswered(res{typ: thingType, name: "r", custom: true, mod: withHooks(&binding{OnError: []string{"h"}})})
+			wantFailed(t, res, e.URN("", thingType, "r"), tt.want)
 			if creates.Load() != 1 {
 				t.Fatalf("Create retried: %d calls", creates.Load())
 			}

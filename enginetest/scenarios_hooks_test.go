@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/langhost/callbacks/enginetest"
 )
@@ -303,23 +305,20 @@ func TestScenario27_BeforeCreateErrorBails(t *testing.T) {
 			var calls hookCalls
 			p.resourceHook("myHook", cbs.hook(calls.fn(tt.resp, tt.err)), false, false)
 			urn := e.URN("", thingType, "r")
-			_, err := p.register(res{typ: thingType, name: "r", custom: true, mod: withHooks(&binding{BeforeCreate: []string{"myHook"}})})
-			if errMessage(err) != tt.wantMsg {
-				t.Fatalf("RegisterResource: got %v, want %q", err, tt.wantMsg)
+			result := p.registerUnanswered(res{typ: thingType, name: "r", custom: true, mod: withHooks(&binding{BeforeCreate: []string{"myHook"}})})
+			// The deployment bailed and stopped the program: nothing later runs.
+			_, err := p.register(res{typ: thingType, name: "later", custom: true})
+			if status.Code(err) != codes.Unavailable {
+				t.Fatalf("later registration: got %v, want Unavailable", err)
 			}
-			// The deployment bailed: later steps do not run.
-			_, err = p.register(res{typ: thingType, name: "later", custom: true})
-			wantErrContains(t, err, "cancelled")
-			res := p.finish()
 
-			wantDiag(t, res.Diagnostics, enginetest.SeverityError, urn, tt.wantMsg)
+			wantFailed(t, result, urn, tt.wantMsg)
 			if n := len(e.Events(enginetest.KindProviderCreate)); n != 0 {
 				t.Fatalf("provider Create called %d times", n)
 			}
-			if res.State.Get(urn) != nil || res.State.Get(e.URN("", thingType, "later")) != nil {
-				t.Fatalf("state %v, want neither resource", res.State.URNs())
+			if result.State.Get(urn) != nil || result.State.Get(e.URN("", thingType, "later")) != nil {
+				t.Fatalf("state %v, want neither resource", result.State.URNs())
 			}
-			wantErrContains(t, res.Err, tt.wantMsg)
 		})
 	}
 }
@@ -336,23 +335,35 @@ func TestScenario28_AfterCreateErrorFailsFast(t *testing.T) {
 			p.resourceHook("myHook", cbs.hook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
 				return &pulumirpc.ResourceHookResponse{Error: "Oh no"}, nil
 			}), false, false)
+			// The after hook's failure does not fail the RPC.
 			r := p.custom("r", map[string]any{"v": 1.0}, withHooks(&binding{AfterCreate: []string{"myHook"}}))
-			_, laterErr := p.register(res{typ: thingType, name: "later", custom: true})
-			res := p.finish()
+			later := res{typ: thingType, name: "later", custom: true}
+			var result *enginetest.Result
+			var laterErr error
+			if continueOnError {
+				_, laterErr = p.register(later)
+				if err := p.signal(); status.Code(err) != codes.Unavailable {
+					t.Fatalf("SignalAndWaitForShutdown: got %v, want Unavailable (a failed deployment stops the program)", err)
+				}
+				result = wait(t, e)
+			} else {
+				// The deployment ended at the failure and stopped the program.
+				result = p.registerUnanswered(later)
+			}
+			res := result
 
 			msg := `after hook "myHook" failed: Oh no`
 			if st := res.State.Get(r.GetUrn()); st == nil || st.ID != "r-id" {
 				t.Fatalf("resource not committed: %v", st)
 			}
-			wantDiag(t, res.Diagnostics, enginetest.SeverityError, r.GetUrn(), msg)
-			wantErrContains(t, res.Err, msg)
-			later := res.State.Get(e.URN("", thingType, "later"))
+			wantFailed(t, res, r.GetUrn(), msg)
+			laterState := res.State.Get(e.URN("", thingType, "later"))
 			if continueOnError {
-				if laterErr != nil || later == nil {
-					t.Fatalf("later: err=%v state=%v, want created", laterErr, later)
+				if laterErr != nil || laterState == nil {
+					t.Fatalf("later: err=%v state=%v, want created", laterErr, laterState)
 				}
-			} else if laterErr == nil || later != nil {
-				t.Fatalf("later: err=%v state=%v, want not created", laterErr, later)
+			} else if laterState != nil {
+				t.Fatalf("later: state=%v, want not created", laterState)
 			}
 		})
 	}
@@ -389,12 +400,12 @@ func TestScenario30_UnregisteredHookName(t *testing.T) {
 			t.Parallel()
 			e := startEngine(t, enginetest.DryRun(preview))
 			p := newProgram(t, e)
-			_, err := p.register(res{typ: thingType, name: "r", custom: true, mod: withHooks(&binding{BeforeCreate: []string{"x"}})})
-			if errMessage(err) != `hook "x" was not registered` {
-				t.Fatalf("got %v", err)
+			res := p.registerUnanswered(res{typ: thingType, name: "r", custom: true, mod: withHooks(&binding{BeforeCreate: []string{"x"}})})
+			wantFailed(t, res, e.URN("", thingType, "r"), `hook "x" was not registered`)
+			want := map[bool]string{false: "update failed", true: "preview failed"}[preview]
+			if d := res.Diagnostics[len(res.Diagnostics)-1]; d.Message != want {
+				t.Fatalf("got %v, want %q", d, want)
 			}
-			res := p.finish()
-			wantErrContains(t, res.Err, `hook "x" was not registered`)
 		})
 	}
 }

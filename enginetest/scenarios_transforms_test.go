@@ -194,6 +194,9 @@ func TestScenario09_OptionsReplaceWholeMessage(t *testing.T) {
 				r.IgnoreChanges = []string{"a"}
 				r.AliasURNs = []string{e.URN("", thingType, "old-name")}
 				r.Dependencies = []string{dep.GetUrn()}
+				// No property depends on dep: otherwise the engine adds the
+				// property's dependencies back after an own transform.
+				r.PropertyDependencies = map[string]*pulumirpc.RegisterResourceRequest_PropertyDependencies{"a": {}}
 				r.AdditionalSecretOutputs = []string{"b"}
 				if tt.own {
 					r.Transforms = []*pulumirpc.Callback{tr}

@@ -31,6 +31,14 @@ func (e *Engine) claimOld(ns *ResourceState) *ResourceState {
 // error means the step failed and nothing was committed.
 func (e *Engine) runRegistrationStep(ns *ResourceState) (*ResourceState, error) {
 	old := e.claimOld(ns)
+	if old != nil {
+		applyIgnoreChanges(ns, old)
+	}
+	if ns.Custom && !isProviderType(ns.Type) && ns.ImportID == "" {
+		if err := e.check(ns, old); err != nil {
+			return nil, err
+		}
+	}
 	if old == nil {
 		if ns.ImportID != "" {
 			return e.importStep(ns)
@@ -68,8 +76,9 @@ func (e *Engine) runRegistrationStep(ns *ResourceState) (*ResourceState, error) 
 	}
 }
 
-// diff decides between same, update and replace.
-func (e *Engine) diff(ns, old *ResourceState) (Op, bool, error) {
+// applyIgnoreChanges keeps the old values of the inputs the resource
+// ignores changes to.
+func applyIgnoreChanges(ns, old *ResourceState) {
 	for _, k := range ns.IgnoreChanges {
 		if v, ok := old.Inputs.GetFields()[k]; ok {
 			ns.Inputs.Fields[k] = cloneValue(v)
@@ -77,6 +86,57 @@ func (e *Engine) diff(ns, old *ResourceState) (Op, bool, error) {
 			delete(ns.Inputs.Fields, k)
 		}
 	}
+}
+
+// check runs the provider's Check, if it has one, and replaces the inputs
+// with the checked ones. Failures are reported one by one, then fail the
+// resource as invalid. Either way the deployment ends, even with
+// ContinueOnError: in the engine, Check is part of generating the step.
+func (e *Engine) check(ns, old *ResourceState) error {
+	c, ok := e.prov.(Checker)
+	if !ok {
+		return nil
+	}
+	req := &CheckRequest{URN: ns.URN, Type: ns.Type, Name: ns.Name, NewInputs: cloneStruct(ns.Inputs)}
+	if old != nil {
+		req.OldInputs = cloneStruct(old.Inputs)
+	}
+	resp, err := c.Check(e.base, req)
+	ev := Event{Kind: KindProviderCheck, URN: ns.URN, Detail: "ok"}
+	if err == nil && resp != nil && resp.Inputs != nil {
+		var inputs *structpb.Struct
+		if inputs, err = canonical(resp.Inputs); err == nil {
+			ns.Inputs = inputs
+		}
+	}
+	if err != nil {
+		ev.Err = err.Error()
+		e.rec.add(ev)
+		e.errorDiag(ns.URN, err.Error())
+		e.abortReported(ns.URN, err)
+		return err
+	}
+	if resp == nil || len(resp.Failures) == 0 {
+		e.rec.add(ev)
+		return nil
+	}
+	ev.Err = fmt.Sprintf("%d check failures", len(resp.Failures))
+	e.rec.add(ev)
+	for _, f := range resp.Failures {
+		if f.GetProperty() != "" {
+			e.errorDiag(ns.URN, fmt.Sprintf("%s resource '%s': property %s value %s has a problem: %s",
+				ns.Type, ns.Name, f.GetProperty(), propertyText(ns.Inputs.GetFields()[f.GetProperty()]), f.GetReason()))
+		} else {
+			e.errorDiag(ns.URN, fmt.Sprintf("%s resource '%s' has a problem: %s", ns.Type, ns.Name, f.GetReason()))
+		}
+	}
+	err = fmt.Errorf("resource %s is invalid", ns.URN)
+	e.abortReported(ns.URN, err)
+	return err
+}
+
+// diff decides between same, update and replace.
+func (e *Engine) diff(ns, old *ResourceState) (Op, bool, error) {
 	trigger := ns.ReplacementTrigger != nil && old.ReplacementTrigger != nil &&
 		!proto.Equal(ns.ReplacementTrigger, old.ReplacementTrigger)
 	if !ns.Custom || isProviderType(ns.Type) {

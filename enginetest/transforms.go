@@ -169,38 +169,68 @@ func (e *Engine) transformOptions(req *pulumirpc.RegisterResourceRequest, parent
 	if e.cfg.supports("resourceHooks") && req.Hooks != nil {
 		o.Hooks = proto.Clone(req.Hooks).(*pulumirpc.RegisterResourceRequest_ResourceHooksBinding)
 	}
-	if parent != nil {
-		inheritFromParent(o, req, parent)
-	}
+	inheritFromParent(o, req, parent, e.goalProvider(req.GetParent()))
 	return o
 }
 
-// inheritFromParent fills the options a child inherits from its parent.
-func inheritFromParent(o *pulumirpc.TransformResourceOptions, req *pulumirpc.RegisterResourceRequest, parent *ResourceState) {
-	if o.Protect == nil && parent.Protect {
-		t := true
-		o.Protect = &t
+// inheritFromParent fills the options a child inherits from its parent, and
+// resolves the provider a transform sees as the engine does: the provider
+// option (inherited from the parent when it is of the same package, or for
+// a component), then the resource's own providers[pkg], then its parent
+// component's providers[pkg].
+//
+// parentProvider is the provider a custom parent was registered with.
+func inheritFromParent(o *pulumirpc.TransformResourceOptions, req *pulumirpc.RegisterResourceRequest,
+	parent *ResourceState, parentProvider string,
+) {
+	if parent != nil {
+		if o.Protect == nil && parent.Protect {
+			t := true
+			o.Protect = &t
+		}
+		if o.RetainOnDelete == nil && parent.RetainOnDelete {
+			t := true
+			o.RetainOnDelete = &t
+		}
+		if o.DeletedWith == "" {
+			o.DeletedWith = parent.DeletedWith
+		}
 	}
-	if o.RetainOnDelete == nil && parent.RetainOnDelete {
-		t := true
-		o.RetainOnDelete = &t
-	}
-	if o.DeletedWith == "" {
-		o.DeletedWith = parent.DeletedWith
-	}
-	if len(parent.Providers) > 0 {
-		merged := maps.Clone(parent.Providers)
-		maps.Copy(merged, o.Providers)
-		o.Providers = merged
+	if o.Provider == "" && parentProvider != "" &&
+		((!req.GetCustom() && !req.GetRemote()) || packageOf(QualifiedType(providerURN(parentProvider))) == packageOf(req.GetType())) {
+		o.Provider = parentProvider
 	}
 	if (req.GetCustom() || req.GetRemote()) && o.Provider == "" {
 		pkg := packageOf(req.GetType())
-		if ref := parent.Providers[pkg]; ref != "" {
+		if ref := o.Providers[pkg]; ref != "" {
 			o.Provider = ref
-		} else if parent.Provider != "" && packageOf(parent.Type) == pkg {
-			o.Provider = parent.Provider
+		} else if parent != nil && !parent.Custom {
+			o.Provider = parent.Providers[pkg]
 		}
 	}
+}
+
+// goalProvider returns the provider a registered resource was registered
+// with, for its children to inherit.
+func (e *Engine) goalProvider(urn string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r := e.resources[urn]; r != nil {
+		return r.provider
+	}
+	return ""
+}
+
+// mergeParentProviders adds, for a component whose parent is a component,
+// the parent's providers the component does not name itself, as the engine
+// does once the transforms have run.
+func mergeParentProviders(o *pulumirpc.TransformResourceOptions, custom bool, parent *ResourceState) {
+	if custom || parent == nil || parent.Custom || len(parent.Providers) == 0 {
+		return
+	}
+	merged := maps.Clone(parent.Providers)
+	maps.Copy(merged, o.Providers)
+	o.Providers = merged
 }
 
 // normalizeTimeout renders a timeout as the engine does after parsing it
@@ -222,7 +252,7 @@ func (e *Engine) invoke(ctx context.Context, req *pulumirpc.ResourceInvokeReques
 	if err := e.enter(); err != nil {
 		return nil, err
 	}
-	defer e.inflight.Done()
+	defer e.leave()
 
 	args, err := canonical(emptyIfNil(req.GetArgs()))
 	if err != nil {
@@ -247,7 +277,23 @@ func (e *Engine) invoke(ctx context.Context, req *pulumirpc.ResourceInvokeReques
 		return e.getResource(args)
 	}
 
-	preq := &InvokeRequest{Token: req.GetTok(), Args: args, Provider: opts.GetProvider()}
+	// As in the engine, an invoke with no provider uses the default provider
+	// of its package, which is created (and kept in the state) if needed.
+	ref := opts.GetProvider()
+	if ref == "" {
+		if !e.beginStep() {
+			return nil, errUnanswered
+		}
+		ref, err = e.defaultProvider(packageOf(req.GetTok()), opts.GetVersion())
+		e.endStepRun()
+		if err != nil {
+			if e.isCancelled() {
+				return nil, errUnanswered
+			}
+			return nil, status.Error(codes.Unknown, err.Error())
+		}
+	}
+	preq := &InvokeRequest{Token: req.GetTok(), Args: args, Provider: ref}
 	presp, err := e.prov.Invoke(e.base, preq)
 	ev := Event{Kind: KindProviderInvoke, Name: req.GetTok(), Detail: "ok"}
 	if err != nil {

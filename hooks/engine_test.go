@@ -15,6 +15,8 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 const thingType = "test:index:Thing"
@@ -131,9 +133,21 @@ func TestEngineHookFailure(t *testing.T) {
 		return errors.New("Oh no")
 	})
 	require.NoError(t, err)
+	// As in the engine, the failed registration is never answered: the
+	// deployment ends, reports the hook's failure on the resource, and then
+	// stops the program, whose RPC fails as a closed connection does.
 	err = d.register("db", resource.PropertyMap{}, &hooks.Binding{BeforeCreate: names("guard")})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `before hook "guard" failed: Oh no`)
+	require.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
+	res, err := d.engine.Wait(t.Context())
+	require.NoError(t, err)
+	require.True(t, res.Failed)
+	assert.Contains(t, res.Err.Error(), `before hook "guard" failed: Oh no`)
+	var msgs []string
+	for _, diag := range res.Diagnostics {
+		msgs = append(msgs, diag.Message)
+	}
+	assert.Contains(t, msgs, `before hook "guard" failed: Oh no`)
+	assert.Contains(t, msgs, "update failed")
 }
 
 func TestEngineErrorHookRetry(t *testing.T) {

@@ -34,8 +34,10 @@ func RunProgram(ctx context.Context, engine *enginetest.Engine, program func(con
 
 // Deploy runs program against engine (see [RunProgram]), then waits for the
 // deployment to end: for the engine's remaining steps after a program that
-// succeeded, or for the engine to finish on its own after one that failed,
-// since a failed program never signals. It returns the deployment's result
+// succeeded; after one that failed, the program's failure is reported to the
+// engine as a language host reports it (no deletes run, the deployment
+// fails), unless the deployment had already failed and ended on its own.
+// It returns the deployment's result
 // and the program's error; err reports a deployment that could not be waited
 // for, joined with the program's error.
 func Deploy(ctx context.Context, engine *enginetest.Engine, program func(context.Context) error) (res *enginetest.Result, progErr, err error) {
@@ -43,10 +45,9 @@ func Deploy(ctx context.Context, engine *enginetest.Engine, program func(context
 	waitCtx, cancel := context.WithTimeout(ctx, waitLimit)
 	defer cancel()
 	if progErr != nil {
-		res, err = engine.Finish(waitCtx)
-	} else {
-		res, err = engine.Wait(waitCtx)
+		engine.ProgramFailed(fmt.Errorf("an unhandled error occurred: program failed: %w", progErr))
 	}
+	res, err = engine.Wait(waitCtx)
 	if err != nil {
 		return nil, progErr, errors.Join(progErr, err)
 	}
