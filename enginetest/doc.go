@@ -46,6 +46,11 @@
 // engine through [Engine.ProgramFailed], as a language host reports it.
 // [Result] says whether the deployment failed and why.
 //
+// Any program, in any language, runs on the simulator as a language host
+// runs it with [Engine.RunCommand]: started with the language hosts'
+// environment, waited for, its non-zero exit reported in the engine's words
+// with its standard error, and stopped when the deployment fails first.
+//
 // Everything the engine does is recorded as [Event] values ([Engine.Record],
 // [Engine.Trace]) and user-facing messages as [Diagnostic] values.
 //
