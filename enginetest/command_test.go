@@ -1,12 +1,14 @@
 package enginetest_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/langhost/callbacks/enginetest"
 )
@@ -188,4 +190,38 @@ func TestRunCommandProgramThatLoggedItsErrorGetsNoDiagnostic(t *testing.T) {
 			t.Errorf("the engine reported a program that had logged its error itself: %v", d)
 		}
 	}
+}
+
+func TestRunCommandStopsTheProgramOfAFailedDeployment(t *testing.T) {
+	t.Parallel()
+	dir := needNode(t)
+	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
+		OnCreate: func(context.Context, *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+			return nil, errors.New("quota exceeded")
+		},
+	}))
+	cmd := exec.Command("node", e.NodeArgs(dir, "step-fails.js")...)
+	cmd.Dir = dir
+	// The program would run for 10 minutes; an engine that waited for it
+	// fails the test here instead.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	res, err := e.RunCommand(ctx, cmd)
+	if err != nil {
+		t.Fatalf("RunCommand: %v", err)
+	}
+	if !res.Failed || res.ProgramErr != nil || !strings.Contains(errText(res.Err), "quota exceeded") {
+		t.Errorf("Failed = %v, ProgramErr = %v, Err = %v; want the step's failure and no program error",
+			res.Failed, res.ProgramErr, res.Err)
+	}
+	if cmd.ProcessState == nil || cmd.ProcessState.Success() {
+		t.Errorf("the program was not stopped: %v", cmd.ProcessState)
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
