@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -30,11 +31,19 @@ const (
 	exitCantRun = 2
 )
 
+// memoryLimit is the kit's soft memory limit: a 300 MiB request and its
+// answer, with room to spare.
+const memoryLimit = 1 << 30
+
 // registerTimeout bounds how long the kit waits for the program to register
 // its callbacks and call SignalAndWaitForShutdown.
 const registerTimeout = 3 * time.Minute
 
 func main() {
+	// The largest payloads are held once each way; a soft limit makes the
+	// collector return them before the next one instead of letting the
+	// heap double.
+	debug.SetMemoryLimit(memoryLimit)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
