@@ -281,3 +281,20 @@ func TestProgramThatRegistersNothingCannotBeChecked(t *testing.T) {
 		t.Errorf("exit %d (%s), want %d with the program's exit and stderr", code, rep.Error, exitCantRun)
 	}
 }
+
+func TestUsageErrorsExitTwo(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{},
+		{"-run", "("},
+		{"-no-such-flag", "--", "true"},
+	} {
+		var out, errs strings.Builder
+		if code := run(context.Background(), args, &out, &errs); code != exitCantRun {
+			t.Errorf("callbackconform %q: exit %d, want %d", args, code, exitCantRun)
+		}
+		if errs.Len() == 0 {
+			t.Errorf("callbackconform %q: nothing on stderr", args)
+		}
+	}
+}
