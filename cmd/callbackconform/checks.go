@@ -614,11 +614,16 @@ func big(ctx context.Context, c *checker, n int) result {
 }
 
 // growth measures the program's threads and file descriptors around two
-// more rounds of concurrent calls, after the earlier clauses warmed the
+// rounds of 1,000 concurrent calls, after a first round that warms the
 // server up.
 func growth(ctx context.Context, c *checker) result {
 	if runtime.GOOS != "linux" || c.pid == 0 {
 		return notApplicable("needs Linux /proc and the program's process")
+	}
+	// One round to warm the server up (a runtime keeps the threads it
+	// started under load), then the baseline.
+	if fails := concurrent(ctx, c, 1000); len(fails) > 0 {
+		return failed("%d calls failed, e.g. %s", len(fails), fails[0])
 	}
 	before, err := usage(c.pid)
 	if err != nil {
