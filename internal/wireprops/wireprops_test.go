@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/langhost/callbacks/internal/benchdata"
 	"github.com/langhost/callbacks/internal/wireprops"
@@ -430,4 +431,34 @@ func TestValidateFieldNumbers(t *testing.T) {
 			t.Errorf("field %d: Decode %v, protobuf runtime %v", num, err, refErr)
 		}
 	}
+}
+
+// DecodeShared decodes exactly as Decode does, its strings sharing the input.
+func TestDecodeSharedLikeDecode(t *testing.T) {
+	t.Parallel()
+	for name, s := range payloads() {
+		b, _ := proto.Marshal(s)
+		want, wantErr := wireprops.Decode(b)
+		got, err := wireprops.DecodeShared(b)
+		if (err == nil) != (wantErr == nil) || !reflect.DeepEqual(want, got) {
+			t.Fatalf("%s: DecodeShared %v, Decode %v", name, err, wantErr)
+		}
+	}
+	b, _ := proto.Marshal(payloads()["medium"])
+	m, err := wireprops.DecodeShared(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range m {
+		if v.IsString() && len(v.StringValue()) > 0 {
+			s := v.StringValue()
+			p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+			start := uintptr(unsafe.Pointer(&b[0]))
+			if p < start || p >= start+uintptr(len(b)) {
+				t.Fatalf("string %q is a copy, not a part of the input", s)
+			}
+			return
+		}
+	}
+	t.Fatal("no string property in the medium payload")
 }
