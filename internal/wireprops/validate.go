@@ -248,23 +248,12 @@ func (c *checker) entry(i, end, depth int) (string, int, int, bool) {
 				if !c.ascii8(ka, kb) && !c.utf8At(ka, kb) {
 					return "", 0, 0, false
 				}
-				if depth < MaxDepth && vi < ve {
-					switch c.b[vi] {
-					case stringTag:
-						if n := c.len1(vi+1, ve); n >= 0 && vi+2+n == ve {
-							if c.ascii8(vi+2, ve) || c.utf8At(vi+2, ve) {
-								return key, vi, ve, true
-							}
-							return "", 0, 0, false
-						}
-					case numberTag:
-						if vi+9 == ve {
-							return key, vi, ve, true
-						}
-					case boolTag, nullTag:
-						if vi+2 == ve && c.b[vi+1] < 0x80 {
-							return key, vi, ve, true
-						}
+				if depth < MaxDepth {
+					switch c.scalar(vi, ve) {
+					case scalarValid:
+						return key, vi, ve, true
+					case scalarInvalid:
+						return "", 0, 0, false
 					}
 				}
 				if !c.value(key, vi, ve, depth+1) {
@@ -364,6 +353,41 @@ func (c *checker) value(key string, i, end, depth int) bool {
 	return true
 }
 
+// Verdicts of scalar.
+const (
+	scalarOther   = iota // not a scalar in the usual form: ask value
+	scalarValid          // a valid scalar
+	scalarInvalid        // a string that is not UTF-8
+)
+
+// scalar checks the Value at b[i:end] if it is a string, number, bool or
+// null in the usual form (one field, a one-byte length), which is most
+// values, without the call to value; the caller makes sure the value is
+// not too deep.
+func (c *checker) scalar(i, end int) int {
+	if i >= end {
+		return scalarOther
+	}
+	switch c.b[i] {
+	case stringTag:
+		if n := c.len1(i+1, end); n >= 0 && i+2+n == end {
+			if c.ascii8(i+2, end) || c.utf8At(i+2, end) {
+				return scalarValid
+			}
+			return scalarInvalid
+		}
+	case numberTag:
+		if i+9 == end {
+			return scalarValid
+		}
+	case boolTag, nullTag:
+		if i+2 == end && c.b[i+1] < 0x80 {
+			return scalarValid
+		}
+	}
+	return scalarOther
+}
+
 // structValue checks the Struct at b[i:end] of the Value at b[vi:ve],
 // and the signature object it may be.
 func (c *checker) structValue(key string, i, end, vi, ve, depth int) bool {
@@ -384,7 +408,14 @@ func (c *checker) list(key string, i, end, depth int) bool {
 	for i < end {
 		if c.b[i] == structEntryTag { // ListValue.values, its tag one byte
 			a, b := c.length(i+1, end)
-			if a < 0 || !c.value(key, a, b, depth+1) {
+			if a < 0 {
+				return false
+			}
+			r := scalarOther
+			if depth < MaxDepth {
+				r = c.scalar(a, b)
+			}
+			if r == scalarInvalid || r == scalarOther && !c.value(key, a, b, depth+1) {
 				return false
 			}
 			i = b

@@ -462,3 +462,35 @@ func TestDecodeSharedLikeDecode(t *testing.T) {
 	}
 	t.Fatal("no string property in the medium payload")
 }
+
+// Scalars at the depth limit, in lists and in entries, are judged by the
+// check as by the decoder (the check reads common scalars without the call
+// that counts depth, so it counts them itself).
+func TestValidateScalarsAtDepthLimit(t *testing.T) {
+	t.Parallel()
+	num := protowire.AppendFixed64(protowire.AppendTag(nil, 2, protowire.Fixed64Type), 1)
+	str := protowire.AppendString(protowire.AppendTag(nil, 3, protowire.BytesType), "x")
+	wrap := func(v []byte, levels int) []byte {
+		for range levels {
+			l := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), v) // ListValue
+			v = protowire.AppendBytes(protowire.AppendTag(nil, 6, protowire.BytesType), l)  // Value
+		}
+		e := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "k")
+		e = protowire.AppendBytes(protowire.AppendTag(e, 2, protowire.BytesType), v)
+		return protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), e) // Struct
+	}
+	refused := 0
+	for _, scalar := range [][]byte{num, str} {
+		for levels := (wireprops.MaxDepth-3)/2 - 2; levels <= (wireprops.MaxDepth-3)/2+2; levels++ {
+			b := wrap(scalar, levels)
+			_, err := wireprops.Decode(b)
+			checkValidate(t, b, err)
+			if err != nil {
+				refused++
+			}
+		}
+	}
+	if refused == 0 {
+		t.Fatal("no payload reached the depth limit")
+	}
+}
