@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/langhost/callbacks"
+	wirepayload "github.com/langhost/callbacks/internal/payload"
 	"github.com/langhost/callbacks/internal/props"
-	"github.com/langhost/callbacks/internal/wireprops"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
@@ -44,6 +44,7 @@ type Args struct {
 	props    resource.PropertyMap
 	raw      []byte // the encoded properties, while lazy
 	lazy     bool   // raw holds properties not decoded yet
+	shared   bool   // raw is never written again: decoded strings may share it
 	propsErr error  // why raw did not decode
 }
 
@@ -60,7 +61,7 @@ type Args struct {
 func (a *Args) Properties() resource.PropertyMap {
 	if a.lazy {
 		a.lazy = false
-		a.props, a.propsErr = wireprops.Decode(a.raw)
+		a.props, a.propsErr = decodeProps(a.raw, a.shared)
 		a.raw = nil
 	}
 	if a.props == nil {
@@ -230,7 +231,7 @@ func Adapt(fn Func) callbacks.Func {
 
 func adapt(fn Func) callbacks.Func {
 	return callbacks.RawAs(callbacks.KindResourceTransform, func(ctx context.Context, payload []byte) ([]byte, error) {
-		args, err := decodePayload(payload)
+		args, err := decodePayload(payload, wirepayload.Owned(ctx))
 		if err != nil {
 			return nil, callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest,
 				fmt.Sprintf("%s/%s: request does not decode", args.Type, args.Name), err)
