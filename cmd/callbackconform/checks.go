@@ -600,6 +600,9 @@ func big(ctx context.Context, c *checker, n int) result {
 	size := fmt.Sprintf("%d MiB", n>>20)
 	if err != nil {
 		c.noteErr(err)
+		if status.Code(err) == codes.Unavailable {
+			c.target.dead = fmt.Sprintf("%s payload/%s", c.cb.Kind, strings.ReplaceAll(size, " ", ""))
+		}
 		return failed("%s: %s after %v", size, describe(err), el.Round(time.Millisecond))
 	}
 	if c.k.transform && len(resp) > 0 && len(resp) < n {

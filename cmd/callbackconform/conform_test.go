@@ -260,8 +260,13 @@ func TestNodeSDK(t *testing.T) {
 			expect(t, rep, cl, k, pass, "")
 		}
 	}
-	// The server dies on the first 300 MiB request.
-	expect(t, rep, "payload/300MiB", kindResourceHook, fail, "")
+	// The hooks take 300 MiB; the server dies when the first transform has
+	// to send 300 MiB back (the invoke transform, in the last phase's
+	// order), and the other is not run.
+	expect(t, rep, "payload/300MiB", kindResourceHook, pass, "")
+	expect(t, rep, "payload/300MiB", kindErrorHook, pass, "")
+	expect(t, rep, "payload/300MiB", kindInvokeTransform, fail, "Unavailable")
+	expect(t, rep, "payload/300MiB", kindResourceTransform, skipped, "payload/300MiB")
 }
 
 func TestProgramThatRegistersNothingCannotBeChecked(t *testing.T) {

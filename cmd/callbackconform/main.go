@@ -244,8 +244,21 @@ func check(ctx context.Context, prog []string, filter *regexp.Regexp, verbose bo
 		c.logf("%s %s %q: %s: %s", cl.ID, c.cb.Kind, c.cb.Name, r.verdict, r.evidence)
 	}
 	selected := func(cl clause) bool { return filter == nil || filter.MatchString(cl.ID) }
+	// Every phase goes through the kinds in the report's order, except the
+	// last, which goes backwards: the hooks only receive the largest
+	// payload, the transforms must send it back too, and a server that
+	// dies of that should not leave the hooks unmeasured.
+	slices.SortStableFunc(checkers, func(a, b *checker) int {
+		return slices.Index(kindOrder, a.cb.Kind) - slices.Index(kindOrder, b.cb.Kind)
+	})
+	reversed := slices.Clone(checkers)
+	slices.Reverse(reversed)
 	for phase := range 3 {
-		for _, c := range checkers {
+		order := checkers
+		if phase == 2 {
+			order = reversed
+		}
+		for _, c := range order {
 			for _, cl := range contract {
 				if cl.run == nil || cl.phase != phase || !selected(cl) {
 					continue
