@@ -49,10 +49,10 @@ type relEnv struct {
 
 // relServe starts a server on an in-memory bufconn listener and dials it the
 // way the engine does (plaintext, 400 MiB limits). Both end with the test.
-func relServe(t testing.TB, opts ...callbacks.Option) *relEnv {
+func relServe(t testing.TB, opts ...callbacks.ServerOption) *relEnv {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
-	all := append([]callbacks.Option{callbacks.WithListener(lis), callbacks.Target(relBufTarget)}, opts...)
+	all := append([]callbacks.ServerOption{callbacks.WithListener(lis), callbacks.Target(relBufTarget)}, opts...)
 	srv, err := callbacks.Listen(all...)
 	if err != nil {
 		_ = lis.Close()
@@ -97,7 +97,7 @@ func relCtx(t testing.TB) context.Context {
 
 func relRegister(t testing.TB, srv *callbacks.Server, f callbacks.Func, opts ...callbacks.RegisterOption) *pulumirpc.Callback {
 	t.Helper()
-	cb, err := srv.Register(f, opts...)
+	cb, err := srv.Register(context.Background(), f, opts...)
 	require.NoError(t, err)
 	return cb
 }
@@ -247,7 +247,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 	type badCase struct {
 		name string
 		// srvOpts configure the server for this row.
-		srvOpts []callbacks.Option
+		srvOpts []callbacks.ServerOption
 		// fn is registered when set; otherwise a recording resource
 		// transform (rec) is.
 		fn      func(rec *relTransformRecorder) callbacks.Func
@@ -526,7 +526,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 		},
 		{
 			name:     "payload over the server's message limit",
-			srvOpts:  []callbacks.Option{callbacks.MaxMessageSize(1 << 20)},
+			srvOpts:  []callbacks.ServerOption{callbacks.MaxMessageSize(1 << 20)},
 			payload:  func(*testing.T) []byte { return make([]byte, 2<<20) },
 			wantCode: codes.ResourceExhausted,
 			wantMsg:  "received message larger than max",

@@ -54,7 +54,7 @@ func (e *engine) invokeBytes(ctx context.Context, token string, payload []byte) 
 // transport starts a server and an engine connected to it.
 type transport struct {
 	name  string
-	start func(t *testing.T, opts ...callbacks.Option) (*callbacks.Server, *engine)
+	start func(t *testing.T, opts ...callbacks.ServerOption) (*callbacks.Server, *engine)
 }
 
 var transports = []transport{
@@ -62,14 +62,14 @@ var transports = []transport{
 	{"bufconn", startBufconn},
 }
 
-func startLoopback(t *testing.T, opts ...callbacks.Option) (*callbacks.Server, *engine) {
+func startLoopback(t *testing.T, opts ...callbacks.ServerOption) (*callbacks.Server, *engine) {
 	t.Helper()
 	srv, err := callbacks.Listen(opts...)
 	require.NoError(t, err)
 	return srv, dialEngine(t, srv, srv.Target())
 }
 
-func startBufconn(t *testing.T, opts ...callbacks.Option) (*callbacks.Server, *engine) {
+func startBufconn(t *testing.T, opts ...callbacks.ServerOption) (*callbacks.Server, *engine) {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	srv, err := callbacks.Listen(append(opts, callbacks.WithListener(lis), callbacks.Target("passthrough:///bufnet"))...)
@@ -172,7 +172,7 @@ func TestEveryKindRoundTrips(t *testing.T) {
 			t.Run(tr.name+"/"+tt.name, func(t *testing.T) {
 				t.Parallel()
 				srv, eng := tr.start(t)
-				cb, err := srv.Register(tt.fn, callbacks.Name(tt.name))
+				cb, err := srv.Register(context.Background(), tt.fn, callbacks.Name(tt.name))
 				require.NoError(t, err)
 				assert.Equal(t, srv.Target(), cb.Target)
 				assert.True(t, cb.AcceptsByteString)
@@ -253,7 +253,7 @@ func TestErrorCodes(t *testing.T) {
 			if fn.Kind() == 0 {
 				fn = hook(func() error { return nil })
 			}
-			cb, err := srv.Register(fn, tt.opts...)
+			cb, err := srv.Register(context.Background(), fn, tt.opts...)
 			require.NoError(t, err)
 			token := cb.Token
 			if tt.token != nil {
@@ -311,7 +311,7 @@ func TestPanicIsContainedAndServerKeepsServing(t *testing.T) {
 	t.Parallel()
 	srv, eng := startLoopback(t)
 	var calls atomic.Int32
-	cb, err := srv.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
+	cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
 		if calls.Add(1) == 1 {
 			panic("first call panics")
 		}
@@ -329,7 +329,7 @@ func TestPanicIsContainedAndServerKeepsServing(t *testing.T) {
 func TestNilResponseIsEmpty(t *testing.T) {
 	t.Parallel()
 	srv, eng := startBufconn(t)
-	cb, err := srv.Register(callbacks.ResourceTransform(func(context.Context, *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
+	cb, err := srv.Register(context.Background(), callbacks.ResourceTransform(func(context.Context, *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
 		return nil, nil
 	}))
 	require.NoError(t, err)
@@ -340,7 +340,7 @@ func TestNilResponseIsEmpty(t *testing.T) {
 
 func TestRegistryWithoutSockets(t *testing.T) {
 	t.Parallel()
-	reg := callbacks.NewRegistry()
+	reg := newTestRegistry(t)
 	_, err := reg.Register(callbacks.Raw(nil))
 	require.ErrorIs(t, err, callbacks.ErrNilFunc)
 	_, err = reg.Register(callbacks.ResourceTransform(nil))
@@ -370,7 +370,7 @@ func TestRegistryWithoutSockets(t *testing.T) {
 func TestConcurrentInvokeRegisterUnregister(t *testing.T) {
 	t.Parallel()
 	srv, eng := startBufconn(t)
-	stable, err := srv.Register(callbacks.Raw(func(_ context.Context, b []byte) ([]byte, error) { return b, nil }))
+	stable, err := srv.Register(context.Background(), callbacks.Raw(func(_ context.Context, b []byte) ([]byte, error) { return b, nil }))
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
@@ -380,7 +380,7 @@ func TestConcurrentInvokeRegisterUnregister(t *testing.T) {
 			defer wg.Done()
 			for i := range 20 {
 				if g%4 == 0 {
-					cb, err := srv.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+					cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
 					if err != nil {
 						errs <- err
 						return
@@ -418,7 +418,7 @@ func TestShutdownDrainsInFlightCalls(t *testing.T) {
 	srv, eng := startBufconn(t)
 	release := make(chan struct{})
 	started := make(chan struct{}, 8)
-	cb, err := srv.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
+	cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
 		started <- struct{}{}
 		<-release
 		return []byte("done"), nil
@@ -454,7 +454,7 @@ func TestShutdownDrainsInFlightCalls(t *testing.T) {
 		assert.NoError(t, <-results)
 	}
 	require.NoError(t, <-shutdown)
-	_, err = srv.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+	_, err = srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
 	assert.ErrorIs(t, err, callbacks.ErrServerClosed)
 	require.NoError(t, srv.Shutdown(context.Background()), "Shutdown is idempotent")
 	require.NoError(t, srv.Close(), "Close after Shutdown is fine")
@@ -467,7 +467,7 @@ func TestShutdownForcedWhenContextEnds(t *testing.T) {
 	srv, eng := startBufconn(t)
 	cancelled := make(chan struct{})
 	entered := make(chan struct{})
-	cb, err := srv.Register(callbacks.Raw(func(ctx context.Context, _ []byte) ([]byte, error) {
+	cb, err := srv.Register(context.Background(), callbacks.Raw(func(ctx context.Context, _ []byte) ([]byte, error) {
 		close(entered)
 		<-ctx.Done()
 		close(cancelled)
@@ -490,7 +490,7 @@ func TestServeLifecycle(t *testing.T) {
 	t.Parallel()
 	srv, err := callbacks.NewServer()
 	require.NoError(t, err)
-	_, err = srv.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+	_, err = srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
 	require.ErrorIs(t, err, callbacks.ErrNotServing)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -523,7 +523,7 @@ func TestUnixSocket(t *testing.T) {
 	assert.Equal(t, "unix://"+path, srv.Target())
 	assert.True(t, strings.HasPrefix(srv.Target(), "unix:///"))
 	eng := dialEngine(t, srv, srv.Target())
-	cb, err := srv.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return []byte("unix"), nil }))
+	cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return []byte("unix"), nil }))
 	require.NoError(t, err)
 	out, err := eng.invokeBytes(context.Background(), cb.Token, nil)
 	require.NoError(t, err)

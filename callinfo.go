@@ -22,7 +22,7 @@ type CallInfo struct {
 	Type         string
 	ResourceName string
 
-	// DryRun is true during a preview, as last set with [Registry.SetDryRun].
+	// DryRun is true during a preview, as the engine's GetDeploymentInfo said when the typed packages registered.
 	DryRun bool
 	// Attempt is, for error hooks, how many times the operation has failed so
 	// far (1 on the first failure); zero for other kinds.
@@ -85,10 +85,10 @@ func CallInfoFrom(ctx context.Context) (CallInfo, bool) {
 	return CallInfo{}, false
 }
 
-// SetCallResource records which resource the current call is about, for
+// setCallResource records which resource the current call is about, for
 // adapters that know more than the request says (a transform's URN is not in
 // its request). It does nothing outside a callback's context.
-func SetCallResource(ctx context.Context, urn, typ, name string) {
+func setCallResource(ctx context.Context, urn, typ, name string) {
 	cs := stateFrom(ctx)
 	if cs == nil {
 		return

@@ -64,7 +64,7 @@ func TestWarningsReachEngineLogWithURN(t *testing.T) {
 	t.Parallel()
 	fake, addr := startEngineLog(t)
 	srv, eng := startBufconn(t, callbacks.EngineAddress(addr))
-	cb, err := srv.Register(callbacks.ResourceHook(func(ctx context.Context, _ *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
+	cb, err := srv.Register(context.Background(), callbacks.ResourceHook(func(ctx context.Context, _ *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
 		callbacks.Warn(ctx, "bucket has no lifecycle rule")
 		callbacks.Info(ctx, "checked 3 rules")
 		return nil, nil
@@ -103,7 +103,7 @@ func TestFailOpen(t *testing.T) {
 			t.Parallel()
 			fake, addr := startEngineLog(t)
 			srv, eng := startBufconn(t, callbacks.EngineAddress(addr))
-			cb, err := srv.Register(callbacks.ResourceTransform(func(ctx context.Context, _ *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
+			cb, err := srv.Register(context.Background(), callbacks.ResourceTransform(func(ctx context.Context, _ *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
 				return &pulumirpc.TransformResponse{Properties: mustStruct(t, map[string]any{"changed": true})}, tt.fn(ctx)
 			}), append(tt.opts, callbacks.Name("tagger"))...)
 			require.NoError(t, err)
@@ -152,9 +152,9 @@ func TestObserverSeesEveryCallOnceWithItsCode(t *testing.T) {
 	t.Parallel()
 	obs := &recordingObserver{}
 	srv, eng := startBufconn(t, callbacks.WithObserver(obs))
-	ok, err := srv.Register(hook(func() error { return nil }), callbacks.Name("ok"))
+	ok, err := srv.Register(context.Background(), hook(func() error { return nil }), callbacks.Name("ok"))
 	require.NoError(t, err)
-	bad, err := srv.Register(hook(func() error { return status.Error(codes.FailedPrecondition, "no") }), callbacks.Name("bad"))
+	bad, err := srv.Register(context.Background(), hook(func() error { return status.Error(codes.FailedPrecondition, "no") }), callbacks.Name("bad"))
 	require.NoError(t, err)
 	req := hookRequest(t)
 	_, _ = eng.invokeBytes(context.Background(), ok.Token, req)
@@ -180,8 +180,8 @@ func TestObserverSeesEveryCallOnceWithItsCode(t *testing.T) {
 
 func TestCallInfoInContext(t *testing.T) {
 	t.Parallel()
-	reg := callbacks.NewRegistry()
-	reg.SetDryRun(true)
+	reg := newTestRegistry(t)
+	callbacks.SetDryRun(reg, true)
 	got := make(chan callbacks.CallInfo, 1)
 	tok, err := reg.Register(callbacks.ErrorHook(func(ctx context.Context, _ *pulumirpc.ErrorHookRequest) (*pulumirpc.ErrorHookResponse, error) {
 		info, ok := callbacks.CallInfoFrom(ctx)
@@ -222,7 +222,7 @@ func TestCallInfoInContext(t *testing.T) {
 
 func TestKindTimeoutAppliesToThatKindOnly(t *testing.T) {
 	t.Parallel()
-	reg := callbacks.NewRegistry(callbacks.KindTimeout(callbacks.KindResourceHook, 20*time.Millisecond))
+	reg := newTestRegistry(t, callbacks.KindTimeout(callbacks.KindResourceHook, 20*time.Millisecond))
 	block := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
 	hookTok, err := reg.Register(callbacks.ResourceHook(func(ctx context.Context, _ *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
 		return nil, block(ctx)
@@ -263,7 +263,7 @@ func TestHealthServingThenNotServingDuringShutdown(t *testing.T) {
 
 	release := make(chan struct{})
 	entered := make(chan struct{})
-	cb, err := srv.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
+	cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
 		close(entered)
 		<-release
 		return nil, nil

@@ -25,8 +25,11 @@ var (
 	ErrTimeout = errors.New("callback deadline exceeded")
 	// ErrEncode: the function's response could not be encoded (Internal).
 	ErrEncode = errors.New("callback response does not encode")
-	// ErrNilFunc: a registration was given no function.
+	// ErrNilFunc: a registration was given no function (InvalidArgument).
 	ErrNilFunc = errors.New("callback function is nil")
+	// ErrNilArgument: a registration was given a nil monitor, server or
+	// other required argument (InvalidArgument).
+	ErrNilArgument = errors.New("nil argument")
 	// ErrServerClosed is returned by Serve and by registrations after
 	// Shutdown or Close, like http.ErrServerClosed (Unavailable on the wire).
 	ErrServerClosed = errors.New("callbacks: server closed")

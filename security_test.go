@@ -34,10 +34,10 @@ func TestSecurityDefaultListenerIsLoopbackOnly(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name string
-		opts []callbacks.Option
+		opts []callbacks.ServerOption
 	}{
 		{"no options", nil},
-		{"empty address", []callbacks.Option{callbacks.Address("")}},
+		{"empty address", []callbacks.ServerOption{callbacks.Address("")}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,7 +89,7 @@ func TestSecurityTokensAreRandomV4UUIDs(t *testing.T) {
 		register func(t *testing.T) func() string
 	}{
 		{"registry", func(t *testing.T) func() string {
-			reg := callbacks.NewRegistry()
+			reg := newTestRegistry(t)
 			return func() string {
 				token, err := reg.Register(fn, callbacks.Name("same-name"))
 				require.NoError(t, err)

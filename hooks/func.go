@@ -54,9 +54,9 @@ func Adapt(fn Func) callbacks.Func {
 	})
 }
 
-// AdaptError turns fn into a callback for [callbacks.Server.Register]; see
+// AdaptErrorHook turns fn into a callback for [callbacks.Server.Register]; see
 // [Adapt]. fn's error goes in ErrorHookResponse.error.
-func AdaptError(fn ErrorFunc) callbacks.Func {
+func AdaptErrorHook(fn ErrorFunc) callbacks.Func {
 	if fn == nil {
 		return callbacks.ErrorHook(nil)
 	}

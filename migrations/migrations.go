@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/reach"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -91,20 +92,21 @@ func Adapt(fn Func) callbacks.Func {
 	})
 }
 
-// Callback registers fn with srv and returns the Callback to append to
-// RegisterResourceRequest.state_migrations. It does not talk to the engine;
-// call [Check] first, because engines without the STATE_MIGRATIONS feature
-// refuse such registrations.
-func Callback(srv *callbacks.Server, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+// Callback registers fn with mon's server and returns the Callback to append
+// to RegisterResourceRequest.state_migrations. It does not talk to the
+// engine; call [Check] first, because engines without the STATE_MIGRATIONS
+// feature refuse such registrations. Every error is a [*callbacks.Error].
+func Callback(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+	const what = "migrations: registering a state migration"
 	switch {
-	case srv == nil:
-		return nil, errors.New("migrations: no callback server")
+	case mon == nil || mon.Server() == nil:
+		return nil, reach.Fail(callbacks.KindStateMigration, what, reach.Nil("monitor"))
 	case fn == nil:
-		return nil, fmt.Errorf("migrations: %w", callbacks.ErrNilFunc)
+		return nil, reach.Fail(callbacks.KindStateMigration, what, callbacks.ErrNilFunc)
 	}
-	cb, err := srv.Register(Adapt(fn), opts...)
+	cb, err := mon.Server().Register(ctx, Adapt(fn), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("migrations: %w", err)
+		return nil, reach.Fail(callbacks.KindStateMigration, what, err)
 	}
 	return cb, nil
 }
@@ -114,10 +116,10 @@ func Callback(srv *callbacks.Server, fn Func, opts ...callbacks.RegisterOption) 
 // Released engines do not advertise it yet (see the package documentation).
 func Check(ctx context.Context, mon *monitor.Monitor) error {
 	if mon == nil {
-		return errors.New("migrations: no monitor")
+		return reach.Fail(callbacks.KindStateMigration, "migrations: checking the engine", reach.Nil("monitor"))
 	}
 	if err := mon.Require(ctx, monitor.StateMigrations); err != nil {
-		return fmt.Errorf("migrations: %w", err)
+		return reach.Fail(callbacks.KindStateMigration, "migrations: checking the engine", err)
 	}
 	return nil
 }

@@ -2,11 +2,11 @@ package transforms
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/props"
+	"github.com/langhost/callbacks/internal/reach"
 	"github.com/langhost/callbacks/internal/wireprops"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -229,13 +229,13 @@ func Adapt(fn Func) callbacks.Func {
 }
 
 func adapt(fn Func) callbacks.Func {
-	return callbacks.RawAs(callbacks.KindResourceTransform, func(ctx context.Context, payload []byte) ([]byte, error) {
+	return reach.RawAs(callbacks.KindResourceTransform, func(ctx context.Context, payload []byte) ([]byte, error) {
 		args, err := decodePayload(payload)
 		if err != nil {
 			return nil, callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest,
 				fmt.Sprintf("%s/%s: request does not decode", args.Type, args.Name), err)
 		}
-		callbacks.SetCallResource(ctx, string(args.URN), args.Type, args.Name)
+		reach.SetCallResource(ctx, string(args.URN), args.Type, args.Name)
 		res, err := fn(ctx, args)
 		if args.propsErr != nil {
 			// The function saw an empty map in place of the properties;
@@ -285,24 +285,22 @@ func callError(ctx context.Context, code codes.Code, sentinel error, what string
 	}
 }
 
-// ErrNilArgument is returned when [Callback] or [RegisterStack] is given a
-// nil server, monitor or function.
-var ErrNilArgument = errors.New("transforms: nil argument")
-
-// Callback registers fn with srv and returns the Callback to put in a
-// RegisterResourceRequest's transforms, which applies fn to that resource and
-// its children. It needs no monitor; for stack-wide transforms use
-// [RegisterStack].
-func Callback(srv *callbacks.Server, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+// Callback registers fn with mon's server and returns the Callback to put in
+// a RegisterResourceRequest's transforms, which the engine applies to that
+// resource and its descendants only. It does not talk to the engine; for
+// stack-wide transforms use [RegisterStack]. Every error is a
+// [*callbacks.Error].
+func Callback(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+	const what = "transforms: registering a resource transform"
 	switch {
-	case srv == nil:
-		return nil, fmt.Errorf("%w: server", ErrNilArgument)
+	case mon == nil || mon.Server() == nil:
+		return nil, reach.Fail(callbacks.KindResourceTransform, what, reach.Nil("monitor"))
 	case fn == nil:
-		return nil, fmt.Errorf("transforms: %w", callbacks.ErrNilFunc)
+		return nil, reach.Fail(callbacks.KindResourceTransform, what, callbacks.ErrNilFunc)
 	}
-	cb, err := srv.Register(adapt(fn), opts...)
+	cb, err := mon.Server().Register(ctx, adapt(fn), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("transforms: %w", err)
+		return nil, reach.Fail(callbacks.KindResourceTransform, what, err)
 	}
 	return cb, nil
 }
@@ -310,31 +308,30 @@ func Callback(srv *callbacks.Server, fn Func, opts ...callbacks.RegisterOption) 
 // RegisterStack registers fn as a stack transform: the engine applies it to
 // every resource registered afterwards, after the resource's own and its
 // ancestors' transforms. It first checks that the engine supports
-// transforms, then registers fn with srv and tells the engine; if the engine
-// refuses, the registration is removed from srv again. It also tells srv's
-// registry whether the deployment is a preview.
-func RegisterStack(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+// transforms, then registers fn with mon's server and tells the engine; if
+// the engine refuses, the registration is removed again. Every error is a
+// [*callbacks.Error].
+func RegisterStack(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+	const what = "transforms: registering a stack transform"
 	switch {
-	case mon == nil:
-		return nil, fmt.Errorf("%w: monitor", ErrNilArgument)
-	case srv == nil:
-		return nil, fmt.Errorf("%w: server", ErrNilArgument)
+	case mon == nil || mon.Server() == nil:
+		return nil, reach.Fail(callbacks.KindResourceTransform, what, reach.Nil("monitor"))
 	case fn == nil:
-		return nil, fmt.Errorf("transforms: %w", callbacks.ErrNilFunc)
+		return nil, reach.Fail(callbacks.KindResourceTransform, what, callbacks.ErrNilFunc)
 	}
 	if err := mon.Require(ctx, monitor.Transforms); err != nil {
-		return nil, fmt.Errorf("transforms: registering a stack transform: %w", err)
+		return nil, reach.Fail(callbacks.KindResourceTransform, what, err)
 	}
-	if err := mon.Attach(ctx, srv); err != nil {
-		return nil, fmt.Errorf("transforms: registering a stack transform: %w", err)
+	if err := reach.Prepare(ctx, mon); err != nil {
+		return nil, reach.Fail(callbacks.KindResourceTransform, what, err)
 	}
-	cb, err := Callback(srv, fn, opts...)
+	cb, err := Callback(ctx, mon, fn, opts...)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := mon.Client().RegisterStackTransform(ctx, cb); err != nil {
-		srv.Unregister(cb.GetToken())
-		return nil, fmt.Errorf("transforms: RegisterStackTransform: %w", err)
+		mon.Server().Unregister(cb.GetToken())
+		return nil, reach.Fail(callbacks.KindResourceTransform, what+": the engine refused it", err)
 	}
 	return cb, nil
 }

@@ -57,11 +57,6 @@ func run(ctx context.Context, w io.Writer) error {
 // way `pulumi up` starts it. The callback server serves until pulumi.RunErr
 // has returned, that is until the engine has called its last hook.
 func deploy(ctx context.Context) (err error) {
-	mon, err := monitor.FromEnv()
-	if err != nil {
-		return err
-	}
-	defer mon.Close()
 	srv, err := callbacks.Listen(callbacks.EngineAddress(os.Getenv("PULUMI_ENGINE")))
 	if err != nil {
 		return err
@@ -71,9 +66,14 @@ func deploy(ctx context.Context) (err error) {
 		defer cancel()
 		err = errors.Join(err, srv.Shutdown(stop))
 	}()
+	mon, err := monitor.FromEnv(srv)
+	if err != nil {
+		return err
+	}
+	defer mon.Close()
 
 	return pulumi.RunErr(func(pctx *pulumi.Context) error {
-		lib, err := teams.New(pctx.Context(), srv, mon)
+		lib, err := teams.New(pctx.Context(), mon)
 		if err != nil {
 			return err
 		}

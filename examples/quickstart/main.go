@@ -81,16 +81,10 @@ func run(ctx context.Context, w io.Writer) error {
 // every resource the program registers. The callback server serves until
 // RunErr has returned: RunErr returns only after SignalAndWaitForShutdown,
 // when the engine has run its last step and called its last hook.
-func deploy(ctx context.Context, opts ...callbacks.Option) (err error) {
-	mon, err := monitor.FromEnv()
-	if err != nil {
-		return err
-	}
-	defer mon.Close()
-
+func deploy(ctx context.Context, opts ...callbacks.ServerOption) (err error) {
 	// With the engine's address, callbacks.Warn and callbacks.Info show
 	// under the resource in `pulumi up`.
-	opts = append([]callbacks.Option{callbacks.EngineAddress(os.Getenv("PULUMI_ENGINE"))}, opts...)
+	opts = append([]callbacks.ServerOption{callbacks.EngineAddress(os.Getenv("PULUMI_ENGINE"))}, opts...)
 	srv, err := callbacks.Listen(opts...)
 	if err != nil {
 		return err
@@ -100,8 +94,13 @@ func deploy(ctx context.Context, opts ...callbacks.Option) (err error) {
 		defer cancel()
 		err = errors.Join(err, srv.Shutdown(stop))
 	}()
+	mon, err := monitor.FromEnv(srv)
+	if err != nil {
+		return err
+	}
+	defer mon.Close()
 
-	if err := registerCallbacks(ctx, srv, mon); err != nil {
+	if err := registerCallbacks(ctx, mon); err != nil {
 		return err
 	}
 	return pulumi.RunErr(program)
@@ -110,7 +109,7 @@ func deploy(ctx context.Context, opts ...callbacks.Option) (err error) {
 // registerCallbacks registers the transforms and hooks with the engine. The
 // engine applies stack transforms in registration order, so the tags are in
 // place before hooks are bound, and the hooks see them.
-func registerCallbacks(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) error {
+func registerCallbacks(ctx context.Context, mon *monitor.Monitor) error {
 	info, err := mon.DeploymentInfo(ctx)
 	if err != nil {
 		return err
@@ -122,30 +121,30 @@ func registerCallbacks(ctx context.Context, srv *callbacks.Server, mon *monitor.
 	}
 	timeout := callbacks.Timeout(10 * time.Second)
 
-	if _, err := transforms.RegisterStack(ctx, srv, mon, tagResources(tags),
+	if _, err := transforms.RegisterStack(ctx, mon, tagResources(tags),
 		callbacks.Name("tag-resources"), timeout); err != nil {
 		return err
 	}
-	if _, err := invoketransforms.RegisterStack(ctx, srv, mon, labelLookups(info.GetProject()),
+	if _, err := invoketransforms.RegisterStack(ctx, mon, labelLookups(info.GetProject()),
 		callbacks.Name("label-lookups"), timeout); err != nil {
 		return err
 	}
 
-	audit, err := hooks.Register(ctx, srv, mon, "audit", auditTags, hooks.CallbackOptions(timeout))
+	audit, err := hooks.Register(ctx, mon, "audit", auditTags, timeout)
 	if err != nil {
 		return err
 	}
-	record, err := hooks.Register(ctx, srv, mon, "record", recordID, hooks.CallbackOptions(timeout))
+	record, err := hooks.Register(ctx, mon, "record", recordID, timeout)
 	if err != nil {
 		return err
 	}
-	retry, err := hooks.RegisterErrorHook(ctx, srv, mon, "retry-throttled", retryThrottled, hooks.CallbackOptions(timeout))
+	retry, err := hooks.RegisterErrorHook(ctx, mon, "retry-throttled", retryThrottled, timeout)
 	if err != nil {
 		return err
 	}
 	// Bind the hooks to every custom resource through a stack transform, so
 	// the program's resources need no option of their own.
-	_, err = hooks.Attach(ctx, srv, mon, isCustom, &hooks.Binding{
+	_, err = hooks.Attach(ctx, mon, isCustom, &hooks.Binding{
 		BeforeCreate: []hooks.Ref{audit},
 		AfterCreate:  []hooks.Ref{record},
 		OnError:      []hooks.Ref{retry},

@@ -72,11 +72,6 @@ func run(ctx context.Context, w io.Writer) error {
 // environment. The callback server serves until pulumi.RunErr has returned,
 // that is until the engine has called its last hook.
 func deploy(ctx context.Context) (err error) {
-	mon, err := monitor.FromEnv()
-	if err != nil {
-		return err
-	}
-	defer mon.Close()
 	srv, err := callbacks.Listen(callbacks.EngineAddress(os.Getenv("PULUMI_ENGINE")))
 	if err != nil {
 		return err
@@ -86,7 +81,12 @@ func deploy(ctx context.Context) (err error) {
 		defer cancel()
 		err = errors.Join(err, srv.Shutdown(stop))
 	}()
-	if err := Setup(ctx, srv, mon); err != nil {
+	mon, err := monitor.FromEnv(srv)
+	if err != nil {
+		return err
+	}
+	defer mon.Close()
+	if err := Setup(ctx, mon); err != nil {
 		return err
 	}
 	return pulumi.RunErr(Program)

@@ -1,0 +1,18 @@
+package callbacks_test
+
+import (
+	"testing"
+
+	"github.com/langhost/callbacks"
+)
+
+// newTestRegistry returns a registry made with opts, failing tb if the
+// options are refused.
+func newTestRegistry(tb testing.TB, opts ...callbacks.RegistryOption) *callbacks.Registry {
+	tb.Helper()
+	reg, err := callbacks.NewRegistry(opts...)
+	if err != nil {
+		tb.Fatalf("NewRegistry: %v", err)
+	}
+	return reg
+}
