@@ -221,7 +221,7 @@ func TestErrorCodes(t *testing.T) {
 		{name: "payload that does not decode", payload: []byte{0xff, 0xff, 0xff},
 			wantCode: codes.InvalidArgument, wantMsg: []string{"resource hook", "pulumirpc.ResourceHookRequest"}, wantIs: callbacks.ErrInvalidRequest},
 		{name: "panic", fn: hook(func() error { panic("secret-value-123") }),
-			wantCode: codes.Internal, wantMsg: []string{"panicked"}, notInMsg: []string{"secret-value-123", "goroutine", ".go:"}, wantIs: callbacks.ErrPanicked},
+			wantCode: codes.Internal, wantMsg: []string{"resource hook", "panicked: secret-value-123"}, notInMsg: []string{"goroutine", ".go:"}, wantIs: callbacks.ErrPanicked},
 		{name: "status error keeps its code", fn: hook(func() error { return statusErr }),
 			wantCode: codes.PermissionDenied, wantMsg: []string{"not allowed"}},
 		{name: "wrapped status error keeps its code", fn: hook(func() error { return fmt.Errorf("checking: %w", statusErr) }),
@@ -490,19 +490,62 @@ func TestServeLifecycle(t *testing.T) {
 	t.Parallel()
 	srv, err := callbacks.NewServer()
 	require.NoError(t, err)
-	_, err = srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+	// Before Serve, a registration waits for it, bounded by its context.
+	early, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = srv.Register(early, callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
 	require.ErrorIs(t, err, callbacks.ErrNotServing)
+	require.ErrorIs(t, err, context.Canceled)
+
+	// The net/http habit: start Serve on a goroutine and register at once,
+	// with no polling; Register waits for Serve to begin.
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
-	require.Eventually(t, func() bool { return srv.Target() != "" }, 5*time.Second, time.Millisecond)
+	cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return []byte("up"), nil }))
+	require.NoError(t, err)
+	assert.Equal(t, lis.Addr().String(), cb.GetTarget())
+	out, err := dialEngine(t, srv, cb.GetTarget()).invokeBytes(context.Background(), cb.GetToken(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "up", string(out))
+
 	require.NoError(t, srv.Close())
 	require.ErrorIs(t, <-served, callbacks.ErrServerClosed)
 	lis2, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	require.ErrorIs(t, srv.Serve(lis2), callbacks.ErrServerClosed, "a closed server cannot be reused")
 	_ = lis2.Close()
+	_, err = srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+	require.ErrorIs(t, err, callbacks.ErrServerClosed)
+}
+
+// A registration waiting for Serve ends when the server is closed.
+func TestRegisterWaitingForServeEndsOnClose(t *testing.T) {
+	t.Parallel()
+	srv, err := callbacks.NewServer()
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		_, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+		done <- err
+	}()
+	require.NoError(t, srv.Close())
+	require.ErrorIs(t, <-done, callbacks.ErrServerClosed)
+}
+
+// With WithListener, NewServer knows its target at once.
+func TestNewServerWithListenerKnowsItsTarget(t *testing.T) {
+	t.Parallel()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv, err := callbacks.NewServer(callbacks.WithListener(lis))
+	require.NoError(t, err)
+	defer srv.Close()
+	cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+	require.NoError(t, err)
+	assert.Equal(t, lis.Addr().String(), cb.GetTarget())
+	go func() { _ = srv.Serve(lis) }()
 }
 
 func TestDefaultListenerIsLoopback(t *testing.T) {

@@ -25,6 +25,9 @@ var (
 	ErrTimeout = errors.New("callback deadline exceeded")
 	// ErrEncode: the function's response could not be encoded (Internal).
 	ErrEncode = errors.New("callback response does not encode")
+	// ErrInvalidResult: the function's result breaks the protocol's rules,
+	// such as a state migration that drops a resource (Internal).
+	ErrInvalidResult = errors.New("invalid callback result")
 	// ErrNilFunc: a registration was given no function (InvalidArgument).
 	ErrNilFunc = errors.New("callback function is nil")
 	// ErrNilArgument: a registration was given a nil monitor, server or

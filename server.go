@@ -243,7 +243,7 @@ func (s *Server) Register(ctx context.Context, f Func, opts ...RegisterOption) (
 	s.mu.Unlock()
 	if closed {
 		return nil, &Error{Code: codes.Unavailable, Kind: f.kind, Err: ErrServerClosed,
-			Msg: fmt.Sprintf("callbacks: registering %s: %v", f.kind, ErrServerClosed)}
+			Msg: ErrServerClosed.Error()}
 	}
 	token := s.reg.store(e)
 	return &pulumirpc.Callback{Target: target, Token: token, AcceptsByteString: !e.rejectBytes}, nil

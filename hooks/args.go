@@ -45,8 +45,8 @@ type Args struct {
 	OldOptions *ResourceOptions
 }
 
-// ArgsFromProto decodes a hook request.
-func ArgsFromProto(req *pulumirpc.ResourceHookRequest) (*Args, error) {
+// DecodeRequest decodes a hook request.
+func DecodeRequest(req *pulumirpc.ResourceHookRequest) (*Args, error) {
 	a := &Args{
 		URN:  resource.URN(req.GetUrn()),
 		ID:   resource.ID(req.GetId()),
@@ -71,9 +71,9 @@ func ArgsFromProto(req *pulumirpc.ResourceHookRequest) (*Args, error) {
 	return a, nil
 }
 
-// Proto encodes a as the request the engine would send. Binary strings are
+// ToProto encodes a as the request the engine would send. Binary strings are
 // encoded as byte-string envelopes.
-func (a *Args) Proto() (*pulumirpc.ResourceHookRequest, error) {
+func (a *Args) ToProto() (*pulumirpc.ResourceHookRequest, error) {
 	req := &pulumirpc.ResourceHookRequest{
 		Urn: string(a.URN), Id: string(a.ID), Name: a.Name, Type: a.Type,
 	}
@@ -86,10 +86,10 @@ func (a *Args) Proto() (*pulumirpc.ResourceHookRequest, error) {
 	); err != nil {
 		return nil, err
 	}
-	if req.NewOptions, err = a.NewOptions.Proto(); err != nil {
+	if req.NewOptions, err = a.NewOptions.ToProto(); err != nil {
 		return nil, fmt.Errorf("new_options: %w", err)
 	}
-	if req.OldOptions, err = a.OldOptions.Proto(); err != nil {
+	if req.OldOptions, err = a.OldOptions.ToProto(); err != nil {
 		return nil, fmt.Errorf("old_options: %w", err)
 	}
 	return req, nil
@@ -144,8 +144,8 @@ func (a *ErrorArgs) LastError() string {
 	return a.Errors[0]
 }
 
-// ErrorArgsFromProto decodes an error hook request.
-func ErrorArgsFromProto(req *pulumirpc.ErrorHookRequest) (*ErrorArgs, error) {
+// DecodeErrorRequest decodes an error hook request.
+func DecodeErrorRequest(req *pulumirpc.ErrorHookRequest) (*ErrorArgs, error) {
 	a := &ErrorArgs{
 		URN:             resource.URN(req.GetUrn()),
 		ID:              resource.ID(req.GetId()),
@@ -171,9 +171,9 @@ func ErrorArgsFromProto(req *pulumirpc.ErrorHookRequest) (*ErrorArgs, error) {
 	return a, nil
 }
 
-// Proto encodes a as the request the engine would send. Binary strings are
+// ToProto encodes a as the request the engine would send. Binary strings are
 // encoded as byte-string envelopes.
-func (a *ErrorArgs) Proto() (*pulumirpc.ErrorHookRequest, error) {
+func (a *ErrorArgs) ToProto() (*pulumirpc.ErrorHookRequest, error) {
 	req := &pulumirpc.ErrorHookRequest{
 		Urn: string(a.URN), Id: string(a.ID), Name: a.Name, Type: a.Type,
 		FailedOperation: string(a.FailedOperation), Errors: cloneStrings(a.Errors),
@@ -186,10 +186,10 @@ func (a *ErrorArgs) Proto() (*pulumirpc.ErrorHookRequest, error) {
 	); err != nil {
 		return nil, err
 	}
-	if req.NewOptions, err = a.NewOptions.Proto(); err != nil {
+	if req.NewOptions, err = a.NewOptions.ToProto(); err != nil {
 		return nil, fmt.Errorf("new_options: %w", err)
 	}
-	if req.OldOptions, err = a.OldOptions.Proto(); err != nil {
+	if req.OldOptions, err = a.OldOptions.ToProto(); err != nil {
 		return nil, fmt.Errorf("old_options: %w", err)
 	}
 	return req, nil

@@ -44,7 +44,7 @@ func Bind(o *transforms.ResourceOptions, b *Binding) bool {
 	if o == nil || b == nil {
 		return false
 	}
-	add := b.Proto()
+	add := b.ToProto()
 	if o.Hooks == nil {
 		if isEmpty(add) {
 			return false
@@ -116,7 +116,7 @@ func Attach(ctx context.Context, mon *monitor.Monitor, sel Selector, b *Binding,
 		return nil, err
 	}
 	if parent, ok := mon.Component(); ok {
-		fn = underParent(parent, fn)
+		fn = underParent(resource.URN(parent), fn)
 	}
 	cb, err := transforms.RegisterStack(ctx, mon, fn, opts...)
 	if err != nil {
@@ -155,7 +155,7 @@ func attachTransform(ctx context.Context, mon *monitor.Monitor, sel Selector, b 
 	if err := mon.Require(ctx, required...); err != nil {
 		return nil, reach.Fail(callbacks.KindResourceTransform, what, err)
 	}
-	add := BindingFromProto(b.Proto())
+	add := BindingFromProto(b.ToProto())
 	return func(_ context.Context, args *transforms.Args) (*transforms.Result, error) {
 		if sel != nil && !sel(args) {
 			return nil, nil
@@ -194,7 +194,7 @@ func checkAttach(mon *monitor.Monitor, b *Binding) error {
 	if mon == nil || mon.Server() == nil {
 		return reach.Nil("monitor")
 	}
-	if b == nil || isEmpty(b.Proto()) {
+	if b == nil || isEmpty(b.ToProto()) {
 		return fmt.Errorf("%w: the binding names no hooks", callbacks.ErrInvalidOption)
 	}
 	if err := b.Validate(); err != nil {

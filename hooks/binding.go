@@ -70,9 +70,9 @@ func wirePoints(p *pulumirpc.RegisterResourceRequest_ResourceHooksBinding) []*[]
 	}
 }
 
-// Proto converts b to the wire message, nil for nil. A nil Ref becomes an
+// ToProto converts b to the wire message, nil for nil. A nil Ref becomes an
 // empty name, which [Binding.Validate] reports.
-func (b *Binding) Proto() *pulumirpc.RegisterResourceRequest_ResourceHooksBinding {
+func (b *Binding) ToProto() *pulumirpc.RegisterResourceRequest_ResourceHooksBinding {
 	if b == nil {
 		return nil
 	}

@@ -47,7 +47,7 @@ func (d *deployment) register(name string, inputs resource.PropertyMap, b *hooks
 	require.NoError(d.t, err)
 	_, err = d.mon.Client().RegisterResource(d.t.Context(), &pulumirpc.RegisterResourceRequest{
 		Type: thingType, Name: name, Custom: true, Object: obj,
-		AcceptSecrets: true, AcceptResources: true, Hooks: b.Proto(),
+		AcceptSecrets: true, AcceptResources: true, Hooks: b.ToProto(),
 	})
 	return err
 }

@@ -52,7 +52,7 @@ func Example() {
 	}
 	_, err = mon.Client().RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
 		Type: "test:index:Database", Name: "db", Custom: true, Object: inputs, AcceptSecrets: true,
-		Hooks: (&hooks.Binding{BeforeCreate: []hooks.Ref{audit}}).Proto(),
+		Hooks: (&hooks.Binding{BeforeCreate: []hooks.Ref{audit}}).ToProto(),
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -124,7 +124,7 @@ func ExampleBinding() {
 	if err := b.Validate(); err != nil {
 		log.Fatal(err)
 	}
-	p := b.Proto()
+	p := b.ToProto()
 	fmt.Println(p.GetBeforeCreate(), p.GetAfterDelete(), p.GetOnError())
 	// Output:
 	// [validate] [notify cleanup] [retry-throttled]

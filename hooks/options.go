@@ -110,9 +110,9 @@ func OptionsFromProto(o *pulumirpc.ResourceOptions) (*ResourceOptions, error) {
 	return r, nil
 }
 
-// Proto converts o back to the wire message; nil gives nil. Only the
+// ToProto converts o back to the wire message; nil gives nil. Only the
 // replacement trigger can fail to convert.
-func (o *ResourceOptions) Proto() (*pulumirpc.ResourceOptions, error) {
+func (o *ResourceOptions) ToProto() (*pulumirpc.ResourceOptions, error) {
 	if o == nil {
 		return nil, nil
 	}
@@ -140,7 +140,7 @@ func (o *ResourceOptions) Proto() (*pulumirpc.ResourceOptions, error) {
 		DeletedWith:             string(o.DeletedWith),
 		ReplaceWith:             optconv.Strings[string](o.ReplaceWith),
 		Import:                  string(o.Import),
-		Hooks:                   o.Hooks.Proto(),
+		Hooks:                   o.Hooks.ToProto(),
 		ReplacementTrigger:      trigger,
 	}
 	setUnknown(p, o.unknown)

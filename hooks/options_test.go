@@ -42,7 +42,7 @@ func TestOptionsEachFieldAlone(t *testing.T) {
 			opts, err := hooks.OptionsFromProto(in)
 			require.NoError(t, err)
 			require.NotNil(t, opts)
-			out, err := opts.Proto()
+			out, err := opts.ToProto()
 			require.NoError(t, err)
 			wiretest.RequireProtoEqual(t, in, out)
 		})
@@ -99,7 +99,7 @@ func TestOptionsFieldByField(t *testing.T) {
 	assert.Equal(t, 3.0, inner["rev"].NumberValue())
 	assert.True(t, inner["when"].IsComputed())
 
-	back, err := o.Proto()
+	back, err := o.ToProto()
 	require.NoError(t, err)
 	wiretest.RequireProtoEqual(t, fullOptions(), back)
 }
@@ -137,7 +137,7 @@ func TestOptionsOddEncodings(t *testing.T) {
 			t.Parallel()
 			o, err := hooks.OptionsFromProto(tt.in)
 			require.NoError(t, err)
-			out, err := o.Proto()
+			out, err := o.ToProto()
 			require.NoError(t, err)
 			wiretest.RequireProtoEqual(t, tt.in, out)
 		})
@@ -150,7 +150,7 @@ func TestOptionsNil(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, o, "an engine without SENDS_OPTIONS_TO_HOOKS sends none; that must stay nil")
 	var none *hooks.ResourceOptions
-	p, err := none.Proto()
+	p, err := none.ToProto()
 	require.NoError(t, err)
 	assert.Nil(t, p)
 }
@@ -170,7 +170,7 @@ func TestOptionsFromGo(t *testing.T) {
 		Hooks:              &hooks.Binding{AfterCreate: []hooks.Ref{hooks.Name("notify")}},
 		ReplacementTrigger: &trigger,
 	}
-	got, err := o.Proto()
+	got, err := o.ToProto()
 	require.NoError(t, err)
 	want := &pulumirpc.ResourceOptions{
 		Protect: ptr(false),

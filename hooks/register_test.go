@@ -372,5 +372,5 @@ func TestBindingValidateKinds(t *testing.T) {
 	b := &hooks.Binding{BeforeCreate: []hooks.Ref{h, hooks.Name("other")}, OnError: []hooks.Ref{eh}}
 	wiretest.RequireProtoEqual(t, &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{
 		BeforeCreate: []string{"r", "other"}, OnError: []string{"e"},
-	}, b.Proto())
+	}, b.ToProto())
 }

@@ -242,7 +242,7 @@ func TestResourceHookRoundTrip(t *testing.T) {
 			var again capture[*pulumirpc.ResourceHookRequest]
 			cb, err := srv.Register(context.Background(), hooks.Adapt(func(_ context.Context, a *hooks.Args) error {
 				seen.set(a)
-				req, err := a.Proto()
+				req, err := a.ToProto()
 				if err != nil {
 					return err
 				}
@@ -331,7 +331,7 @@ func TestErrorHookRoundTrip(t *testing.T) {
 			var again capture[*pulumirpc.ErrorHookRequest]
 			cb, err := srv.Register(context.Background(), hooks.AdaptErrorHook(func(_ context.Context, a *hooks.ErrorArgs) (bool, error) {
 				seen.set(a)
-				req, err := a.Proto()
+				req, err := a.ToProto()
 				if err != nil {
 					return false, err
 				}

@@ -214,19 +214,8 @@ func adapt(fn Func) callbacks.Func {
 	})
 }
 
-// callError builds the error for a failure of the adapter itself, labelled
-// with the registration the call belongs to.
 func callError(ctx context.Context, code codes.Code, sentinel error, what string, err error) error {
-	info, _ := callbacks.CallInfoFrom(ctx)
-	label := callbacks.KindInvokeTransform.String()
-	if info.Name != "" {
-		label = fmt.Sprintf("%s %q", label, info.Name)
-	}
-	return &callbacks.Error{
-		Code: code, Kind: info.Kind, Name: info.Name, Token: info.Token,
-		Msg: fmt.Sprintf("invoketransforms: %s: %s: %v", label, what, err),
-		Err: fmt.Errorf("%w: %w", sentinel, err),
-	}
+	return reach.CallError(ctx, "invoketransforms", callbacks.KindInvokeTransform, code, sentinel, what, err)
 }
 
 // RegisterStack registers fn as an invoke transform: the engine applies it to
@@ -255,7 +244,7 @@ func RegisterStack(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...c
 	}
 	if _, err := mon.Client().RegisterStackInvokeTransform(ctx, cb); err != nil {
 		mon.Server().Unregister(cb.GetToken())
-		return nil, reach.Fail(callbacks.KindInvokeTransform, what+": the engine refused it", err)
+		return nil, reach.Fail(callbacks.KindInvokeTransform, what+": RegisterStackInvokeTransform", err)
 	}
 	return cb, nil
 }

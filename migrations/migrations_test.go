@@ -327,7 +327,7 @@ func TestCheck(t *testing.T) {
 			assert.Contains(t, err.Error(), "STATE_MIGRATIONS")
 		})
 	}
-	assert.ErrorContains(t, migrations.Check(t.Context(), nil), "no monitor")
+	assert.ErrorIs(t, migrations.Check(t.Context(), nil), callbacks.ErrNilArgument)
 }
 
 // TestRegistrationWithMigrations shows why Check comes first: an engine

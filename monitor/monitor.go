@@ -11,12 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/access"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -42,7 +41,7 @@ type Monitor struct {
 	conn   *grpc.ClientConn // owned, closed by Close; nil when borrowed
 	srv    *callbacks.Server
 	names  *access.Names
-	scope  resource.URN // the component a FromConstruct monitor serves
+	scope  string // the URN of the component a FromConstruct monitor serves
 
 	infoMu    sync.Mutex
 	infoKnown bool
@@ -146,23 +145,32 @@ func FromConstruct(req *pulumirpc.ConstructRequest, srv *callbacks.Server) (*Mon
 
 // componentURN is the URN the engine gives the component a Construct request
 // asks for, or "" when the request does not say enough to compute it.
-func componentURN(req *pulumirpc.ConstructRequest) resource.URN {
+// (This package computes URNs itself rather than import the SDK's resource
+// packages, which start a logging goroutine in every program that imports
+// them.)
+func componentURN(req *pulumirpc.ConstructRequest) string {
 	if req.GetType() == "" || req.GetName() == "" || req.GetStack() == "" || req.GetProject() == "" {
 		return ""
 	}
-	var parentType tokens.Type
-	if p := resource.URN(req.GetParent()); p != "" {
-		if !p.IsValid() {
+	typ := req.GetType()
+	if p := req.GetParent(); p != "" {
+		// urn:pulumi:STACK::PROJECT::QUALIFIED-TYPE::NAME
+		parts := strings.SplitN(p, "::", 4)
+		if len(parts) != 4 || !strings.HasPrefix(parts[0], "urn:pulumi:") {
 			return ""
 		}
-		parentType = p.QualifiedType()
+		if parentType := parts[2]; parentType != "" && parentType != rootStackType {
+			typ = parentType + "$" + typ
+		}
 	}
-	return resource.NewURN(tokens.QName(req.GetStack()), tokens.PackageName(req.GetProject()), parentType, tokens.Type(req.GetType()), req.GetName())
+	return "urn:pulumi:" + req.GetStack() + "::" + req.GetProject() + "::" + typ + "::" + req.GetName()
 }
+
+const rootStackType = "pulumi:pulumi:Stack"
 
 // Component returns the URN of the component whose Construct request the
 // monitor was opened for ([FromConstruct]), and false for other monitors.
-func (m *Monitor) Component() (resource.URN, bool) { return m.scope, m.scope != "" }
+func (m *Monitor) Component() (string, bool) { return m.scope, m.scope != "" }
 
 // Server returns the callback server the monitor is bound to.
 func (m *Monitor) Server() *callbacks.Server { return m.srv }
@@ -217,7 +225,7 @@ func (m *Monitor) Finish(ctx context.Context) error {
 
 func init() {
 	access.MonitorNames = func(m *Monitor) *access.Names { return m.names }
-	access.MonitorScope = func(m *Monitor) (string, bool) { return string(m.scope), m.scope != "" }
+	access.MonitorScope = func(m *Monitor) (string, bool) { return m.scope, m.scope != "" }
 	access.MonitorPrepare = func(ctx context.Context, m *Monitor) error {
 		dry, err := m.DryRun(ctx)
 		if err != nil {

@@ -270,19 +270,8 @@ func resourceLabel(a *Args) string {
 	return a.Type + "/" + a.Name
 }
 
-// callError builds the error for a failure of the adapter itself, labelled
-// with the registration the call belongs to.
 func callError(ctx context.Context, code codes.Code, sentinel error, what string, err error) error {
-	info, _ := callbacks.CallInfoFrom(ctx)
-	label := callbacks.KindResourceTransform.String()
-	if info.Name != "" {
-		label = fmt.Sprintf("%s %q", label, info.Name)
-	}
-	return &callbacks.Error{
-		Code: code, Kind: info.Kind, Name: info.Name, Token: info.Token,
-		Msg: fmt.Sprintf("transforms: %s: %s: %v", label, what, err),
-		Err: fmt.Errorf("%w: %w", sentinel, err),
-	}
+	return reach.CallError(ctx, "transforms", callbacks.KindResourceTransform, code, sentinel, what, err)
 }
 
 // Callback registers fn with mon's server and returns the Callback to put in
@@ -331,7 +320,7 @@ func RegisterStack(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...c
 	}
 	if _, err := mon.Client().RegisterStackTransform(ctx, cb); err != nil {
 		mon.Server().Unregister(cb.GetToken())
-		return nil, reach.Fail(callbacks.KindResourceTransform, what+": the engine refused it", err)
+		return nil, reach.Fail(callbacks.KindResourceTransform, what+": RegisterStackTransform", err)
 	}
 	return cb, nil
 }

@@ -58,7 +58,7 @@ func hookCalls(t *testing.T, engine *enginetest.Engine, name string) (called []*
 			skipped++
 			continue
 		}
-		args, err := hooks.ArgsFromProto(ev.Request.(*pulumirpc.ResourceHookRequest))
+		args, err := hooks.DecodeRequest(ev.Request.(*pulumirpc.ResourceHookRequest))
 		require.NoError(t, err)
 		called = append(called, args)
 	}

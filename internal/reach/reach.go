@@ -91,3 +91,20 @@ func Fail(k callbacks.Kind, what string, err error) error {
 
 // Nil is an error wrapping callbacks.ErrNilArgument for a missing argument.
 func Nil(what string) error { return fmt.Errorf("%w: %s", callbacks.ErrNilArgument, what) }
+
+// CallError builds the error for a failure of a typed adapter itself (a
+// request that does not decode, a result that does not encode or breaks the
+// protocol), labelled with the registration the call belongs to and
+// wrapping sentinel and err. pkg prefixes the message, such as "hooks".
+func CallError(ctx context.Context, pkg string, kind callbacks.Kind, code codes.Code, sentinel error, what string, err error) error {
+	info, _ := callbacks.CallInfoFrom(ctx)
+	label := kind.String()
+	if info.Name != "" {
+		label = fmt.Sprintf("%s %q", label, info.Name)
+	}
+	return &callbacks.Error{
+		Code: code, Kind: kind, Name: info.Name, Token: info.Token,
+		Msg: fmt.Sprintf("%s: %s: %s: %v", pkg, label, what, err),
+		Err: fmt.Errorf("%w: %w", sentinel, err),
+	}
+}
