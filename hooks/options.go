@@ -35,7 +35,7 @@ type ResourceOptions struct {
 	ReplaceOnChanges        []string
 	HideDiff                []string
 	AdditionalSecretOutputs []string
-	Aliases                 []Alias
+	Aliases                 []transforms.Alias // hook requests carry aliases as URNs
 	// Provider is a provider reference, "URN::ID".
 	Provider string
 	// Providers maps packages to provider references, for components.
@@ -43,7 +43,7 @@ type ResourceOptions struct {
 	Version           string
 	PluginDownloadURL string
 	PluginChecksums   map[string][]byte
-	CustomTimeouts    *CustomTimeouts // nil when absent
+	CustomTimeouts    *transforms.CustomTimeouts // nil when absent
 	DeletedWith       resource.URN
 	ReplaceWith       []resource.URN
 	// Import is the ID of an existing resource to adopt.
@@ -56,21 +56,6 @@ type ResourceOptions struct {
 
 	unknown protoreflect.RawFields // fields of newer engines
 }
-
-// CustomTimeouts are a resource's per-operation timeouts, as the strings the
-// program gave ("5m"). It is the type transforms use.
-type CustomTimeouts = transforms.CustomTimeouts
-
-// Alias is a former identity of a resource: either a URN or, when Spec is
-// set, the parts that differ from the current identity. Hook requests carry
-// aliases as URNs. It is the type transforms use.
-type Alias = transforms.Alias
-
-// AliasSpec describes a former identity by its parts; empty parts mean "the
-// same as now". ParentURN is the former parent; NoParent says the resource
-// had no parent and wins over ParentURN; with both zero the current parent is
-// meant. It is the type transforms use.
-type AliasSpec = transforms.AliasSpec
 
 // OptionsFromProto converts the options of a hook request. It returns nil
 // for nil, which is what engines without the SENDS_OPTIONS_TO_HOOKS feature
@@ -93,13 +78,13 @@ func OptionsFromProto(o *pulumirpc.ResourceOptions) (*ResourceOptions, error) {
 		ReplaceOnChanges:        cloneStrings(o.GetReplaceOnChanges()),
 		HideDiff:                cloneStrings(o.GetHideDiff()),
 		AdditionalSecretOutputs: cloneStrings(o.GetAdditionalSecretOutputs()),
-		Aliases:                 optconv.CloneAliases(optconv.AliasesFromProto(o.GetAliases())),
+		Aliases:                 transforms.CloneAliases(transforms.AliasesFromProto(o.GetAliases())),
 		Provider:                o.GetProvider(),
 		Providers:               cloneMap(o.GetProviders()),
 		Version:                 o.GetVersion(),
 		PluginDownloadURL:       o.GetPluginDownloadUrl(),
 		PluginChecksums:         cloneChecksums(o.GetPluginChecksums()),
-		CustomTimeouts:          optconv.CloneTimeouts(optconv.TimeoutsFromProto(o.GetCustomTimeouts())),
+		CustomTimeouts:          transforms.CloneTimeouts(transforms.TimeoutsFromProto(o.GetCustomTimeouts())),
 		DeletedWith:             resource.URN(o.GetDeletedWith()),
 		ReplaceWith:             optconv.Strings[resource.URN](o.GetReplaceWith()),
 		Import:                  resource.ID(o.GetImport()),
@@ -130,13 +115,13 @@ func (o *ResourceOptions) ToProto() (*pulumirpc.ResourceOptions, error) {
 		ReplaceOnChanges:        cloneStrings(o.ReplaceOnChanges),
 		HideDiff:                cloneStrings(o.HideDiff),
 		AdditionalSecretOutputs: cloneStrings(o.AdditionalSecretOutputs),
-		Aliases:                 optconv.AliasesToProto(optconv.CloneAliases(o.Aliases)),
+		Aliases:                 transforms.AliasesToProto(transforms.CloneAliases(o.Aliases)),
 		Provider:                o.Provider,
 		Providers:               cloneMap(o.Providers),
 		Version:                 o.Version,
 		PluginDownloadUrl:       o.PluginDownloadURL,
 		PluginChecksums:         cloneChecksums(o.PluginChecksums),
-		CustomTimeouts:          optconv.TimeoutsToProto(optconv.CloneTimeouts(o.CustomTimeouts)),
+		CustomTimeouts:          transforms.TimeoutsToProto(transforms.CloneTimeouts(o.CustomTimeouts)),
 		DeletedWith:             string(o.DeletedWith),
 		ReplaceWith:             optconv.Strings[string](o.ReplaceWith),
 		Import:                  string(o.Import),

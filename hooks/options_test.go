@@ -1,6 +1,7 @@
 package hooks_test
 
 import (
+	"github.com/langhost/callbacks/transforms"
 	"testing"
 
 	"github.com/langhost/callbacks/hooks"
@@ -82,7 +83,7 @@ func TestOptionsFieldByField(t *testing.T) {
 	assert.Equal(t, "https://example.com/plugins", o.PluginDownloadURL)
 	assert.Equal(t, map[string][]byte{"linux-amd64": {0xde, 0xad, 0xbe, 0xef}, "darwin-arm64": {0x00}}, o.PluginChecksums)
 	require.NotNil(t, o.CustomTimeouts)
-	assert.Equal(t, hooks.CustomTimeouts{Create: "1m", Update: "2m", Delete: "3m", Read: "4m"}, *o.CustomTimeouts)
+	assert.Equal(t, transforms.CustomTimeouts{Create: "1m", Update: "2m", Delete: "3m", Read: "4m"}, *o.CustomTimeouts)
 	assert.Equal(t, resource.URN(urnRole), o.DeletedWith)
 	assert.Equal(t, []resource.URN{urnRole}, o.ReplaceWith)
 	assert.Equal(t, resource.ID("bucket-1234"), o.Import)
@@ -162,10 +163,10 @@ func TestOptionsFromGo(t *testing.T) {
 	trigger := resource.NewProperty("v2")
 	o := &hooks.ResourceOptions{
 		Protect: ptr(false),
-		Aliases: []hooks.Alias{
+		Aliases: []transforms.Alias{
 			{URN: urnRole},
-			{Spec: &hooks.AliasSpec{Name: "x", ParentURN: urnComp, NoParent: true}},
-			{Spec: &hooks.AliasSpec{ParentURN: urnComp}},
+			{Spec: &transforms.AliasSpec{Name: "x", ParentURN: urnComp, NoParent: true}},
+			{Spec: &transforms.AliasSpec{ParentURN: urnComp}},
 		},
 		Hooks:              &hooks.Binding{AfterCreate: []hooks.Ref{hooks.Name("notify")}},
 		ReplacementTrigger: &trigger,
