@@ -26,7 +26,10 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The typed packages the cross-kind test imports start glog's flush goroutine.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
+}
 
 // engine is a test stand-in for the Pulumi engine's side of a callback: one
 // client connection to a server, as the engine keeps one per target.

@@ -1,6 +1,7 @@
 package callbacks_test
 
 import (
+	"log/slog"
 	"testing"
 
 	"github.com/langhost/callbacks"
@@ -16,3 +17,7 @@ func newTestRegistry(tb testing.TB, opts ...callbacks.RegistryOption) *callbacks
 	}
 	return reg
 }
+
+// discardLogger is a logger that drops everything, for tests that provoke
+// failures on purpose.
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
