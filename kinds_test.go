@@ -71,6 +71,9 @@ func typedKinds() []typedKind {
 				return hooks.Adapt(func(ctx context.Context, _ *hooks.Args) error { return body(ctx) })
 			},
 			nil: hooks.Adapt(nil),
+			withProps: func(t *testing.T, p *structpb.Struct) []byte {
+				return relMarshal(t, &pulumirpc.ResourceHookRequest{Urn: "urn:pulumi:dev::p::pkg:index:Thing::a", NewInputs: p})
+			},
 			register: func(ctx context.Context, mon *monitor.Monitor, opts ...callbacks.RegisterOption) error {
 				hopts := make([]callbacks.ResourceHookOption, len(opts))
 				for i, o := range opts {
@@ -145,8 +148,9 @@ func TestEveryKindFailsTheSameWay(t *testing.T) {
 				assert.ErrorIs(t, err, in.wantIs, in.name)
 				assert.Equal(t, in.wantCode, status.Code(err), "%s: %v", in.name, err)
 			}
-			// Properties that do not decode, in a request that does.
-			if k.withProps != nil {
+			// Properties that do not decode, in a request that does (state
+			// migrations carry none).
+			if k.name != "migrations" {
 				bad := &structpb.Struct{Fields: map[string]*structpb.Value{"blob": relByteStringEnvelope("")}}
 				bad.Fields["blob"].GetStructValue().Fields["value"] = structpb.NewStringValue("!not base64!")
 				tok, err := reg.Register(k.adapt(func(context.Context) error { return nil }))
