@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/props"
 	"github.com/langhost/callbacks/internal/reach"
 	"github.com/langhost/callbacks/internal/wireprops"
 	"github.com/langhost/callbacks/monitor"
@@ -14,7 +13,6 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Args describes the resource being transformed. The function owns it for
@@ -150,30 +148,16 @@ func (a *Args) WithProperties(edit func(resource.PropertyMap)) *Result {
 // that error's message.
 type Func func(ctx context.Context, args *Args) (*Result, error)
 
-// DecodeRequest converts a transform request into [Args]. The Args share the
-// request's slices and maps.
+// DecodeRequest converts a transform request into [Args]. It runs the
+// decoder the adapter runs on the engine's payload (on the message's
+// encoding), so it accepts and refuses exactly what a registered transform
+// does; the properties are decoded when [Args.Properties] is first called.
 func DecodeRequest(req *pulumirpc.TransformRequest) (*Args, error) {
-	properties, err := props.Unmarshal(req.GetProperties())
+	b, err := proto.Marshal(req)
 	if err != nil {
-		return nil, fmt.Errorf("properties: %w", err)
+		return nil, err
 	}
-	if properties == nil {
-		properties = resource.PropertyMap{}
-	}
-	opts, err := OptionsFromProto(req.GetOptions())
-	if err != nil {
-		return nil, fmt.Errorf("options: %w", err)
-	}
-	a := &Args{
-		Type:    req.GetType(),
-		Name:    req.GetName(),
-		Custom:  req.GetCustom(),
-		Parent:  resource.URN(req.GetParent()),
-		Options: opts,
-		props:   properties,
-	}
-	a.URN = childURN(a.Parent, a.Type, a.Name)
-	return a, nil
+	return decodePayload(b)
 }
 
 // childURN computes the URN the engine gives a resource of type typ and
@@ -185,34 +169,22 @@ func childURN(parent resource.URN, typ, name string) resource.URN {
 	return resource.NewURN(parent.Stack(), parent.Project(), parent.QualifiedType(), tokens.Type(typ), name)
 }
 
-// EncodeResult converts a result into a transform response. A nil result
-// gives an empty response, which the engine reads as "no change". Strings in
-// the result that are not valid UTF-8 are sent as byte strings if
-// acceptsByteStrings is set and are an error otherwise.
+// EncodeResult converts a result into a transform response, with the
+// encoder the adapter runs. A nil result gives an empty response, which the
+// engine reads as "no change". Strings in the result that are not valid
+// UTF-8 are sent as byte strings if acceptsByteStrings is set and are an
+// error otherwise.
 func EncodeResult(res *Result, acceptsByteStrings bool) (*pulumirpc.TransformResponse, error) {
 	out := &pulumirpc.TransformResponse{}
 	if res == nil {
 		return out, nil
 	}
-	switch m, raw, set := res.properties(); {
-	case m != nil:
-		s, err := props.Marshal(m, acceptsByteStrings)
-		if err != nil {
-			return nil, fmt.Errorf("properties: %w", err)
-		}
-		out.Properties = s
-	case set:
-		out.Properties = &structpb.Struct{}
-		if err := proto.Unmarshal(raw, out.Properties); err != nil {
-			return nil, fmt.Errorf("properties: %w", err)
-		}
+	b, err := encodePayload(res, acceptsByteStrings, 0)
+	if err != nil {
+		return nil, err
 	}
-	if res.Options != nil {
-		o, err := res.Options.ToProto(acceptsByteStrings)
-		if err != nil {
-			return nil, fmt.Errorf("options: %w", err)
-		}
-		out.Options = o
+	if err := proto.Unmarshal(b, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
