@@ -83,4 +83,3 @@ func mustMarshal(t *testing.T, m proto.Message) []byte {
 	require.NoError(t, err)
 	return b
 }
-
