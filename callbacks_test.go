@@ -16,11 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -29,77 +26,6 @@ import (
 // The typed packages the cross-kind test imports start glog's flush goroutine.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
-}
-
-// engine is a test stand-in for the Pulumi engine's side of a callback: one
-// client connection to a server, as the engine keeps one per target.
-type engine struct {
-	conn   *grpc.ClientConn
-	client pulumirpc.CallbacksClient
-}
-
-func (e *engine) invoke(ctx context.Context, token string, req proto.Message) ([]byte, error) {
-	payload, err := proto.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	return e.invokeBytes(ctx, token, payload)
-}
-
-func (e *engine) invokeBytes(ctx context.Context, token string, payload []byte) ([]byte, error) {
-	res, err := e.client.Invoke(ctx, &pulumirpc.CallbackInvokeRequest{Token: token, Request: payload})
-	if err != nil {
-		return nil, err
-	}
-	return res.GetResponse(), nil
-}
-
-// transport starts a server and an engine connected to it.
-type transport struct {
-	name  string
-	start func(t *testing.T, opts ...callbacks.ServerOption) (*callbacks.Server, *engine)
-}
-
-var transports = []transport{
-	{"loopback", startLoopback},
-	{"bufconn", startBufconn},
-}
-
-func startLoopback(t *testing.T, opts ...callbacks.ServerOption) (*callbacks.Server, *engine) {
-	t.Helper()
-	srv, err := callbacks.Listen(opts...)
-	require.NoError(t, err)
-	return srv, dialEngine(t, srv, srv.Target())
-}
-
-func startBufconn(t *testing.T, opts ...callbacks.ServerOption) (*callbacks.Server, *engine) {
-	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	srv, err := callbacks.Listen(append(opts, callbacks.WithListener(lis), callbacks.Target("passthrough:///bufnet"))...)
-	require.NoError(t, err)
-	return srv, dialEngine(t, srv, srv.Target(), grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-		return lis.DialContext(ctx)
-	}))
-}
-
-func dialEngine(t *testing.T, srv *callbacks.Server, target string, extra ...grpc.DialOption) *engine {
-	t.Helper()
-	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(400<<20), grpc.MaxCallSendMsgSize(400<<20))}, extra...)
-	conn, err := grpc.NewClient(target, opts...)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = conn.Close()
-		_ = srv.Close()
-	})
-	return &engine{conn: conn, client: pulumirpc.NewCallbacksClient(conn)}
-}
-
-func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
-	t.Helper()
-	s, err := structpb.NewStruct(m)
-	require.NoError(t, err)
-	return s
 }
 
 // Every kind decodes its request, reaches the function and has its response

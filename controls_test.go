@@ -2,7 +2,6 @@ package callbacks_test
 
 import (
 	"context"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -11,54 +10,11 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/emptypb"
 )
-
-// fakeEngineLog records Engine.Log calls, as `pulumi up` would display them.
-type fakeEngineLog struct {
-	pulumirpc.UnimplementedEngineServer
-	mu   sync.Mutex
-	logs []*pulumirpc.LogRequest
-}
-
-func (f *fakeEngineLog) Log(_ context.Context, r *pulumirpc.LogRequest) (*emptypb.Empty, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.logs = append(f.logs, r)
-	return &emptypb.Empty{}, nil
-}
-
-func (f *fakeEngineLog) recorded() []*pulumirpc.LogRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]*pulumirpc.LogRequest(nil), f.logs...)
-}
-
-func startEngineLog(t *testing.T) (*fakeEngineLog, string) {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	fake := &fakeEngineLog{}
-	s := grpc.NewServer()
-	pulumirpc.RegisterEngineServer(s, fake)
-	go func() { _ = s.Serve(lis) }()
-	t.Cleanup(s.Stop)
-	return fake, lis.Addr().String()
-}
-
-const hookURN = "urn:pulumi:dev::proj::aws:s3/bucket:Bucket::logs"
-
-func hookRequest(t *testing.T) []byte {
-	t.Helper()
-	b, err := proto.Marshal(&pulumirpc.ResourceHookRequest{Urn: hookURN, Type: "aws:s3/bucket:Bucket", Name: "logs"})
-	require.NoError(t, err)
-	return b
-}
 
 func TestWarningsReachEngineLogWithURN(t *testing.T) {
 	t.Parallel()
