@@ -10,8 +10,11 @@ import (
 // CallInfo describes the callback invocation a function is serving. Get it
 // with [CallInfoFrom]; [Logger] returns a logger already tagged with it.
 type CallInfo struct {
-	Kind  Kind
-	Name  string // the registration's name (see [Name]); may be empty
+	// Kind is the callback's kind.
+	Kind Kind
+	// Name is the registration's name (see [Name]); it may be empty.
+	Name string
+	// Token is the token the engine called the callback with.
 	Token string
 
 	// The resource the call is about, where the request names one. Resource

@@ -46,11 +46,11 @@ var (
 // one of the sentinels above or the user function's own error.
 type Error struct {
 	Code  codes.Code // the status code sent to the engine
-	Kind  Kind       // zero when the token was unknown
+	Kind  Kind       // the callback's kind; zero when the token was unknown
 	Name  string     // the registration's name, if it has one
-	Token string
-	Msg   string // the status message sent to the engine
-	Err   error  // the cause
+	Token string     // the callback's token, if the failure concerns a call
+	Msg   string     // the status message sent to the engine
+	Err   error      // the cause
 }
 
 func (e *Error) Error() string {

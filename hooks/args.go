@@ -31,17 +31,27 @@ import (
 // dependencies) keep their kind, and binary strings keep their bytes. A map
 // is nil when the request did not carry it.
 type Args struct {
-	URN  resource.URN
-	ID   resource.ID
+	// URN is the resource's URN.
+	URN resource.URN
+	// ID is the resource's provider ID; see the table for when it is set.
+	ID resource.ID
+	// Name is the resource's name.
 	Name string
-	Type string // the type token, such as "aws:s3/bucket:Bucket"
+	// Type is the type token, such as "aws:s3/bucket:Bucket".
+	Type string
 
-	NewInputs  resource.PropertyMap
-	OldInputs  resource.PropertyMap
+	// NewInputs are the inputs of this deployment.
+	NewInputs resource.PropertyMap
+	// OldInputs are the inputs recorded in the state.
+	OldInputs resource.PropertyMap
+	// NewOutputs are the outputs the provider just returned.
 	NewOutputs resource.PropertyMap
+	// OldOutputs are the outputs recorded in the state.
 	OldOutputs resource.PropertyMap
 
+	// NewOptions are the resource's options in this deployment.
 	NewOptions *ResourceOptions
+	// OldOptions are the resource's options recorded in the state.
 	OldOptions *ResourceOptions
 }
 
@@ -115,20 +125,30 @@ const (
 // inputs, OldOutputs and both option sets; delete failures carry OldInputs,
 // OldOutputs and OldOptions. Property values are kept as in [Args].
 type ErrorArgs struct {
-	URN  resource.URN
-	ID   resource.ID
+	// URN is the resource's URN.
+	URN resource.URN
+	// ID is the resource's provider ID, empty for a failed create.
+	ID resource.ID
+	// Name is the resource's name.
 	Name string
-	Type string // the type token, such as "aws:s3/bucket:Bucket"
+	// Type is the type token, such as "aws:s3/bucket:Bucket".
+	Type string
 
+	// FailedOperation is the provider operation that failed.
 	FailedOperation Operation
 	// Errors holds every failure message of this step so far, newest first.
 	Errors []string
 
-	NewInputs  resource.PropertyMap
-	OldInputs  resource.PropertyMap
+	// NewInputs are the inputs of this deployment (create, update).
+	NewInputs resource.PropertyMap
+	// OldInputs are the inputs recorded in the state (update, delete).
+	OldInputs resource.PropertyMap
+	// OldOutputs are the outputs recorded in the state (update, delete).
 	OldOutputs resource.PropertyMap
 
+	// NewOptions are the resource's options in this deployment.
 	NewOptions *ResourceOptions
+	// OldOptions are the resource's options recorded in the state.
 	OldOptions *ResourceOptions
 }
 

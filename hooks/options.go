@@ -26,26 +26,46 @@ import (
 // plugin download URL, providers, plugin checksums, delete-before-replace and
 // the replacement trigger stay empty.
 type ResourceOptions struct {
-	Parent                  resource.URN
-	DependsOn               []resource.URN
-	Protect                 *bool // nil when the engine did not say
-	RetainOnDelete          *bool // nil when the engine did not say
-	DeleteBeforeReplace     *bool // nil when the engine did not say
-	IgnoreChanges           []string
-	ReplaceOnChanges        []string
-	HideDiff                []string
+	// Parent is the URN of the resource's parent.
+	Parent resource.URN
+	// DependsOn lists the resources this one explicitly depends on.
+	DependsOn []resource.URN
+	// Protect marks the resource protected; nil when the engine did not say.
+	Protect *bool
+	// RetainOnDelete keeps the cloud resource when Pulumi deletes it; nil
+	// when the engine did not say.
+	RetainOnDelete *bool
+	// DeleteBeforeReplace chooses delete-then-create replacement; nil when
+	// the engine did not say.
+	DeleteBeforeReplace *bool
+	// IgnoreChanges lists property paths whose changes are ignored.
+	IgnoreChanges []string
+	// ReplaceOnChanges lists property paths whose changes force a
+	// replacement.
+	ReplaceOnChanges []string
+	// HideDiff lists property paths whose diffs are hidden.
+	HideDiff []string
+	// AdditionalSecretOutputs lists outputs treated as secrets.
 	AdditionalSecretOutputs []string
-	Aliases                 []transforms.Alias // hook requests carry aliases as URNs
+	// Aliases are the resource's earlier identities; hook requests carry
+	// them as URNs.
+	Aliases []transforms.Alias
 	// Provider is a provider reference, "URN::ID".
 	Provider string
 	// Providers maps packages to provider references, for components.
-	Providers         map[string]string
-	Version           string
+	Providers map[string]string
+	// Version is the provider plugin version.
+	Version string
+	// PluginDownloadURL is where the provider plugin is downloaded from.
 	PluginDownloadURL string
-	PluginChecksums   map[string][]byte
-	CustomTimeouts    *transforms.CustomTimeouts // nil when absent
-	DeletedWith       resource.URN
-	ReplaceWith       []resource.URN
+	// PluginChecksums maps platforms to provider plugin checksums.
+	PluginChecksums map[string][]byte
+	// CustomTimeouts are the per-operation timeouts; nil when absent.
+	CustomTimeouts *transforms.CustomTimeouts
+	// DeletedWith names a resource whose deletion deletes this one.
+	DeletedWith resource.URN
+	// ReplaceWith lists resources whose replacement replaces this one.
+	ReplaceWith []resource.URN
 	// Import is the ID of an existing resource to adopt.
 	Import resource.ID
 	// Hooks is the resource's hook binding; nil when it has none.

@@ -92,13 +92,20 @@ type ResourceOptions struct {
 // resource's life. Hooks are referred to by the names they were registered
 // under.
 type HooksBinding struct {
+	// BeforeCreate names the hooks run before the resource is created.
 	BeforeCreate []string
-	AfterCreate  []string
+	// AfterCreate names the hooks run after the resource is created.
+	AfterCreate []string
+	// BeforeUpdate names the hooks run before the resource is updated.
 	BeforeUpdate []string
-	AfterUpdate  []string
+	// AfterUpdate names the hooks run after the resource is updated.
+	AfterUpdate []string
+	// BeforeDelete names the hooks run before the resource is deleted.
 	BeforeDelete []string
-	AfterDelete  []string
-	OnError      []string
+	// AfterDelete names the hooks run after the resource is deleted.
+	AfterDelete []string
+	// OnError names the error hooks run when the provider fails.
+	OnError []string
 
 	unknown protoreflect.RawFields
 }
