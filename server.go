@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/langhost/callbacks/internal/payload"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -95,6 +96,7 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 	gopts := append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(cfg.maxMsgSize),
 		grpc.MaxSendMsgSize(cfg.maxMsgSize),
+		grpc.ForceServerCodecV2(wireCodec{}), // payloads copied once, responses not at all (codec.go)
 	}, cfg.grpcOptions...)
 	s.grpc = grpc.NewServer(gopts...)
 	pulumirpc.RegisterCallbacksServer(s.grpc, s)
@@ -259,6 +261,7 @@ func (s *Server) Invoke(ctx context.Context, req *pulumirpc.CallbackInvokeReques
 		return nil, status.Error(codes.Unavailable, "callbacks: server is shutting down")
 	}
 	defer s.flight.exit()
+	ctx = payload.Received(ctx, req.GetRequest()) // the codec's own bytes: decoded strings may share them
 	out, err := s.reg.Invoke(ctx, req.GetToken(), req.GetRequest())
 	if err != nil {
 		return nil, err

@@ -46,6 +46,11 @@
 // engine through [Engine.ProgramFailed], as a language host reports it.
 // [Result] says whether the deployment failed and why.
 //
+// Any program, in any language, runs on the simulator as a language host
+// runs it with [Engine.RunCommand]: started with the language hosts'
+// environment, waited for, its non-zero exit reported in the engine's words
+// with its standard error, and stopped when the deployment fails first.
+//
 // Everything the engine does is recorded as [Event] values ([Engine.Record],
 // [Engine.Trace]) and user-facing messages as [Diagnostic] values.
 //
@@ -58,5 +63,9 @@
 // check failures print a property's value as {value} for scalars and JSON
 // otherwise; state migrations are accepted (with [WithStateMigrations])
 // but, as in the real engine, never run. Asset and archive hashes are
-// computed with the Pulumi SDK's own code, so a URI asset is fetched.
+// computed as the engine computes them (relative paths from the working
+// directory of the test), but nothing is fetched: an asset or archive
+// behind an http(s) URI, or an archive with such a member, keeps the hash
+// it came with and otherwise gets none, where the engine would download
+// it; file:// URIs are read.
 package enginetest

@@ -75,6 +75,8 @@ type Engine struct {
 	rpcs    int
 	active  int
 	changed *sync.Cond
+	// programPID is the process RunCommand started.
+	programPID int
 
 	bg        sync.WaitGroup // goroutines the engine started
 	endOnce   sync.Once
@@ -176,7 +178,10 @@ func (e *Engine) StackURN() string {
 func (e *Engine) DryRun() bool { return e.cfg.dryRun }
 
 // Env returns the environment a language host gives a program so that
-// pulumi.Run connects to this engine.
+// pulumi.Run connects to this engine: the variables the Go SDK reads
+// (PULUMI_MONITOR, PULUMI_ENGINE, PULUMI_PROJECT, PULUMI_STACK,
+// PULUMI_DRY_RUN, PULUMI_PARALLEL, PULUMI_CONFIG, PULUMI_CONFIG_SECRET_KEYS,
+// PULUMI_ORGANIZATION), and the PULUMI_NODEJS_ ones the Node.js SDK reads.
 func (e *Engine) Env() []string {
 	cfgJSON, _ := json.Marshal(e.cfg.config)
 	keys := e.cfg.configSecretKeys
@@ -196,6 +201,20 @@ func (e *Engine) Env() []string {
 	}
 	if e.cfg.organization != "" {
 		env = append(env, "PULUMI_ORGANIZATION="+e.cfg.organization)
+	}
+	// The Node.js SDK reads its settings from these, which its runner
+	// sets from its flags; setting them here too lets a program that
+	// loads @pulumi/pulumi without the runner find the engine.
+	env = append(env,
+		"PULUMI_NODEJS_MONITOR="+e.addr,
+		"PULUMI_NODEJS_ENGINE="+e.addr,
+		"PULUMI_NODEJS_PROJECT="+e.cfg.project,
+		"PULUMI_NODEJS_STACK="+e.cfg.stack,
+		"PULUMI_NODEJS_DRY_RUN="+strconv.FormatBool(e.cfg.dryRun),
+		"PULUMI_NODEJS_PARALLEL="+strconv.Itoa(int(e.cfg.parallel)),
+	)
+	if e.cfg.organization != "" {
+		env = append(env, "PULUMI_NODEJS_ORGANIZATION="+e.cfg.organization)
 	}
 	return env
 }

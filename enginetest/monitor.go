@@ -216,6 +216,9 @@ func (m *monitorServer) SignalAndWaitForShutdown(ctx context.Context, _ *emptypb
 		return nil, err
 	}
 	m.record(KindSignalAndWaitForShutdown, "", "", nil, nil, nil, "waiting")
+	if f := e.cfg.beforeShutdown; f != nil {
+		f(ctx)
+	}
 	e.changed.Broadcast()
 	e.startEnd()
 	select {

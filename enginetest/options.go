@@ -1,6 +1,7 @@
 package enginetest
 
 import (
+	"context"
 	"maps"
 )
 
@@ -27,6 +28,7 @@ type config struct {
 	stateMigrations              bool
 	destroy, runProgram          bool
 	disabled                     map[string]bool
+	beforeShutdown               func(context.Context)
 }
 
 func defaultConfig() *config {
@@ -142,6 +144,15 @@ func WithoutFeatures(ids ...string) Option {
 // FailedPrecondition.
 func WithStateMigrations() Option {
 	return optionFunc(func(c *config) { c.stateMigrations = true })
+}
+
+// BeforeShutdown calls f when the program calls SignalAndWaitForShutdown,
+// before the engine runs the deployment's last steps; the program keeps
+// waiting, and serving its callbacks, until f returns. ctx ends if the
+// program gives up waiting. Tools that call a program's callbacks themselves
+// (a conformance check) use it to keep the program alive while they do.
+func BeforeShutdown(f func(ctx context.Context)) Option {
+	return optionFunc(func(c *config) { c.beforeShutdown = f })
 }
 
 // Destroy makes the deployment a destroy of the state given with

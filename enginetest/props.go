@@ -6,8 +6,6 @@ import (
 	"slices"
 	"unicode/utf8"
 
-	sdkresource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -536,25 +534,4 @@ func propertyText(v *structpb.Value) string {
 		b, _ := protojson.Marshal(v)
 		return "{" + string(b) + "}"
 	}
-}
-
-// withAssetHash returns an asset or archive with its hash, computed, as the
-// engine does, when it is missing (a transform may have cleared it): the
-// hash of the text, of the file at the path, of what the URI names, or of
-// an archive's contents.
-func withAssetHash(key string, v *structpb.Value) (out *structpb.Value, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("malformed asset or archive for %q: %v", key, r)
-		}
-	}()
-	opts := plugin.MarshalOptions{ComputeAssetHashes: true, KeepUnknowns: true, KeepSecrets: true, KeepResources: true}
-	pv, err := plugin.UnmarshalPropertyValue(sdkresource.PropertyKey(key), v, opts)
-	if err != nil {
-		return nil, err
-	}
-	if pv == nil {
-		return cloneValue(v), nil
-	}
-	return plugin.MarshalPropertyValue(sdkresource.PropertyKey(key), *pv, opts)
 }

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/langhost/callbacks"
+	wirepayload "github.com/langhost/callbacks/internal/payload"
 	"github.com/langhost/callbacks/internal/reach"
-	"github.com/langhost/callbacks/internal/wireprops"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
@@ -42,6 +42,7 @@ type Args struct {
 	props    resource.PropertyMap
 	raw      []byte // the encoded properties, while lazy
 	lazy     bool   // raw holds properties not decoded yet
+	shared   bool   // raw is never written again: decoded strings may share it
 	propsErr error  // why raw did not decode
 }
 
@@ -58,7 +59,7 @@ type Args struct {
 func (a *Args) Properties() resource.PropertyMap {
 	if a.lazy {
 		a.lazy = false
-		a.props, a.propsErr = wireprops.Decode(a.raw)
+		a.props, a.propsErr = decodeProps(a.raw, a.shared)
 		a.raw = nil
 	}
 	if a.props == nil {
@@ -157,7 +158,7 @@ func DecodeRequest(req *pulumirpc.TransformRequest) (*Args, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodePayload(b)
+	return decodePayload(b, true) // b is this call's own encoding
 }
 
 // childURN computes the URN the engine gives a resource of type typ and
@@ -202,7 +203,7 @@ func Adapt(fn Func) callbacks.Func {
 
 func adapt(fn Func) callbacks.Func {
 	return reach.RawAs(callbacks.KindResourceTransform, func(ctx context.Context, payload []byte) ([]byte, error) {
-		args, err := decodePayload(payload)
+		args, err := decodePayload(payload, wirepayload.Owned(ctx))
 		if err != nil {
 			return nil, callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest,
 				fmt.Sprintf("%s/%s: request does not decode", args.Type, args.Name), err)

@@ -32,8 +32,9 @@ var errBadRequest = errors.New("malformed protobuf encoding")
 // decodePayload decodes a serialized TransformRequest into Args, reading
 // the properties straight from the wire. Even on error, the returned Args
 // holds the type and name if they were read.
-func decodePayload(b []byte) (*Args, error) {
-	a := &Args{}
+// With shared, b is never written again, and decoded strings may share it.
+func decodePayload(b []byte, shared bool) (*Args, error) {
+	a := &Args{shared: shared}
 	var props, opts []byte
 	var haveProps, haveOpts bool
 	for len(b) > 0 {
@@ -100,7 +101,7 @@ func decodePayload(b []byte) (*Args, error) {
 	case err == nil:
 		a.raw, a.lazy = props, true
 	case errors.Is(err, wireprops.ErrMerged):
-		if a.props, err = wireprops.Decode(props); err != nil {
+		if a.props, err = decodeProps(props, shared); err != nil {
 			return a, fmt.Errorf("properties: %w", err)
 		}
 	default:
@@ -120,6 +121,15 @@ func decodePayload(b []byte) (*Args, error) {
 	}
 	a.URN = childURN(a.Parent, a.Type, a.Name)
 	return a, nil
+}
+
+// decodeProps decodes properties, sharing their bytes if they are never
+// written again.
+func decodeProps(b []byte, shared bool) (resource.PropertyMap, error) {
+	if shared {
+		return wireprops.DecodeShared(b)
+	}
+	return wireprops.Decode(b)
 }
 
 // encodePayload encodes res as a serialized TransformResponse, writing the

@@ -28,6 +28,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -49,16 +50,33 @@ func unread(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
 }
 
 func main() {
+	exit := 0
+	defer func() { os.Exit(exit) }()
 	log.SetPrefix("ours: ")
 	log.SetFlags(0)
 	skipRead := flag.Bool("unread", false, "return the properties without reading them")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			_ = f.Close()
+		}()
+	}
 	fn := transforms.Func(identity)
 	if *skipRead {
 		fn = unread
 	}
 	if err := run(fn); err != nil {
-		log.Fatal(err)
+		log.Print(err)
+		exit = 1
 	}
 }
 

@@ -1,6 +1,7 @@
 package wireprops
 
 import (
+	"encoding/binary"
 	"errors"
 	"unicode/utf8"
 	"unsafe"
@@ -30,7 +31,7 @@ func Validate(b []byte) error {
 	// A view of b as a string, never retained, for UTF-8 checks and key
 	// comparisons without copying.
 	c := checker{b: b, s: unsafe.String(unsafe.SliceData(b), len(b))}
-	_, ok := c.structAt(0, len(b), 1)
+	ok := c.structAt(0, len(b), 1, nil)
 	switch {
 	case c.merged:
 		return ErrMerged
@@ -107,23 +108,36 @@ type special struct {
 	has                      [4]bool
 }
 
-func (c *checker) structAt(i, end, depth int) (special, bool) {
-	var sp special
+func (c *checker) structAt(i, end, depth int, sp *special) bool {
 	if depth > MaxDepth {
-		return sp, false
+		return false
 	}
 	for i < end {
-		num, typ, a, b := c.field(i, end)
-		if a < 0 {
-			return sp, false
+		var a, b int
+		if c.b[i] == structEntryTag {
+			// The usual field: an entry, its tag one byte.
+			if n := c.len1(i+1, end); n >= 0 {
+				a, b = i+2, i+2+n
+			} else if a, b = c.longLength(i+1, end); a < 0 {
+				return false
+			}
+		} else {
+			num, typ, fa, fb := c.field(i, end)
+			if fa < 0 {
+				return false
+			}
+			if i = fb; num != structFields || typ != protowire.BytesType {
+				continue
+			}
+			a, b = fa, fb
 		}
 		i = b
-		if num != structFields || typ != protowire.BytesType {
-			continue
-		}
 		key, vi, ve, ok := c.entry(a, b, depth+1)
 		if !ok {
-			return sp, false
+			return false
+		}
+		if sp == nil || len(key) < len("value") {
+			continue
 		}
 		n := -1
 		switch key {
@@ -140,12 +154,114 @@ func (c *checker) structAt(i, end, depth int) (special, bool) {
 			sp.has[n] = true
 		}
 	}
-	return sp, true
+	return true
+}
+
+// length reads a length prefix at b[i:end] and returns the range of the
+// bytes it announces, or -1.
+func (c *checker) length(i, end int) (int, int) {
+	if n := c.len1(i, end); n >= 0 {
+		return i + 1, i + 1 + n
+	}
+	return c.longLength(i, end)
+}
+
+// len1 returns a length prefix at b[i:end] that is one byte long and
+// fits, or -1. Small enough to be inlined.
+func (c *checker) len1(i, end int) int {
+	if i < end {
+		if n := int(c.b[i]); n < 0x80 && n < end-i {
+			return n
+		}
+	}
+	return -1
+}
+
+// ascii8 reports whether b[a:end] is at most eight bytes of ASCII, with one
+// load. Small enough to be inlined; utf8At judges what it does not.
+func (c *checker) ascii8(a, end int) bool {
+	return end-a <= 8 && a+8 <= len(c.b) &&
+		binary.LittleEndian.Uint64(c.b[a:])&(0x8080808080808080>>(64-8*uint(end-a))) == 0
+}
+
+func (c *checker) longLength(i, end int) (int, int) {
+	n, q := c.uvarint(i, end)
+	if q < 0 || n > uint64(end-q) {
+		return -1, -1
+	}
+	return q, q + int(n)
+}
+
+// One-byte tags of the fields the payloads are made of.
+const (
+	structEntryTag = structFields<<3 | byte(protowire.BytesType) // Struct.fields, ListValue.values
+	entryKeyTag    = entryKey<<3 | byte(protowire.BytesType)
+	entryValueTag  = entryValue<<3 | byte(protowire.BytesType)
+	nullTag        = valueNull<<3 | byte(protowire.VarintType)
+	numberTag      = valueNumber<<3 | byte(protowire.Fixed64Type)
+	stringTag      = valueString<<3 | byte(protowire.BytesType)
+	boolTag        = valueBool<<3 | byte(protowire.VarintType)
+	structTag      = valueStruct<<3 | byte(protowire.BytesType)
+	listTag        = valueList<<3 | byte(protowire.BytesType)
+)
+
+// utf8At reports whether b[a:end] is valid UTF-8, checking the ASCII case,
+// by far the most common, eight bytes at a time without a call.
+func (c *checker) utf8At(a, end int) bool {
+	const high = 0x8080808080808080
+	n := end - a
+	if n <= 8 && a+8 <= len(c.b) {
+		// One load; the bytes past the string are masked off.
+		if binary.LittleEndian.Uint64(c.b[a:])&(high>>(64-8*uint(n))) == 0 {
+			return true
+		}
+		return utf8.Valid(c.b[a:end])
+	}
+	if n < 8 {
+		for i := a; i < end; i++ {
+			if c.b[i] >= utf8.RuneSelf {
+				return utf8.Valid(c.b[a:end])
+			}
+		}
+		return true
+	}
+	var or uint64
+	for i := a; i+8 <= end; i += 8 {
+		or |= binary.LittleEndian.Uint64(c.b[i:])
+	}
+	if (or|binary.LittleEndian.Uint64(c.b[end-8:]))&high == 0 {
+		return true
+	}
+	return utf8.Valid(c.b[a:end])
 }
 
 func (c *checker) entry(i, end, depth int) (string, int, int, bool) {
 	if depth > MaxDepth {
 		return "", 0, 0, false
+	}
+	// The usual entry: the key, then the value, nothing else; scalar
+	// values are checked here, the others by value.
+	if i < end && c.b[i] == entryKeyTag {
+		if ka, kb := c.length(i+1, end); ka >= 0 && kb < end && c.b[kb] == entryValueTag {
+			if vi, ve := c.length(kb+1, end); vi >= 0 && ve == end {
+				key := c.s[ka:kb]
+				if !c.ascii8(ka, kb) && !c.utf8At(ka, kb) {
+					return "", 0, 0, false
+				}
+				if depth < MaxDepth {
+					switch c.scalar(vi, ve) {
+					case scalarValid:
+						return key, vi, ve, true
+					case scalarInvalid:
+						return "", 0, 0, false
+					}
+				}
+				if !c.value(key, vi, ve, depth+1) {
+					return "", 0, 0, false
+				}
+				return key, vi, ve, true
+			}
+		}
 	}
 	var key string
 	vi, ve, haveValue := 0, 0, false
@@ -160,7 +276,7 @@ func (c *checker) entry(i, end, depth int) (string, int, int, bool) {
 		}
 		switch num {
 		case entryKey:
-			if key = c.s[a:b]; !utf8.ValidString(key) {
+			if key = c.s[a:b]; !c.utf8At(a, b) {
 				return "", 0, 0, false
 			}
 		case entryValue:
@@ -180,6 +296,31 @@ func (c *checker) entry(i, end, depth int) (string, int, int, bool) {
 func (c *checker) value(key string, i, end, depth int) bool {
 	if depth > MaxDepth {
 		return false
+	}
+	// The usual value: one kind field, its tag one byte.
+	if i < end {
+		switch c.b[i] {
+		case stringTag:
+			if a, b := c.length(i+1, end); a >= 0 && b == end {
+				return c.ascii8(a, b) || c.utf8At(a, b)
+			}
+		case numberTag:
+			if i+9 == end {
+				return true
+			}
+		case boolTag, nullTag:
+			if i+2 == end && c.b[i+1] < 0x80 {
+				return true
+			}
+		case structTag:
+			if a, b := c.length(i+1, end); a >= 0 && b == end {
+				return c.structValue(key, a, b, i, end, depth)
+			}
+		case listTag:
+			if a, b := c.length(i+1, end); a >= 0 && b == end {
+				return c.list(key, a, b, depth+1)
+			}
+		}
 	}
 	var kind protowire.Number
 	si, se, have, start := 0, 0, false, i
@@ -203,17 +344,61 @@ func (c *checker) value(key string, i, end, depth int) bool {
 	}
 	switch kind {
 	case valueString:
-		return utf8.ValidString(c.s[si:se])
+		return c.utf8At(si, se)
 	case valueStruct:
-		sp, ok := c.structAt(si, se, depth+1)
-		if !ok || !sp.has[0] {
-			return ok
-		}
-		return c.special(key, sp, start, end, depth)
+		return c.structValue(key, si, se, start, end, depth)
 	case valueList:
 		return c.list(key, si, se, depth+1)
 	}
 	return true
+}
+
+// Verdicts of scalar.
+const (
+	scalarOther   = iota // not a scalar in the usual form: ask value
+	scalarValid          // a valid scalar
+	scalarInvalid        // a string that is not UTF-8
+)
+
+// scalar checks the Value at b[i:end] if it is a string, number, bool or
+// null in the usual form (one field, a one-byte length), which is most
+// values, without the call to value; the caller makes sure the value is
+// not too deep.
+func (c *checker) scalar(i, end int) int {
+	if i >= end {
+		return scalarOther
+	}
+	switch c.b[i] {
+	case stringTag:
+		if n := c.len1(i+1, end); n >= 0 && i+2+n == end {
+			if c.ascii8(i+2, end) || c.utf8At(i+2, end) {
+				return scalarValid
+			}
+			return scalarInvalid
+		}
+	case numberTag:
+		if i+9 == end {
+			return scalarValid
+		}
+	case boolTag, nullTag:
+		if i+2 == end && c.b[i+1] < 0x80 {
+			return scalarValid
+		}
+	}
+	return scalarOther
+}
+
+// structValue checks the Struct at b[i:end] of the Value at b[vi:ve],
+// and the signature object it may be.
+func (c *checker) structValue(key string, i, end, vi, ve, depth int) bool {
+	var sp special
+	if !c.structAt(i, end, depth+1, &sp) {
+		return false
+	}
+	if !sp.has[0] {
+		return true
+	}
+	return c.special(key, sp, vi, ve, depth)
 }
 
 func (c *checker) list(key string, i, end, depth int) bool {
@@ -221,6 +406,21 @@ func (c *checker) list(key string, i, end, depth int) bool {
 		return false
 	}
 	for i < end {
+		if c.b[i] == structEntryTag { // ListValue.values, its tag one byte
+			a, b := c.length(i+1, end)
+			if a < 0 {
+				return false
+			}
+			r := scalarOther
+			if depth < MaxDepth {
+				r = c.scalar(a, b)
+			}
+			if r == scalarInvalid || r == scalarOther && !c.value(key, a, b, depth+1) {
+				return false
+			}
+			i = b
+			continue
+		}
 		num, typ, a, b := c.field(i, end)
 		if a < 0 {
 			return false

@@ -64,6 +64,14 @@ func Decode(b []byte) (resource.PropertyMap, error) {
 	return d.structAt(0, len(d.s), 1)
 }
 
+// DecodeShared is Decode for bytes that are never written again, such as a
+// request the gRPC codec made for one call: the strings in the result are
+// parts of b itself, not of a copy.
+func DecodeShared(b []byte) (resource.PropertyMap, error) {
+	d := &decoder{s: unsafe.String(unsafe.SliceData(b), len(b)), b: b}
+	return d.structAt(0, len(b), 1)
+}
+
 func newDecoder(b []byte) *decoder {
 	s := string(b)
 	// A read-only view of the copy, for the protowire functions.

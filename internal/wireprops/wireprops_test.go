@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/langhost/callbacks/internal/benchdata"
 	"github.com/langhost/callbacks/internal/wireprops"
@@ -429,5 +430,67 @@ func TestValidateFieldNumbers(t *testing.T) {
 		if (err == nil) != (refErr == nil) {
 			t.Errorf("field %d: Decode %v, protobuf runtime %v", num, err, refErr)
 		}
+	}
+}
+
+// DecodeShared decodes exactly as Decode does, its strings sharing the input.
+func TestDecodeSharedLikeDecode(t *testing.T) {
+	t.Parallel()
+	for name, s := range payloads() {
+		b, _ := proto.Marshal(s)
+		want, wantErr := wireprops.Decode(b)
+		got, err := wireprops.DecodeShared(b)
+		if (err == nil) != (wantErr == nil) || !reflect.DeepEqual(want, got) {
+			t.Fatalf("%s: DecodeShared %v, Decode %v", name, err, wantErr)
+		}
+	}
+	b, _ := proto.Marshal(payloads()["medium"])
+	m, err := wireprops.DecodeShared(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range m {
+		if v.IsString() && len(v.StringValue()) > 0 {
+			s := v.StringValue()
+			p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+			start := uintptr(unsafe.Pointer(&b[0]))
+			if p < start || p >= start+uintptr(len(b)) {
+				t.Fatalf("string %q is a copy, not a part of the input", s)
+			}
+			return
+		}
+	}
+	t.Fatal("no string property in the medium payload")
+}
+
+// Scalars at the depth limit, in lists and in entries, are judged by the
+// check as by the decoder (the check reads common scalars without the call
+// that counts depth, so it counts them itself).
+func TestValidateScalarsAtDepthLimit(t *testing.T) {
+	t.Parallel()
+	num := protowire.AppendFixed64(protowire.AppendTag(nil, 2, protowire.Fixed64Type), 1)
+	str := protowire.AppendString(protowire.AppendTag(nil, 3, protowire.BytesType), "x")
+	wrap := func(v []byte, levels int) []byte {
+		for range levels {
+			l := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), v) // ListValue
+			v = protowire.AppendBytes(protowire.AppendTag(nil, 6, protowire.BytesType), l)  // Value
+		}
+		e := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "k")
+		e = protowire.AppendBytes(protowire.AppendTag(e, 2, protowire.BytesType), v)
+		return protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), e) // Struct
+	}
+	refused := 0
+	for _, scalar := range [][]byte{num, str} {
+		for levels := (wireprops.MaxDepth-3)/2 - 2; levels <= (wireprops.MaxDepth-3)/2+2; levels++ {
+			b := wrap(scalar, levels)
+			_, err := wireprops.Decode(b)
+			checkValidate(t, b, err)
+			if err != nil {
+				refused++
+			}
+		}
+	}
+	if refused == 0 {
+		t.Fatal("no payload reached the depth limit")
 	}
 }

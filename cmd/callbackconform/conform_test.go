@@ -1,0 +1,300 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// The packages the kit must not import: the module's server and its typed
+// packages. The kit speaks only the wire.
+var serverPackages = []string{
+	"github.com/langhost/callbacks",
+	"github.com/langhost/callbacks/transforms",
+	"github.com/langhost/callbacks/invoketransforms",
+	"github.com/langhost/callbacks/hooks",
+	"github.com/langhost/callbacks/migrations",
+	"github.com/langhost/callbacks/monitor",
+}
+
+func TestKitSpeaksOnlyTheWire(t *testing.T) {
+	t.Parallel()
+	goTool := needGo(t)
+	for _, pkg := range []string{".", "../../enginetest"} {
+		out, err := exec.Command(goTool, "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		deps := strings.Fields(string(out))
+		for _, d := range deps {
+			for _, banned := range serverPackages {
+				if d == banned {
+					t.Errorf("%s imports %s", pkg, d)
+				}
+			}
+		}
+		if len(deps) < 10 {
+			t.Errorf("go list -deps %s listed only %v", pkg, deps)
+		}
+	}
+}
+
+func needGo(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not installed")
+	}
+	return p
+}
+
+// buildFixture builds the fixture program in testdata/name.
+func buildFixture(t *testing.T, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	cmd := exec.Command(needGo(t), "build", "-o", bin, "./testdata/"+name)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./testdata/%s: %v\n%s", name, err, out)
+	}
+	return bin
+}
+
+// kitBinary is the kit, built once without the race detector: the
+// fixtures' runs send gigabytes through the gRPC client, which the race
+// detector slows tenfold. TestKitInProcess runs the kit under it.
+var kitBinary = sync.OnceValues(func() (string, error) {
+	kitBuilt.Store(true)
+	dir, err := os.MkdirTemp("", "callbackconform")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "callbackconform")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if kitBuilt.Load() {
+		if bin, err := kitBinary(); err == nil {
+			_ = os.RemoveAll(filepath.Dir(bin))
+		}
+	}
+	os.Exit(code)
+}
+
+var kitBuilt atomic.Bool
+
+// runKit runs the kit binary on the program in args and returns its exit
+// status and its report, as written by -json.
+func runKit(t *testing.T, args ...string) (int, *Report) {
+	t.Helper()
+	needGo(t)
+	bin, err := kitBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "report.json")
+	cmd := exec.Command(bin, append([]string{"-json", out, "--"}, args...)...)
+	table, err := cmd.Output()
+	code := 0
+	var xe *exec.ExitError
+	switch {
+	case errors.As(err, &xe):
+		code = xe.ExitCode()
+	case err != nil:
+		t.Fatalf("running the kit: %v", err)
+	}
+	t.Logf("exit %d\n%s", code, table)
+	return code, readReport(t, out, code)
+}
+
+func readReport(t *testing.T, path string, code int) *Report {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading the JSON report: %v", err)
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("decoding the JSON report: %v", err)
+	}
+	if rep.Exit != code {
+		t.Errorf("the report says exit %d, the kit exited %d", rep.Exit, code)
+	}
+	return &rep
+}
+
+// TestKitInProcess runs the kit in the test binary (under the race
+// detector in CI) on the module, with the clauses that move little data.
+func TestKitInProcess(t *testing.T) {
+	t.Parallel()
+	bin := buildFixture(t, "module")
+	out := filepath.Join(t.TempDir(), "report.json")
+	var table strings.Builder
+	code := run(context.Background(), []string{"-json", out, "-run", "every-field|round-trip|no-options|unknown|bad-payload|invalid-utf8|deadline|cancellation|stays-up|no-stack", "--", bin}, &table, io.Discard)
+	t.Logf("exit %d\n%s", code, table.String())
+	rep := readReport(t, out, code)
+	if code != exitPass {
+		t.Errorf("exit %d, want %d", code, exitPass)
+	}
+	if len(rep.Rows) != 12*len(kindOrder) {
+		t.Errorf("-run selected %d rows, want %d", len(rep.Rows), 12*len(kindOrder))
+	}
+}
+
+func row(t *testing.T, rep *Report, clause, kind string) Row {
+	t.Helper()
+	for _, r := range rep.Rows {
+		if r.Clause == clause && r.Kind == kind {
+			return r
+		}
+	}
+	t.Fatalf("no row for %s %s", clause, kind)
+	return Row{}
+}
+
+// expect checks a row's verdict and that its evidence mentions want.
+func expect(t *testing.T, rep *Report, clause, kind, verdict, want string) {
+	t.Helper()
+	r := row(t, rep, clause, kind)
+	if r.Verdict != verdict || !strings.Contains(r.Evidence, want) {
+		t.Errorf("%s %s: %s %q, want %s mentioning %q", clause, kind, r.Verdict, r.Evidence, verdict, want)
+	}
+}
+
+// timed are the clauses whose verdict rests on a measured time; the tests
+// do not hold them to a verdict.
+var timed = map[string]bool{"deep-nesting": true}
+
+func TestModulePassesEveryClause(t *testing.T) {
+	t.Parallel()
+	code, rep := runKit(t, buildFixture(t, "module"))
+	if code != exitPass {
+		t.Errorf("exit %d, want %d", code, exitPass)
+	}
+	if len(rep.Rows) != len(contract)*len(kindOrder) {
+		t.Errorf("%d rows, want %d", len(rep.Rows), len(contract)*len(kindOrder))
+	}
+	for _, r := range rep.Rows {
+		want := pass
+		if strings.HasPrefix(r.Evidence, "hooks return no") {
+			want = na
+		}
+		if r.Verdict != want && !timed[r.Clause] {
+			t.Errorf("%s %s: %s (%s), want %s", r.Clause, r.Kind, r.Verdict, r.Evidence, want)
+		}
+	}
+}
+
+// TestGoSDK pins the Go SDK's known defects: each verdict below is a defect
+// of the SDK that CONFORMANCE.md explains.
+func TestGoSDK(t *testing.T) {
+	t.Parallel()
+	code, rep := runKit(t, buildFixture(t, "gosdk"))
+	if code != exitFail {
+		t.Errorf("exit %d, want %d: a MUST clause fails", code, exitFail)
+	}
+	// A request without options panics, with the stack on the wire.
+	expect(t, rep, "request/no-options", kindResourceTransform, fail, "panicked")
+	expect(t, rep, "no-stack-trace", kindResourceTransform, fail, "goroutine")
+	// Option fields are dropped.
+	expect(t, rep, "round-trip/options", kindResourceTransform, fail, "deleted_with dropped")
+	expect(t, rep, "round-trip/options", kindInvokeTransform, fail, "plugin_checksums dropped")
+	// Output values lose their dependencies; resource references their id.
+	expect(t, rep, "round-trip/properties", kindResourceTransform, fail, "output: sent")
+	// Unknown for an unknown token and for a payload that does not decode.
+	for _, k := range kindOrder {
+		expect(t, rep, "unknown-token", k, fail, "Unknown")
+		expect(t, rep, "bad-payload", k, fail, "Unknown")
+		// What works.
+		for _, cl := range []string{"concurrency/1000", "deadline", "cancellation", "payload/64MiB", "stays-up", "invalid-utf8", "payload/300MiB"} {
+			expect(t, rep, cl, k, pass, "")
+		}
+	}
+	expect(t, rep, "round-trip/byte-strings", kindResourceTransform, pass, "")
+}
+
+func TestNodeSDK(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	dir, err := filepath.Abs("../../testdata/nodejs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := filepath.Join(dir, "node_modules/@pulumi/pulumi/cmd/run")
+	if _, err := os.Stat(runner); err != nil {
+		t.Skip("@pulumi/pulumi is not installed (npm ci in testdata/nodejs)")
+	}
+	code, rep := runKit(t, "node", runner, "--monitor=${PULUMI_MONITOR}", "--engine=${PULUMI_ENGINE}",
+		filepath.Join(dir, "conform.js"))
+	if code != exitFail {
+		t.Errorf("exit %d, want %d: a MUST clause fails", code, exitFail)
+	}
+	// Option fields are dropped, or added where none were sent.
+	expect(t, rep, "round-trip/options", kindResourceTransform, fail, "providers dropped")
+	expect(t, rep, "request/no-options", kindResourceTransform, fail, "protect added")
+	// A reference to a component comes back as a plain string.
+	expect(t, rep, "round-trip/properties", kindResourceTransform, fail, "componentRef")
+	// Byte strings are not accepted at all.
+	expect(t, rep, "round-trip/byte-strings", kindResourceTransform, na, "without accepts_byte_string")
+	for _, k := range kindOrder {
+		expect(t, rep, "unknown-token", k, fail, "InvalidArgument")
+		expect(t, rep, "invalid-utf8", k, fail, "")
+		expect(t, rep, "deep-nesting", k, fail, "Maximum call stack size exceeded")
+		for _, cl := range []string{"concurrency/1000", "deadline", "cancellation", "payload/64MiB", "stays-up"} {
+			expect(t, rep, cl, k, pass, "")
+		}
+	}
+	// The server dies on the first 300 MiB request.
+	expect(t, rep, "payload/300MiB", kindResourceHook, fail, "")
+}
+
+func TestProgramThatRegistersNothingCannotBeChecked(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	code, rep := runKit(t, "sh", "-c", "exit 0")
+	if code != exitCantRun {
+		t.Errorf("exit %d, want %d", code, exitCantRun)
+	}
+	if code != exitCantRun || !strings.Contains(rep.Error, "before calling SignalAndWaitForShutdown") {
+		t.Errorf("exit %d (%s), want %d", code, rep.Error, exitCantRun)
+	}
+	code, rep = runKit(t, "sh", "-c", "echo broken >&2; exit 3")
+	if code != exitCantRun || !strings.Contains(rep.Error, "non-zero exit code: 3") || !strings.Contains(rep.Error, "broken") {
+		t.Errorf("exit %d (%s), want %d with the program's exit and stderr", code, rep.Error, exitCantRun)
+	}
+}
+
+func TestUsageErrorsExitTwo(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{},
+		{"-run", "("},
+		{"-no-such-flag", "--", "true"},
+	} {
+		var out, errs strings.Builder
+		if code := run(context.Background(), args, &out, &errs); code != exitCantRun {
+			t.Errorf("callbackconform %q: exit %d, want %d", args, code, exitCantRun)
+		}
+		if errs.Len() == 0 {
+			t.Errorf("callbackconform %q: nothing on stderr", args)
+		}
+	}
+}

@@ -1,0 +1,227 @@
+package enginetest_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/langhost/callbacks/enginetest"
+)
+
+// nodeFixtures is the npm project holding the Node.js programs; CI installs
+// it with `npm ci`.
+const nodeFixtures = "../testdata/nodejs"
+
+// needNode skips the test unless node and the pinned @pulumi/pulumi package
+// are installed, and returns the fixtures' absolute directory.
+func needNode(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	dir, err := filepath.Abs(nodeFixtures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules/@pulumi/pulumi/package.json")); err != nil {
+		t.Skipf("@pulumi/pulumi is not installed (run npm ci in %s)", nodeFixtures)
+	}
+	return dir
+}
+
+func TestRunCommandGivesTheLanguageHostEnvironment(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	e := startEngine(t, enginetest.WithProject("proj"), enginetest.WithStack("dev"),
+		enginetest.WithOrganization("org"), enginetest.DryRun(true),
+		enginetest.WithConfig(map[string]string{"proj:a": "1"}, "proj:a"))
+	var out strings.Builder
+	cmd := exec.Command("sh", "-c", `for v in PULUMI_MONITOR PULUMI_ENGINE PULUMI_PROJECT PULUMI_STACK PULUMI_ORGANIZATION \
+		PULUMI_DRY_RUN PULUMI_PARALLEL PULUMI_CONFIG PULUMI_CONFIG_SECRET_KEYS PULUMI_ROOT_DIRECTORY \
+		PULUMI_NODEJS_MONITOR PULUMI_NODEJS_ENGINE PULUMI_NODEJS_PROJECT PULUMI_NODEJS_STACK PULUMI_NODEJS_DRY_RUN; do
+		eval "echo $v=\$$v"; done`)
+	cmd.Dir = t.TempDir()
+	cmd.Stdout = &out
+	res, err := e.RunCommand(t.Context(), cmd)
+	if err != nil {
+		t.Fatalf("RunCommand: %v", err)
+	}
+	if res.Err != nil {
+		t.Fatalf("Result.Err = %v, want nil", res.Err)
+	}
+	for _, want := range []string{
+		"PULUMI_MONITOR=" + e.MonitorAddr(), "PULUMI_ENGINE=" + e.EngineAddr(),
+		"PULUMI_PROJECT=proj", "PULUMI_STACK=dev", "PULUMI_ORGANIZATION=org", "PULUMI_DRY_RUN=true",
+		"PULUMI_PARALLEL=16", `PULUMI_CONFIG={"proj:a":"1"}`, `PULUMI_CONFIG_SECRET_KEYS=["proj:a"]`,
+		"PULUMI_ROOT_DIRECTORY=" + cmd.Dir,
+		"PULUMI_NODEJS_MONITOR=" + e.MonitorAddr(), "PULUMI_NODEJS_ENGINE=" + e.EngineAddr(),
+		"PULUMI_NODEJS_PROJECT=proj", "PULUMI_NODEJS_STACK=dev", "PULUMI_NODEJS_DRY_RUN=true",
+	} {
+		if !strings.Contains(out.String(), want+"\n") {
+			t.Errorf("the program's environment lacks %s; it printed:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestRunCommandReportsNonZeroExitLikeTheEngine(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	e := startEngine(t)
+	var copied strings.Builder
+	cmd := exec.Command("sh", "-c", "echo 'first line' >&2; echo 'it broke' >&2; exit 3")
+	cmd.Stderr = &copied
+	res, err := e.RunCommand(t.Context(), cmd)
+	if err != nil {
+		t.Fatalf("RunCommand: %v", err)
+	}
+	want := "an unhandled error occurred: program exited with non-zero exit code: 3\nfirst line\nit broke"
+	var pe *enginetest.ProgramError
+	if !errors.As(res.ProgramErr, &pe) || pe.ExitCode != 3 || pe.Logged {
+		t.Fatalf("Result.ProgramErr = %#v, want a ProgramError with exit code 3", res.ProgramErr)
+	}
+	if !res.Failed || !errors.Is(res.Err, pe) {
+		t.Errorf("Failed = %v, Err = %v; want a failed deployment whose error includes the program's", res.Failed, res.Err)
+	}
+	if pe.Error() != want {
+		t.Errorf("error = %q, want %q", pe.Error(), want)
+	}
+	var found bool
+	for _, d := range res.Diagnostics {
+		if d.Severity == enginetest.SeverityError && d.URN == "" && d.Message == want {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no error diagnostic %q among %v", want, res.Diagnostics)
+	}
+	if copied.String() != "first line\nit broke\n" {
+		t.Errorf("cmd.Stderr got %q, want the program's stderr", copied.String())
+	}
+}
+
+func TestRunCommandFailsToStartWithAnError(t *testing.T) {
+	t.Parallel()
+	e := startEngine(t)
+	_, err := e.RunCommand(t.Context(), exec.Command(filepath.Join(t.TempDir(), "no-such-program")))
+	if err == nil {
+		t.Fatal("RunCommand of a missing program returned no error")
+	}
+}
+
+func TestNodeProgramWithStackTransformAndHook(t *testing.T) {
+	t.Parallel()
+	dir := needNode(t)
+	e := startEngine(t)
+	var stderr strings.Builder
+	cmd := exec.Command("node", e.NodeArgs(dir, "transform-and-hook.js")...)
+	cmd.Dir = dir
+	cmd.Stderr = &stderr
+	res, err := e.RunCommand(t.Context(), cmd)
+	if err != nil {
+		t.Fatalf("RunCommand: %v", err)
+	}
+	if res.Err != nil {
+		t.Fatalf("the deployment failed: %v\nstderr:\n%s\ntrace:\n%s", res.Err, stderr.String(), e.Trace())
+	}
+	thingURN := e.URN(e.URN("", enginetest.RootStackType, "project-stack"), "test:index:Thing", "thing")
+	var thing *enginetest.ResourceState
+	for _, r := range res.State.Resources {
+		if r.URN == thingURN {
+			thing = r
+		}
+	}
+	if thing == nil {
+		t.Fatalf("no %s in the state:\n%s", thingURN, e.Trace())
+	}
+	if got := thing.Inputs.GetFields()["added"].GetStringValue(); got != "by-transform" {
+		t.Errorf("inputs.added = %q, want the stack transform's %q", got, "by-transform")
+	}
+	var transformed, hooked bool
+	for _, ev := range e.Record() {
+		switch {
+		case ev.Kind == enginetest.KindCallback && ev.Callback == enginetest.CallbackResourceTransform &&
+			ev.URN == thingURN && ev.Err == "":
+			transformed = true
+		case ev.Kind == enginetest.KindHook && ev.Name == "audit" && ev.Point == "after_create" &&
+			ev.URN == thingURN && ev.Err == "":
+			hooked = true
+		}
+	}
+	if !transformed || !hooked {
+		t.Errorf("transform called: %v, after-create hook called: %v; trace:\n%s", transformed, hooked, e.Trace())
+	}
+	wantLog := "audit saw " + thingURN + " with id "
+	var logged bool
+	for _, d := range res.Diagnostics {
+		if d.FromProgram && strings.Contains(d.Message, wantLog) && strings.Contains(d.Message, "added=by-transform") {
+			logged = true
+		}
+	}
+	if !logged {
+		t.Errorf("no diagnostic from the hook containing %q: %v", wantLog, res.Diagnostics)
+	}
+}
+
+func TestRunCommandProgramThatLoggedItsErrorGetsNoDiagnostic(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	e := startEngine(t)
+	res, err := e.RunCommand(t.Context(), exec.Command("sh", "-c", "echo noise >&2; exit 32"))
+	if err != nil {
+		t.Fatalf("RunCommand: %v", err)
+	}
+	var pe *enginetest.ProgramError
+	if !errors.As(res.ProgramErr, &pe) || pe.ExitCode != 32 || !pe.Logged || !res.Failed {
+		t.Fatalf("Result.ProgramErr = %v, Failed = %v, want the program's logged-error exit (32)", res.ProgramErr, res.Failed)
+	}
+	for _, d := range res.Diagnostics {
+		if !d.FromProgram && d.URN == "" && d.Message != "update failed" {
+			t.Errorf("the engine reported a program that had logged its error itself: %v", d)
+		}
+	}
+}
+
+func TestRunCommandStopsTheProgramOfAFailedDeployment(t *testing.T) {
+	t.Parallel()
+	dir := needNode(t)
+	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
+		OnCreate: func(context.Context, *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+			return nil, errors.New("quota exceeded")
+		},
+	}))
+	cmd := exec.Command("node", e.NodeArgs(dir, "step-fails.js")...)
+	cmd.Dir = dir
+	// The program would run for 10 minutes; an engine that waited for it
+	// fails the test here instead.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	res, err := e.RunCommand(ctx, cmd)
+	if err != nil {
+		t.Fatalf("RunCommand: %v", err)
+	}
+	if !res.Failed || res.ProgramErr != nil || !strings.Contains(errText(res.Err), "quota exceeded") {
+		t.Errorf("Failed = %v, ProgramErr = %v, Err = %v; want the step's failure and no program error",
+			res.Failed, res.ProgramErr, res.Err)
+	}
+	if cmd.ProcessState == nil || cmd.ProcessState.Success() {
+		t.Errorf("the program was not stopped: %v", cmd.ProcessState)
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
