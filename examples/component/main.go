@@ -26,7 +26,6 @@ import (
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
 	"github.com/langhost/callbacks/examples/component/teams"
-	"github.com/langhost/callbacks/examples/internal/simrun"
 	"github.com/langhost/callbacks/monitor"
 )
 
@@ -126,10 +125,11 @@ func simulate(ctx context.Context, w io.Writer) error {
 	fmt.Fprintln(w, "component: no Pulumi engine in the environment (PULUMI_MONITOR is unset), so the program")
 	fmt.Fprintf(w, "deploys project %q, stack %q on the simulator.\n", engine.Project(), engine.Stack())
 
-	res, progErr, err := simrun.Deploy(ctx, engine, deploy)
+	res, err := engine.RunFunc(ctx, func() error { return deploy(ctx) })
 	if err != nil {
 		return err
 	}
+	progErr := res.ProgramErr
 
 	// What fired, per resource, in the order the engine called it.
 	fired := map[string][]string{}
@@ -163,7 +163,7 @@ func simulate(ctx context.Context, w io.Writer) error {
 		}
 		rows = append(rows, []string{r.Name, team, hooksFired})
 	}
-	simrun.Table(w, rows)
+	table(w, rows)
 
 	// Resources are created concurrently: sort by resource, keeping the
 	// order of each resource's own messages.
@@ -173,13 +173,13 @@ func simulate(ctx context.Context, w io.Writer) error {
 		rows = append(rows, []string{enginetest.URNName(d.URN), string(d.Severity), d.Message})
 	}
 	slices.SortStableFunc(rows, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
-	simrun.Table(w, rows)
+	table(w, rows)
 
 	problems := check(engine, res, fired)
 	if progErr != nil {
 		problems = append([]string{"the program failed: " + progErr.Error()}, problems...)
 	}
-	if err := simrun.Verdict(w, "component", problems); err != nil {
+	if err := verdict(w, "component", problems); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\ncomponent: ok (%d resources, %d hook calls)\n", len(res.State.Resources), hookCalls)

@@ -23,7 +23,6 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
-	"github.com/langhost/callbacks/examples/internal/simrun"
 	"github.com/langhost/callbacks/monitor"
 )
 
@@ -45,12 +44,12 @@ func run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	defer engine.Close()
-	if err := simrun.RunProgram(ctx, engine, deploy); err != nil {
-		return err
-	}
-	res, err := engine.Wait(ctx)
+	res, err := engine.RunFunc(ctx, func() error { return deploy(ctx) })
 	if err != nil {
 		return err
+	}
+	if res.ProgramErr != nil {
+		return res.ProgramErr
 	}
 	if res.Err != nil {
 		return res.Err
