@@ -193,40 +193,55 @@ func run(body Func, report bool, opts []Option) error {
 		return errors.New("missing engine RPC address")
 	}
 
-	err := serve(body, info, cfg)
-	if err != nil && report {
-		logUnhandled(info.EngineAddr, err)
+	var reportErr func(error)
+	if report {
+		reportErr = func(err error) { logUnhandled(info.EngineAddr, err) }
 	}
-	return err
+	return serve(body, info, cfg, reportErr)
 }
 
 // serve starts the callback server, runs the SDK's run function and shuts
 // the server down once that has returned. RunErr returns only after the
 // SDK's SignalAndWaitForShutdown, when the engine has run its last step and
-// called its last hook, so the server stops when nothing can call it.
-func serve(body Func, info pulumi.RunInfo, cfg config) (err error) {
+// called its last hook, so the server stops when nothing can call it. An
+// error is given to reportErr (if not nil) as soon as it is known, so that
+// the engine gets it before the server's shutdown, as it gets pulumi.Run's.
+func serve(body Func, info pulumi.RunInfo, cfg config, reportErr func(error)) error {
+	fail := func(err error) error {
+		if reportErr != nil {
+			reportErr(err)
+		}
+		return err
+	}
 	srvOpts := append([]callbacks.ServerOption{callbacks.EngineAddress(info.EngineAddr)}, cfg.server...)
 	srv, err := callbacks.Listen(srvOpts...)
 	if err != nil {
-		return fmt.Errorf("program: starting the callback server: %w", err)
+		return fail(fmt.Errorf("program: starting the callback server: %w", err))
 	}
-	defer func() {
+	shutdown := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.shutdown)
 		defer cancel()
-		if shutErr := srv.Shutdown(ctx); shutErr != nil {
-			err = errors.Join(err, fmt.Errorf("program: shutting down the callback server: %w", shutErr))
+		if err := srv.Shutdown(ctx); err != nil {
+			return fmt.Errorf("program: shutting down the callback server: %w", err)
 		}
-	}()
+		return nil
+	}
 
 	mon, err := monitor.Dial(info.MonitorAddr, srv)
 	if err != nil {
-		return err
+		return errors.Join(fail(err), shutdown())
 	}
-	defer func() { _ = mon.Close() }()
-
-	return pulumi.RunErr(func(ctx *pulumi.Context) error {
+	err = pulumi.RunErr(func(ctx *pulumi.Context) error {
 		return body(ctx, mon)
 	}, cfg.run...)
+	_ = mon.Close() // the SDK has signalled the engine: nothing is registered any more
+	if err != nil {
+		return errors.Join(fail(err), shutdown())
+	}
+	if err := shutdown(); err != nil {
+		return fail(err)
+	}
+	return nil
 }
 
 // logUnhandled reports err to the engine in the words of pulumi.Run, at
