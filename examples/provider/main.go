@@ -22,7 +22,8 @@
 // children are created, and delete hooks of children that a later update
 // drops after the program itself has ended. The provider process is alive
 // until then: the engine shuts its plugins down (SIGINT, on which
-// provider.Main returns) only once the deployment is over. So the server
+// provider.Main returns, then a kill 5 seconds later) only once the
+// deployment is over. So the server
 // starts before provider.Main serves and shuts down, gracefully and within a
 // bound, after provider.Main has returned; it is never tied to one
 // Construct.
@@ -47,8 +48,9 @@ import (
 )
 
 // shutdownTimeout bounds the wait for callbacks in flight once the engine
-// has let the provider go.
-const shutdownTimeout = 30 * time.Second
+// has let the provider go. The engine kills a plugin that has not exited 5
+// seconds after the interrupt; the server must be done before that.
+const shutdownTimeout = 4 * time.Second
 
 func main() {
 	if err := run(); err != nil {
