@@ -4,6 +4,7 @@
 package examples
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,7 +54,9 @@ func TestEveryExampleBuildsWhenCopiedAlone(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			for _, args := range [][]string{{"build", "./..."}, {"vet", "./..."}} {
+			// Built as pulumi-language-go builds programs, which shares
+			// the build cache with examples/readme's test.
+			for _, args := range [][]string{{"build", "-trimpath", "-ldflags", "-w -s", "./..."}, {"vet", "./..."}} {
 				cmd := exec.Command(goBin, args...)
 				cmd.Dir = dir
 				cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
@@ -65,5 +68,34 @@ func TestEveryExampleBuildsWhenCopiedAlone(t *testing.T) {
 	}
 	if found < 4 {
 		t.Errorf("found %d examples, want at least 4", found)
+	}
+}
+
+// TestReadmeShowsTheReadmeExample keeps the README's first example identical
+// to examples/readme/main.go, which the tests compile and run.
+func TestReadmeShowsTheReadmeExample(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join("readme", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const section, open, end = "\n## A small example\n", "\n```go\n", "\n```\n"
+	_, rest, ok := bytes.Cut(readme, []byte(section))
+	if !ok {
+		t.Fatalf("README.md has no section %q", section)
+	}
+	_, rest, ok = bytes.Cut(rest, []byte(open))
+	if !ok {
+		t.Fatal("the README's section \"A small example\" has no Go block")
+	}
+	block, _, ok := bytes.Cut(rest, []byte(end))
+	if !ok {
+		t.Fatal("the README's first Go block does not end")
+	}
+	if got := append(block, '\n'); !bytes.Equal(got, want) {
+		t.Errorf("the README's first example differs from examples/readme/main.go:\n--- README\n%s\n--- examples/readme/main.go\n%s", got, want)
 	}
 }
