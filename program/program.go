@@ -26,6 +26,10 @@
 // program creates with the SDK through hooks.Attach: a stack transform that
 // adds the hooks to every resource its selector matches.
 //
+// Stack transforms registered in the body apply to the resources the body
+// registers after them. The stack resource itself, which the SDK registers
+// while the body starts, may or may not pass through them.
+//
 // Stack transforms of this module see a resource's properties as
 // resource.PropertyMap; the SDK's own transforms see nested objects as
 // pulumi.Map. Both run in the same deployment, in registration order.

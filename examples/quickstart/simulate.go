@@ -14,6 +14,7 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
+	"github.com/langhost/callbacks/program"
 )
 
 // Stand-ins for what the random provider would return.
@@ -43,7 +44,7 @@ func simulate(ctx context.Context, w io.Writer) error {
 
 	calls := &callLog{}
 	res, err := engine.RunFunc(ctx, func() error {
-		return deploy(ctx, callbacks.WithObserver(calls))
+		return program.RunErr(deploy, program.ServerOptions(callbacks.WithObserver(calls)))
 	})
 	if err != nil {
 		return err
