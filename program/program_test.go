@@ -1,9 +1,11 @@
 package program_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,8 +16,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/langhost/callbacks/enginetest"
+	"github.com/langhost/callbacks/hooks"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/program"
+	"github.com/langhost/callbacks/transforms"
 )
 
 // childEnv names the variable that makes the test binary a program: "sdk"
@@ -166,3 +170,64 @@ func (mocks) NewResource(pulumi.MockResourceArgs) (string, resource.PropertyMap,
 }
 
 func (mocks) Call(pulumi.MockCallArgs) (resource.PropertyMap, error) { return nil, nil }
+
+// withFarewell is a body that registers an after-delete hook, binds it to
+// every custom resource, and declares the resources named in keep.
+func withFarewell(calls *atomic.Int32, keep ...string) program.Func {
+	return func(ctx *pulumi.Context, mon *monitor.Monitor) error {
+		farewell, err := hooks.Register(ctx.Context(), mon, "farewell", func(context.Context, *hooks.Args) error {
+			calls.Add(1)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		_, err = hooks.Attach(ctx.Context(), mon, func(a *transforms.Args) bool { return a.Custom },
+			&hooks.Binding{AfterDelete: []hooks.Ref{farewell}})
+		if err != nil {
+			return err
+		}
+		for _, name := range keep {
+			var r pulumi.CustomResourceState
+			if err := ctx.RegisterResource("test:index:Thing", name, nil, &r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// The engine runs delete hooks after the program has signalled that it is
+// done; RunErr keeps the server serving until then, so the hook of a
+// resource the program dropped runs, and succeeds.
+func TestRunErrServesDeleteHooksAfterTheProgram(t *testing.T) {
+	var calls atomic.Int32
+	first := enginetest.New(t, enginetest.WithProject("p"), enginetest.WithStack("s"))
+	res := first.Run(t, func() error { return program.RunErr(withFarewell(&calls, "kept", "dropped")) })
+	require.NoError(t, res.ProgramErr)
+	require.NoError(t, res.Err)
+	require.Zero(t, calls.Load())
+
+	second := enginetest.New(t, enginetest.WithProject("p"), enginetest.WithStack("s"), enginetest.WithState(res.State))
+	res = second.Run(t, func() error { return program.RunErr(withFarewell(&calls, "kept")) })
+	require.NoError(t, res.ProgramErr, second.Trace())
+	require.NoError(t, res.Err, second.Trace())
+
+	dropped := second.URN(second.StackURN(), "test:index:Thing", "dropped")
+	assert.Nil(t, res.State.Get(dropped))
+	signal, hook := 0, 0
+	for _, ev := range second.Record() {
+		switch {
+		case ev.Kind == enginetest.KindSignalAndWaitForShutdown && signal == 0:
+			signal = ev.Seq
+		case ev.Kind == enginetest.KindHook:
+			assert.Equal(t, dropped, ev.URN)
+			assert.Equal(t, "after_delete", ev.Point)
+			assert.Empty(t, ev.Err, "the hook failed: %s", ev)
+			hook = ev.Seq
+		}
+	}
+	assert.NotZero(t, hook, "the delete hook was not called:\n%s", second.Trace())
+	assert.Greater(t, hook, signal, "the delete hook ran before the program's signal")
+	assert.Equal(t, int32(1), calls.Load())
+}
