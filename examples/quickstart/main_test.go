@@ -9,15 +9,13 @@ import (
 )
 
 // TestQuickstartOnTheSimulator runs the program the way `go run` does with
-// no engine around. run itself fails when a transform, hook or retry did not
-// happen; the test also pins the lines a reader of the README looks for, and
-// that a second run prints exactly the same account.
+// no engine around. simulate itself fails when a transform, hook or retry
+// did not happen; the test also pins the lines a reader of the README looks
+// for, and that a second run prints exactly the same account.
 func TestQuickstartOnTheSimulator(t *testing.T) {
-	t.Setenv("PULUMI_MONITOR", "") // not under `pulumi up`, even if the test is
-
 	var first bytes.Buffer
 	if err := simulate(t.Context(), &first); err != nil {
-		t.Fatalf("run: %v\n%s", err, first.String())
+		t.Fatalf("simulate: %v\n%s", err, first.String())
 	}
 	out := first.String()
 	for _, want := range []string{
@@ -45,7 +43,7 @@ func TestQuickstartOnTheSimulator(t *testing.T) {
 
 	var second bytes.Buffer
 	if err := simulate(t.Context(), &second); err != nil {
-		t.Fatalf("second run: %v\n%s", err, second.String())
+		t.Fatalf("second simulate: %v\n%s", err, second.String())
 	}
 	if second.String() != out {
 		t.Errorf("the output differs between runs:\nfirst:\n%s\nsecond:\n%s", out, second.String())

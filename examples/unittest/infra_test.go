@@ -11,6 +11,7 @@ import (
 
 	"github.com/langhost/callbacks/enginetest"
 	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/program"
 	"github.com/langhost/callbacks/transforms"
 )
 
@@ -21,7 +22,7 @@ func deployOn(t *testing.T, opts ...enginetest.Option) (*enginetest.Engine, *eng
 	t.Helper()
 	opts = append([]enginetest.Option{enginetest.WithProject("unittest"), enginetest.WithStack("test")}, opts...)
 	engine := enginetest.New(t, opts...)
-	res := engine.Run(t, func() error { return deploy(t.Context()) })
+	res := engine.Run(t, func() error { return program.RunErr(deploy) })
 	require.NoError(t, res.ProgramErr, "the program failed:\n%s", engine.Trace())
 	require.NoError(t, res.Err, "the deployment failed:\n%s", engine.Trace())
 	return engine, res
