@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -20,9 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -39,127 +36,11 @@ const relBound = 30 * time.Second
 
 const relBufTarget = "passthrough:///bufnet"
 
-// relEnv is a served registry plus an engine-like client connected to it.
-type relEnv struct {
-	srv    *callbacks.Server
-	lis    *bufconn.Listener
-	conn   *grpc.ClientConn
-	client pulumirpc.CallbacksClient
-}
-
-// relServe starts a server on an in-memory bufconn listener and dials it the
-// way the engine does (plaintext, 400 MiB limits). Both end with the test.
-func relServe(t testing.TB, opts ...callbacks.Option) *relEnv {
-	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	all := append([]callbacks.Option{callbacks.WithListener(lis), callbacks.Target(relBufTarget)}, opts...)
-	srv, err := callbacks.Listen(all...)
-	if err != nil {
-		_ = lis.Close()
-		t.Fatalf("Listen: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	env := &relEnv{srv: srv, lis: lis}
-	env.conn = env.dial(t)
-	env.client = pulumirpc.NewCallbacksClient(env.conn)
-	return env
-}
-
-// dial opens another client connection to the server.
-func (e *relEnv) dial(t testing.TB, extra ...grpc.DialOption) *grpc.ClientConn {
-	t.Helper()
-	return relDial(t, relBufTarget, append([]grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-		return e.lis.DialContext(ctx)
-	})}, extra...)...)
-}
-
-// relDial opens a client connection like the engine's and closes it when the
-// test ends (before any server cleanup registered earlier).
-func relDial(t testing.TB, target string, extra ...grpc.DialOption) *grpc.ClientConn {
-	t.Helper()
-	opts := append([]grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(400<<20), grpc.MaxCallSendMsgSize(400<<20)),
-	}, extra...)
-	conn, err := grpc.NewClient(target, opts...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
-}
-
-// relCtx is the test-level context: it only exists to turn a hang into a
-// failure.
-func relCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), relBound)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func relRegister(t testing.TB, srv *callbacks.Server, f callbacks.Func, opts ...callbacks.RegisterOption) *pulumirpc.Callback {
-	t.Helper()
-	cb, err := srv.Register(f, opts...)
-	require.NoError(t, err)
-	return cb
-}
-
-func (e *relEnv) invoke(ctx context.Context, token string, payload []byte) ([]byte, error) {
-	res, err := e.client.Invoke(ctx, &pulumirpc.CallbackInvokeRequest{Token: token, Request: payload})
-	if err != nil {
-		return nil, err
-	}
-	return res.GetResponse(), nil
-}
-
-func relMarshal(t testing.TB, m proto.Message) []byte {
-	t.Helper()
-	b, err := proto.Marshal(m)
-	require.NoError(t, err)
-	return b
-}
-
-func relStruct(t testing.TB, m map[string]any) *structpb.Struct {
-	t.Helper()
-	s, err := structpb.NewStruct(m)
-	require.NoError(t, err)
-	return s
-}
-
 // relNested returns a Struct with depth levels of Struct: {"a": {"a": ... {"leaf": "x"}}}.
 func relNested(depth int) *structpb.Struct {
 	s := &structpb.Struct{Fields: map[string]*structpb.Value{"leaf": structpb.NewStringValue("x")}}
 	for i := 1; i < depth; i++ {
 		s = &structpb.Struct{Fields: map[string]*structpb.Value{"a": structpb.NewStructValue(s)}}
-	}
-	return s
-}
-
-// relWantStatus checks a call's gRPC code and that its message contains msg.
-// Whatever the code, the message must never carry a Go stack trace.
-func relWantStatus(t testing.TB, err error, code codes.Code, msg string) {
-	t.Helper()
-	st := status.Convert(err)
-	if st.Code() != code {
-		t.Fatalf("got code %v (%q), want %v", st.Code(), relClip(st.Message()), code)
-	}
-	if !strings.Contains(st.Message(), msg) {
-		t.Errorf("got message %q, want it to contain %q", relClip(st.Message()), msg)
-	}
-	relNoStack(t, st.Message())
-}
-
-// relNoStack fails if s looks like it holds a goroutine stack.
-func relNoStack(t testing.TB, s string) {
-	t.Helper()
-	for _, frag := range []string{"goroutine ", ".go:", "runtime/debug", "panic("} {
-		if strings.Contains(s, frag) {
-			t.Errorf("message %q contains %q: a stack trace reached the wire", relClip(s), frag)
-		}
-	}
-}
-
-func relClip(s string) string {
-	if len(s) > 300 {
-		return fmt.Sprintf("%s…(%d bytes)", s[:300], len(s))
 	}
 	return s
 }
@@ -247,7 +128,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 	type badCase struct {
 		name string
 		// srvOpts configure the server for this row.
-		srvOpts []callbacks.Option
+		srvOpts []callbacks.ServerOption
 		// fn is registered when set; otherwise a recording resource
 		// transform (rec) is.
 		fn      func(rec *relTransformRecorder) callbacks.Func
@@ -526,7 +407,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 		},
 		{
 			name:     "payload over the server's message limit",
-			srvOpts:  []callbacks.Option{callbacks.MaxMessageSize(1 << 20)},
+			srvOpts:  []callbacks.ServerOption{callbacks.MaxMessageSize(1 << 20)},
 			payload:  func(*testing.T) []byte { return make([]byte, 2<<20) },
 			wantCode: codes.ResourceExhausted,
 			wantMsg:  "received message larger than max",

@@ -37,7 +37,7 @@ var benchRaw = callbacks.Raw(func(_ context.Context, b []byte) ([]byte, error) {
 // random order.
 func benchFilled(b *testing.B, n int) (*callbacks.Registry, []string) {
 	b.Helper()
-	reg := callbacks.NewRegistry()
+	reg := newTestRegistry(b)
 	tokens := make([]string, n)
 	for i := range tokens {
 		tok, err := reg.Register(benchRaw)
@@ -190,7 +190,7 @@ func BenchmarkRegistryMemory(b *testing.B) {
 				var before, after runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&before)
-				reg := callbacks.NewRegistry()
+				reg := newTestRegistry(b)
 				for range n {
 					f := benchRaw
 					if mode == "own" {
@@ -262,7 +262,7 @@ func BenchmarkInvokeRegistry(b *testing.B) {
 	for _, k := range benchKinds {
 		for _, size := range benchdata.Sizes {
 			b.Run(k.name+"/"+size, func(b *testing.B) {
-				reg := callbacks.NewRegistry()
+				reg := newTestRegistry(b)
 				tok, err := reg.Register(k.fn)
 				if err != nil {
 					b.Fatal(err)
@@ -336,7 +336,7 @@ func BenchmarkInvoke(b *testing.B) {
 			for _, size := range benchdata.Sizes {
 				b.Run(tr.name+"/"+k.name+"/"+size, func(b *testing.B) {
 					srv, client := tr.start(b)
-					cb, err := srv.Register(k.fn)
+					cb, err := srv.Register(context.Background(), k.fn)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -363,7 +363,7 @@ func BenchmarkInvoke16(b *testing.B) {
 		for _, size := range benchdata.Sizes {
 			b.Run(tr.name+"/"+k.name+"/"+size, func(b *testing.B) {
 				srv, client := tr.start(b)
-				cb, err := srv.Register(k.fn)
+				cb, err := srv.Register(context.Background(), k.fn)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -16,87 +16,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// engine is a test stand-in for the Pulumi engine's side of a callback: one
-// client connection to a server, as the engine keeps one per target.
-type engine struct {
-	conn   *grpc.ClientConn
-	client pulumirpc.CallbacksClient
-}
-
-func (e *engine) invoke(ctx context.Context, token string, req proto.Message) ([]byte, error) {
-	payload, err := proto.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	return e.invokeBytes(ctx, token, payload)
-}
-
-func (e *engine) invokeBytes(ctx context.Context, token string, payload []byte) ([]byte, error) {
-	res, err := e.client.Invoke(ctx, &pulumirpc.CallbackInvokeRequest{Token: token, Request: payload})
-	if err != nil {
-		return nil, err
-	}
-	return res.GetResponse(), nil
-}
-
-// transport starts a server and an engine connected to it.
-type transport struct {
-	name  string
-	start func(t *testing.T, opts ...callbacks.Option) (*callbacks.Server, *engine)
-}
-
-var transports = []transport{
-	{"loopback", startLoopback},
-	{"bufconn", startBufconn},
-}
-
-func startLoopback(t *testing.T, opts ...callbacks.Option) (*callbacks.Server, *engine) {
-	t.Helper()
-	srv, err := callbacks.Listen(opts...)
-	require.NoError(t, err)
-	return srv, dialEngine(t, srv, srv.Target())
-}
-
-func startBufconn(t *testing.T, opts ...callbacks.Option) (*callbacks.Server, *engine) {
-	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	srv, err := callbacks.Listen(append(opts, callbacks.WithListener(lis), callbacks.Target("passthrough:///bufnet"))...)
-	require.NoError(t, err)
-	return srv, dialEngine(t, srv, srv.Target(), grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-		return lis.DialContext(ctx)
-	}))
-}
-
-func dialEngine(t *testing.T, srv *callbacks.Server, target string, extra ...grpc.DialOption) *engine {
-	t.Helper()
-	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(400<<20), grpc.MaxCallSendMsgSize(400<<20))}, extra...)
-	conn, err := grpc.NewClient(target, opts...)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = conn.Close()
-		_ = srv.Close()
-	})
-	return &engine{conn: conn, client: pulumirpc.NewCallbacksClient(conn)}
-}
-
-func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
-	t.Helper()
-	s, err := structpb.NewStruct(m)
-	require.NoError(t, err)
-	return s
+// The typed packages the cross-kind test imports start glog's flush goroutine.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
 }
 
 // Every kind decodes its request, reaches the function and has its response
@@ -172,7 +101,7 @@ func TestEveryKindRoundTrips(t *testing.T) {
 			t.Run(tr.name+"/"+tt.name, func(t *testing.T) {
 				t.Parallel()
 				srv, eng := tr.start(t)
-				cb, err := srv.Register(tt.fn, callbacks.Name(tt.name))
+				cb, err := srv.Register(context.Background(), tt.fn, callbacks.Name(tt.name))
 				require.NoError(t, err)
 				assert.Equal(t, srv.Target(), cb.Target)
 				assert.True(t, cb.AcceptsByteString)
@@ -221,7 +150,7 @@ func TestErrorCodes(t *testing.T) {
 		{name: "payload that does not decode", payload: []byte{0xff, 0xff, 0xff},
 			wantCode: codes.InvalidArgument, wantMsg: []string{"resource hook", "pulumirpc.ResourceHookRequest"}, wantIs: callbacks.ErrInvalidRequest},
 		{name: "panic", fn: hook(func() error { panic("secret-value-123") }),
-			wantCode: codes.Internal, wantMsg: []string{"panicked"}, notInMsg: []string{"secret-value-123", "goroutine", ".go:"}, wantIs: callbacks.ErrPanicked},
+			wantCode: codes.Internal, wantMsg: []string{"resource hook", "panicked: secret-value-123"}, notInMsg: []string{"goroutine", ".go:"}, wantIs: callbacks.ErrPanicked},
 		{name: "status error keeps its code", fn: hook(func() error { return statusErr }),
 			wantCode: codes.PermissionDenied, wantMsg: []string{"not allowed"}},
 		{name: "wrapped status error keeps its code", fn: hook(func() error { return fmt.Errorf("checking: %w", statusErr) }),
@@ -253,7 +182,7 @@ func TestErrorCodes(t *testing.T) {
 			if fn.Kind() == 0 {
 				fn = hook(func() error { return nil })
 			}
-			cb, err := srv.Register(fn, tt.opts...)
+			cb, err := srv.Register(context.Background(), fn, tt.opts...)
 			require.NoError(t, err)
 			token := cb.Token
 			if tt.token != nil {
@@ -311,7 +240,7 @@ func TestPanicIsContainedAndServerKeepsServing(t *testing.T) {
 	t.Parallel()
 	srv, eng := startLoopback(t)
 	var calls atomic.Int32
-	cb, err := srv.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
+	cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
 		if calls.Add(1) == 1 {
 			panic("first call panics")
 		}
@@ -329,7 +258,7 @@ func TestPanicIsContainedAndServerKeepsServing(t *testing.T) {
 func TestNilResponseIsEmpty(t *testing.T) {
 	t.Parallel()
 	srv, eng := startBufconn(t)
-	cb, err := srv.Register(callbacks.ResourceTransform(func(context.Context, *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
+	cb, err := srv.Register(context.Background(), callbacks.ResourceTransform(func(context.Context, *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
 		return nil, nil
 	}))
 	require.NoError(t, err)
@@ -340,7 +269,7 @@ func TestNilResponseIsEmpty(t *testing.T) {
 
 func TestRegistryWithoutSockets(t *testing.T) {
 	t.Parallel()
-	reg := callbacks.NewRegistry()
+	reg := newTestRegistry(t)
 	_, err := reg.Register(callbacks.Raw(nil))
 	require.ErrorIs(t, err, callbacks.ErrNilFunc)
 	_, err = reg.Register(callbacks.ResourceTransform(nil))
@@ -370,7 +299,7 @@ func TestRegistryWithoutSockets(t *testing.T) {
 func TestConcurrentInvokeRegisterUnregister(t *testing.T) {
 	t.Parallel()
 	srv, eng := startBufconn(t)
-	stable, err := srv.Register(callbacks.Raw(func(_ context.Context, b []byte) ([]byte, error) { return b, nil }))
+	stable, err := srv.Register(context.Background(), callbacks.Raw(func(_ context.Context, b []byte) ([]byte, error) { return b, nil }))
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
@@ -380,7 +309,7 @@ func TestConcurrentInvokeRegisterUnregister(t *testing.T) {
 			defer wg.Done()
 			for i := range 20 {
 				if g%4 == 0 {
-					cb, err := srv.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+					cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
 					if err != nil {
 						errs <- err
 						return
@@ -418,7 +347,7 @@ func TestShutdownDrainsInFlightCalls(t *testing.T) {
 	srv, eng := startBufconn(t)
 	release := make(chan struct{})
 	started := make(chan struct{}, 8)
-	cb, err := srv.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
+	cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
 		started <- struct{}{}
 		<-release
 		return []byte("done"), nil
@@ -454,7 +383,7 @@ func TestShutdownDrainsInFlightCalls(t *testing.T) {
 		assert.NoError(t, <-results)
 	}
 	require.NoError(t, <-shutdown)
-	_, err = srv.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+	_, err = srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
 	assert.ErrorIs(t, err, callbacks.ErrServerClosed)
 	require.NoError(t, srv.Shutdown(context.Background()), "Shutdown is idempotent")
 	require.NoError(t, srv.Close(), "Close after Shutdown is fine")
@@ -467,7 +396,7 @@ func TestShutdownForcedWhenContextEnds(t *testing.T) {
 	srv, eng := startBufconn(t)
 	cancelled := make(chan struct{})
 	entered := make(chan struct{})
-	cb, err := srv.Register(callbacks.Raw(func(ctx context.Context, _ []byte) ([]byte, error) {
+	cb, err := srv.Register(context.Background(), callbacks.Raw(func(ctx context.Context, _ []byte) ([]byte, error) {
 		close(entered)
 		<-ctx.Done()
 		close(cancelled)
@@ -490,19 +419,62 @@ func TestServeLifecycle(t *testing.T) {
 	t.Parallel()
 	srv, err := callbacks.NewServer()
 	require.NoError(t, err)
-	_, err = srv.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+	// Before Serve, a registration waits for it, bounded by its context.
+	early, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = srv.Register(early, callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
 	require.ErrorIs(t, err, callbacks.ErrNotServing)
+	require.ErrorIs(t, err, context.Canceled)
+
+	// The net/http habit: start Serve on a goroutine and register at once,
+	// with no polling; Register waits for Serve to begin.
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
-	require.Eventually(t, func() bool { return srv.Target() != "" }, 5*time.Second, time.Millisecond)
+	cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return []byte("up"), nil }))
+	require.NoError(t, err)
+	assert.Equal(t, lis.Addr().String(), cb.GetTarget())
+	out, err := dialEngine(t, srv, cb.GetTarget()).invokeBytes(context.Background(), cb.GetToken(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "up", string(out))
+
 	require.NoError(t, srv.Close())
 	require.ErrorIs(t, <-served, callbacks.ErrServerClosed)
 	lis2, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	require.ErrorIs(t, srv.Serve(lis2), callbacks.ErrServerClosed, "a closed server cannot be reused")
 	_ = lis2.Close()
+	_, err = srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+	require.ErrorIs(t, err, callbacks.ErrServerClosed)
+}
+
+// A registration waiting for Serve ends when the server is closed.
+func TestRegisterWaitingForServeEndsOnClose(t *testing.T) {
+	t.Parallel()
+	srv, err := callbacks.NewServer()
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		_, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+		done <- err
+	}()
+	require.NoError(t, srv.Close())
+	require.ErrorIs(t, <-done, callbacks.ErrServerClosed)
+}
+
+// With WithListener, NewServer knows its target at once.
+func TestNewServerWithListenerKnowsItsTarget(t *testing.T) {
+	t.Parallel()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv, err := callbacks.NewServer(callbacks.WithListener(lis))
+	require.NoError(t, err)
+	defer srv.Close()
+	cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+	require.NoError(t, err)
+	assert.Equal(t, lis.Addr().String(), cb.GetTarget())
+	go func() { _ = srv.Serve(lis) }()
 }
 
 func TestDefaultListenerIsLoopback(t *testing.T) {
@@ -523,7 +495,7 @@ func TestUnixSocket(t *testing.T) {
 	assert.Equal(t, "unix://"+path, srv.Target())
 	assert.True(t, strings.HasPrefix(srv.Target(), "unix:///"))
 	eng := dialEngine(t, srv, srv.Target())
-	cb, err := srv.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return []byte("unix"), nil }))
+	cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return []byte("unix"), nil }))
 	require.NoError(t, err)
 	out, err := eng.invokeBytes(context.Background(), cb.Token, nil)
 	require.NoError(t, err)

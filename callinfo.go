@@ -10,8 +10,11 @@ import (
 // CallInfo describes the callback invocation a function is serving. Get it
 // with [CallInfoFrom]; [Logger] returns a logger already tagged with it.
 type CallInfo struct {
-	Kind  Kind
-	Name  string // the registration's name (see [Name]); may be empty
+	// Kind is the callback's kind.
+	Kind Kind
+	// Name is the registration's name (see [Name]); it may be empty.
+	Name string
+	// Token is the token the engine called the callback with.
 	Token string
 
 	// The resource the call is about, where the request names one. Resource
@@ -22,7 +25,7 @@ type CallInfo struct {
 	Type         string
 	ResourceName string
 
-	// DryRun is true during a preview, as last set with [Registry.SetDryRun].
+	// DryRun is true during a preview, as the engine's GetDeploymentInfo said when the typed packages registered.
 	DryRun bool
 	// Attempt is, for error hooks, how many times the operation has failed so
 	// far (1 on the first failure); zero for other kinds.
@@ -85,10 +88,10 @@ func CallInfoFrom(ctx context.Context) (CallInfo, bool) {
 	return CallInfo{}, false
 }
 
-// SetCallResource records which resource the current call is about, for
+// setCallResource records which resource the current call is about, for
 // adapters that know more than the request says (a transform's URN is not in
 // its request). It does nothing outside a callback's context.
-func SetCallResource(ctx context.Context, urn, typ, name string) {
+func setCallResource(ctx context.Context, urn, typ, name string) {
 	cs := stateFrom(ctx)
 	if cs == nil {
 		return

@@ -2,7 +2,6 @@ package callbacks_test
 
 import (
 	"context"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -11,60 +10,17 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/emptypb"
 )
-
-// fakeEngineLog records Engine.Log calls, as `pulumi up` would display them.
-type fakeEngineLog struct {
-	pulumirpc.UnimplementedEngineServer
-	mu   sync.Mutex
-	logs []*pulumirpc.LogRequest
-}
-
-func (f *fakeEngineLog) Log(_ context.Context, r *pulumirpc.LogRequest) (*emptypb.Empty, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.logs = append(f.logs, r)
-	return &emptypb.Empty{}, nil
-}
-
-func (f *fakeEngineLog) recorded() []*pulumirpc.LogRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]*pulumirpc.LogRequest(nil), f.logs...)
-}
-
-func startEngineLog(t *testing.T) (*fakeEngineLog, string) {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	fake := &fakeEngineLog{}
-	s := grpc.NewServer()
-	pulumirpc.RegisterEngineServer(s, fake)
-	go func() { _ = s.Serve(lis) }()
-	t.Cleanup(s.Stop)
-	return fake, lis.Addr().String()
-}
-
-const hookURN = "urn:pulumi:dev::proj::aws:s3/bucket:Bucket::logs"
-
-func hookRequest(t *testing.T) []byte {
-	t.Helper()
-	b, err := proto.Marshal(&pulumirpc.ResourceHookRequest{Urn: hookURN, Type: "aws:s3/bucket:Bucket", Name: "logs"})
-	require.NoError(t, err)
-	return b
-}
 
 func TestWarningsReachEngineLogWithURN(t *testing.T) {
 	t.Parallel()
 	fake, addr := startEngineLog(t)
 	srv, eng := startBufconn(t, callbacks.EngineAddress(addr))
-	cb, err := srv.Register(callbacks.ResourceHook(func(ctx context.Context, _ *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
+	cb, err := srv.Register(context.Background(), callbacks.ResourceHook(func(ctx context.Context, _ *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
 		callbacks.Warn(ctx, "bucket has no lifecycle rule")
 		callbacks.Info(ctx, "checked 3 rules")
 		return nil, nil
@@ -103,7 +59,7 @@ func TestFailOpen(t *testing.T) {
 			t.Parallel()
 			fake, addr := startEngineLog(t)
 			srv, eng := startBufconn(t, callbacks.EngineAddress(addr))
-			cb, err := srv.Register(callbacks.ResourceTransform(func(ctx context.Context, _ *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
+			cb, err := srv.Register(context.Background(), callbacks.ResourceTransform(func(ctx context.Context, _ *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
 				return &pulumirpc.TransformResponse{Properties: mustStruct(t, map[string]any{"changed": true})}, tt.fn(ctx)
 			}), append(tt.opts, callbacks.Name("tagger"))...)
 			require.NoError(t, err)
@@ -152,9 +108,9 @@ func TestObserverSeesEveryCallOnceWithItsCode(t *testing.T) {
 	t.Parallel()
 	obs := &recordingObserver{}
 	srv, eng := startBufconn(t, callbacks.WithObserver(obs))
-	ok, err := srv.Register(hook(func() error { return nil }), callbacks.Name("ok"))
+	ok, err := srv.Register(context.Background(), hook(func() error { return nil }), callbacks.Name("ok"))
 	require.NoError(t, err)
-	bad, err := srv.Register(hook(func() error { return status.Error(codes.FailedPrecondition, "no") }), callbacks.Name("bad"))
+	bad, err := srv.Register(context.Background(), hook(func() error { return status.Error(codes.FailedPrecondition, "no") }), callbacks.Name("bad"))
 	require.NoError(t, err)
 	req := hookRequest(t)
 	_, _ = eng.invokeBytes(context.Background(), ok.Token, req)
@@ -180,8 +136,8 @@ func TestObserverSeesEveryCallOnceWithItsCode(t *testing.T) {
 
 func TestCallInfoInContext(t *testing.T) {
 	t.Parallel()
-	reg := callbacks.NewRegistry()
-	reg.SetDryRun(true)
+	reg := newTestRegistry(t)
+	callbacks.SetDryRun(reg, true)
 	got := make(chan callbacks.CallInfo, 1)
 	tok, err := reg.Register(callbacks.ErrorHook(func(ctx context.Context, _ *pulumirpc.ErrorHookRequest) (*pulumirpc.ErrorHookResponse, error) {
 		info, ok := callbacks.CallInfoFrom(ctx)
@@ -222,7 +178,7 @@ func TestCallInfoInContext(t *testing.T) {
 
 func TestKindTimeoutAppliesToThatKindOnly(t *testing.T) {
 	t.Parallel()
-	reg := callbacks.NewRegistry(callbacks.KindTimeout(callbacks.KindResourceHook, 20*time.Millisecond))
+	reg := newTestRegistry(t, callbacks.KindTimeout(callbacks.KindResourceHook, 20*time.Millisecond))
 	block := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
 	hookTok, err := reg.Register(callbacks.ResourceHook(func(ctx context.Context, _ *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
 		return nil, block(ctx)
@@ -263,7 +219,7 @@ func TestHealthServingThenNotServingDuringShutdown(t *testing.T) {
 
 	release := make(chan struct{})
 	entered := make(chan struct{})
-	cb, err := srv.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
+	cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
 		close(entered)
 		<-release
 		return nil, nil

@@ -25,8 +25,14 @@ var (
 	ErrTimeout = errors.New("callback deadline exceeded")
 	// ErrEncode: the function's response could not be encoded (Internal).
 	ErrEncode = errors.New("callback response does not encode")
-	// ErrNilFunc: a registration was given no function.
+	// ErrInvalidResult: the function's result breaks the protocol's rules,
+	// such as a state migration that drops a resource (Internal).
+	ErrInvalidResult = errors.New("invalid callback result")
+	// ErrNilFunc: a registration was given no function (InvalidArgument).
 	ErrNilFunc = errors.New("callback function is nil")
+	// ErrNilArgument: a registration was given a nil monitor, server or
+	// other required argument (InvalidArgument).
+	ErrNilArgument = errors.New("nil argument")
 	// ErrServerClosed is returned by Serve and by registrations after
 	// Shutdown or Close, like http.ErrServerClosed (Unavailable on the wire).
 	ErrServerClosed = errors.New("callbacks: server closed")
@@ -40,11 +46,11 @@ var (
 // one of the sentinels above or the user function's own error.
 type Error struct {
 	Code  codes.Code // the status code sent to the engine
-	Kind  Kind       // zero when the token was unknown
+	Kind  Kind       // the callback's kind; zero when the token was unknown
 	Name  string     // the registration's name, if it has one
-	Token string
-	Msg   string // the status message sent to the engine
-	Err   error  // the cause
+	Token string     // the callback's token, if the failure concerns a call
+	Msg   string     // the status message sent to the engine
+	Err   error      // the cause
 }
 
 func (e *Error) Error() string {

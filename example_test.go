@@ -20,7 +20,10 @@ import (
 // A Registry works without any socket: Invoke is the whole protocol minus
 // the transport, which makes callbacks easy to test.
 func ExampleRegistry() {
-	reg := callbacks.NewRegistry()
+	reg, err := callbacks.NewRegistry()
+	if err != nil {
+		log.Fatal(err)
+	}
 	token, err := reg.Register(callbacks.ErrorHook(
 		func(_ context.Context, req *pulumirpc.ErrorHookRequest) (*pulumirpc.ErrorHookResponse, error) {
 			// Retry a create up to three times.
@@ -53,7 +56,7 @@ func ExampleServer() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	cb, err := srv.Register(callbacks.ResourceTransform(
+	cb, err := srv.Register(context.Background(), callbacks.ResourceTransform(
 		func(_ context.Context, req *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
 			opts := proto.Clone(req.GetOptions()).(*pulumirpc.TransformResourceOptions)
 			opts.Protect = proto.Bool(true) // keep every other option as it was
@@ -81,7 +84,7 @@ func ExampleServer() {
 
 	// Shutdown lets calls in flight finish; afterwards the server is closed.
 	_ = srv.Shutdown(context.Background())
-	_, err = srv.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+	_, err = srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
 	fmt.Println(err)
 	// Output:
 	// true [urn:pulumi:dev::p::t::other]
@@ -108,7 +111,10 @@ func (c *callCounter) CallFinished(_ context.Context, info callbacks.CallInfo, c
 // OpenTelemetry's gRPC stats handler plug in with GRPCServerOptions.
 func ExampleWithObserver() {
 	counter := &callCounter{counts: map[string]int{}}
-	reg := callbacks.NewRegistry(callbacks.WithObserver(counter))
+	reg, err := callbacks.NewRegistry(callbacks.WithObserver(counter))
+	if err != nil {
+		log.Fatal(err)
+	}
 	token, _ := reg.Register(callbacks.ResourceHook(
 		func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
 			return nil, nil

@@ -130,11 +130,10 @@ func adapt[Req, Res any, PReq protoPtr[Req], PRes protoPtr[Res]](
 	}}
 }
 
-// RawAs wraps a function over undecoded payloads, like [Raw], but registers
-// it as a callback of kind k: the typed packages use it to decode requests
-// and encode responses themselves, straight from and to the wire bytes. The
-// function should record the resource it serves with [SetCallResource].
-func RawAs(k Kind, fn RawFunc) Func {
+// rawAs wraps a function over undecoded payloads, like [Raw], but registers
+// it as a callback of kind k: the typed packages use it (through
+// internal/access) to decode requests and encode responses themselves.
+func rawAs(k Kind, fn RawFunc) Func {
 	if fn == nil {
 		return Func{kind: k}
 	}

@@ -313,7 +313,7 @@ func relCheckError(t *testing.T, err error) *callbacks.Error {
 
 // relFuzzRegistry is the body shared by the registry fuzz targets.
 func relFuzzRegistry(f *testing.F, k relFuzzKind) {
-	reg := callbacks.NewRegistry()
+	reg := newTestRegistry(f)
 	registered, err := reg.Register(k.fn(), callbacks.Name("fuzzed"))
 	require.NoError(f, err)
 	for _, s := range relSeedPayloads(f, k) {

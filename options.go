@@ -1,10 +1,16 @@
 package callbacks
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/langhost/callbacks/internal/access"
 	"google.golang.org/grpc"
 )
 
@@ -12,14 +18,37 @@ import (
 // 400 MiB the Pulumi engine allows on its side.
 const DefaultMaxMessageSize = 400 << 20
 
-// Option configures a [Registry] or a [Server]. The registry options (logger,
-// observer, reporter, deadlines) apply to both; the listener and gRPC options
-// only to servers and are ignored by [NewRegistry].
-type Option interface{ apply(*config) }
+// ErrInvalidOption is wrapped by the error that [NewRegistry], [NewServer],
+// [Listen] and registrations return for an option with an invalid value,
+// such as Timeout(0) or a relative unix socket path.
+var ErrInvalidOption = errors.New("callbacks: invalid option")
 
-type optionFunc func(*config)
+// ServerOption configures a [Server] ([NewServer], [Listen]). Every
+// [RegistryOption] is also a ServerOption and configures the registry the
+// server creates.
+type ServerOption interface {
+	applyServer(*config) error
+}
 
-func (f optionFunc) apply(c *config) { f(c) }
+// RegistryOption configures a [Registry] ([NewRegistry]) or the registry of
+// a [Server]. Options that concern only servers, such as [Address], are not
+// RegistryOptions, so giving one to NewRegistry does not compile.
+type RegistryOption interface {
+	ServerOption
+	applyRegistry(*config) error
+}
+
+type serverOption func(*config) error
+
+func (f serverOption) applyServer(c *config) error { return f(c) }
+
+type registryOption func(*config) error
+
+func (f registryOption) applyServer(c *config) error {
+	c.registryOpts++
+	return f(c)
+}
+func (f registryOption) applyRegistry(c *config) error { return f(c) }
 
 type config struct {
 	logger      *slog.Logger
@@ -28,112 +57,285 @@ type config struct {
 	engineAddr  string
 	kindTimeout [kindCount]time.Duration
 
-	grpcOptions []grpc.ServerOption
-	maxMsgSize  int
-	listener    net.Listener
-	address     string
-	target      string
-	registry    *Registry
+	grpcOptions  []grpc.ServerOption
+	maxMsgSize   int
+	listener     net.Listener
+	listenerSet  bool
+	address      string
+	target       string
+	registry     *Registry
+	registryOpts int // registry options given to a server
 }
 
-func newConfig(opts []Option) config {
-	c := config{maxMsgSize: DefaultMaxMessageSize}
-	for _, o := range opts {
-		if o != nil {
-			o.apply(&c)
-		}
-	}
+func defaultConfig() config { return config{maxMsgSize: DefaultMaxMessageSize} }
+
+func (c *config) finish() {
 	if c.logger == nil {
-		c.logger = slog.New(slog.DiscardHandler)
+		c.logger = DefaultLogger()
 	}
-	return c
 }
 
-// WithLogger sets the logger for server events, panics (the message at error
-// level, the stack only at debug level) and undeliverable reports. Default: a
-// logger that discards everything.
-func WithLogger(l *slog.Logger) Option { return optionFunc(func(c *config) { c.logger = l }) }
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
+}
+
+// DefaultLogger is the logger used when none is given with [WithLogger]: a
+// text handler on standard error at warning level, so that panics, failures
+// and undeliverable reports are seen (the Pulumi language host shows a
+// program's standard error) while routine events stay quiet.
+func DefaultLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// WithLogger sets the logger for server events, panics (with their stacks)
+// and undeliverable reports. Default: [DefaultLogger]. A nil logger is
+// invalid; to discard everything use slog.New(slog.DiscardHandler).
+func WithLogger(l *slog.Logger) RegistryOption {
+	return registryOption(func(c *config) error {
+		if l == nil {
+			return invalid("WithLogger(nil)")
+		}
+		c.logger = l
+		return nil
+	})
+}
 
 // WithObserver sets the [Observer] told about every invocation. Default: none.
-func WithObserver(o Observer) Option { return optionFunc(func(c *config) { c.observer = o }) }
+func WithObserver(o Observer) RegistryOption {
+	return registryOption(func(c *config) error {
+		if o == nil {
+			return invalid("WithObserver(nil)")
+		}
+		c.observer = o
+		return nil
+	})
+}
 
 // WithReporter sets where [Warn], [Info] and [Report] messages go, overriding
 // [EngineAddress]. Default: the engine if an address is set, else the logger.
-func WithReporter(r Reporter) Option { return optionFunc(func(c *config) { c.reporter = r }) }
+func WithReporter(r Reporter) RegistryOption {
+	return registryOption(func(c *config) error {
+		if r == nil {
+			return invalid("WithReporter(nil)")
+		}
+		c.reporter = r
+		return nil
+	})
+}
+
+// KindTimeout sets a default deadline for every callback of kind k, for
+// registrations that set none with [Timeout]. Without it there is no
+// deadline beyond the engine's own. The duration must be positive and the
+// kind one of the Kind constants.
+func KindTimeout(k Kind, d time.Duration) RegistryOption {
+	return registryOption(func(c *config) error {
+		if !k.valid() {
+			return invalid("KindTimeout: %v is not a callback kind", k)
+		}
+		if d <= 0 {
+			return invalid("KindTimeout(%v, %v): the duration must be positive", k, d)
+		}
+		c.kindTimeout[k] = d
+		return nil
+	})
+}
 
 // EngineAddress is the address of the engine's Engine service (what programs
 // receive in PULUMI_ENGINE). Reports from callbacks are sent there with
-// Engine.Log, attached to the resource's URN. Default: none. Only servers
-// dial it; the connection is closed with the server.
-func EngineAddress(addr string) Option { return optionFunc(func(c *config) { c.engineAddr = addr }) }
-
-// KindTimeout sets a default deadline for every callback of kind k, for
-// registrations that set none with [Timeout]. Zero (the default) means no
-// deadline beyond the engine's own.
-func KindTimeout(k Kind, d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if k.valid() {
-			c.kindTimeout[k] = d
-		}
-	})
+// Engine.Log, attached to the resource's URN, each bounded by
+// [ReportTimeout]. Default: none. The connection is closed with the server.
+// An empty address means none, so os.Getenv("PULUMI_ENGINE") can be passed
+// as it is.
+func EngineAddress(addr string) ServerOption {
+	return serverOption(func(c *config) error { c.engineAddr = addr; return nil })
 }
 
 // GRPCServerOptions adds options to the underlying grpc.Server, such as
 // interceptors or a stats handler for OpenTelemetry. They are applied after
 // this package's own, so they may override the message size limits.
-func GRPCServerOptions(opts ...grpc.ServerOption) Option {
-	return optionFunc(func(c *config) { c.grpcOptions = append(c.grpcOptions, opts...) })
+func GRPCServerOptions(opts ...grpc.ServerOption) ServerOption {
+	return serverOption(func(c *config) error {
+		c.grpcOptions = append(c.grpcOptions, opts...)
+		return nil
+	})
 }
 
-// MaxMessageSize sets the receive and send limit in bytes. Default:
-// [DefaultMaxMessageSize] (400 MiB), matching the engine.
-func MaxMessageSize(n int) Option {
-	return optionFunc(func(c *config) {
-		if n > 0 {
-			c.maxMsgSize = n
+// MaxMessageSize sets the receive and send limit in bytes, which must be
+// positive. Default: [DefaultMaxMessageSize] (400 MiB), matching the engine.
+func MaxMessageSize(n int) ServerOption {
+	return serverOption(func(c *config) error {
+		if n <= 0 {
+			return invalid("MaxMessageSize(%d): the size must be positive", n)
 		}
+		c.maxMsgSize = n
+		return nil
 	})
 }
 
 // WithListener makes [Listen] serve on l instead of opening its own listener,
-// for unix sockets (see [ListenUnix]) or in-memory bufconn listeners.
-func WithListener(l net.Listener) Option { return optionFunc(func(c *config) { c.listener = l }) }
+// for unix sockets (see [ListenUnix]) or in-memory bufconn listeners. Given
+// to [NewServer], it binds the server to l at once, so that registrations
+// work before [Server.Serve] is called with l.
+func WithListener(l net.Listener) ServerOption {
+	return serverOption(func(c *config) error {
+		if l == nil {
+			return invalid("WithListener(nil)")
+		}
+		c.listener, c.listenerSet = l, true
+		return nil
+	})
+}
 
 // Address makes [Listen] listen on addr: "host:port" for TCP or
 // "unix:///absolute/path" for a unix socket (created owner-only, see
-// [ListenUnix]). Default: "127.0.0.1:0", a free loopback port.
-func Address(addr string) Option { return optionFunc(func(c *config) { c.address = addr }) }
+// [ListenUnix]). Default: "127.0.0.1:0", a free loopback port. A unix path
+// must be absolute: the engine runs in another directory.
+func Address(addr string) ServerOption {
+	return serverOption(func(c *config) error {
+		if err := checkAddress(addr); err != nil {
+			return err
+		}
+		c.address = addr
+		return nil
+	})
+}
 
-// Target overrides the address handed to the engine in each Callback.
-// Default: derived from the listener ("127.0.0.1:PORT" or "unix:///path").
-// Needed only for listeners whose address cannot be dialled, like bufconn.
-func Target(t string) Option { return optionFunc(func(c *config) { c.target = t }) }
+func checkAddress(addr string) error {
+	if addr == "" {
+		return invalid("Address(\"\")")
+	}
+	if path, ok := strings.CutPrefix(addr, "unix://"); ok && !filepath.IsAbs(path) {
+		return invalid("%q: a unix socket path must be absolute (unix:///path), since the engine resolves it from another directory", addr)
+	}
+	return nil
+}
 
-// WithRegistry makes a server serve an existing registry instead of a new one.
-// The registry keeps its own options; the server's registry options are
-// ignored.
-func WithRegistry(r *Registry) Option { return optionFunc(func(c *config) { c.registry = r }) }
+// Target sets the address handed to the engine in each Callback. Default:
+// derived from the listener ("127.0.0.1:PORT" or "unix:///path"). Needed
+// for listeners whose address cannot be dialled, like bufconn; given to
+// [NewServer], it lets registrations work before [Server.Serve] is called.
+func Target(t string) ServerOption {
+	return serverOption(func(c *config) error {
+		if err := checkAddress(t); err != nil {
+			return fmt.Errorf("target: %w", err)
+		}
+		c.target = t
+		return nil
+	})
+}
 
-// RegisterOption configures one registration.
-type RegisterOption interface{ applyReg(*entry) }
+// WithRegistry makes a server serve an existing registry instead of a new
+// one. The registry keeps its own options, so registry options given with
+// it are an error.
+func WithRegistry(r *Registry) ServerOption {
+	return serverOption(func(c *config) error {
+		if r == nil {
+			return invalid("WithRegistry(nil)")
+		}
+		c.registry = r
+		return nil
+	})
+}
 
-type regOptionFunc func(*entry)
+func newServerConfig(opts []ServerOption) (config, error) {
+	c := defaultConfig()
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o.applyServer(&c); err != nil {
+			return c, err
+		}
+	}
+	if c.registry != nil && c.registryOpts > 0 {
+		return c, invalid("WithRegistry is given with registry options (logger, observer, reporter, deadlines); give those to NewRegistry instead")
+	}
+	c.finish()
+	return c, nil
+}
 
-func (f regOptionFunc) applyReg(e *entry) { f(e) }
+func newRegistryConfig(opts []RegistryOption) (config, error) {
+	c := defaultConfig()
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o.applyRegistry(&c); err != nil {
+			return c, err
+		}
+	}
+	c.finish()
+	return c, nil
+}
+
+// ResourceHookOption configures the registration of a resource hook
+// (hooks.Register). Every [RegisterOption] is one; so are the options of
+// package hooks that apply to resource hooks only, such as hooks.OnDryRun.
+type ResourceHookOption interface {
+	applyHook(*access.HookConfig)
+	resourceHook()
+}
+
+// ErrorHookOption configures the registration of an error hook
+// (hooks.RegisterErrorHook). Every [RegisterOption] is one.
+type ErrorHookOption interface {
+	applyHook(*access.HookConfig)
+	errorHook()
+}
+
+// HookOption configures the registration of either kind of hook, such as
+// hooks.RequireOptions.
+type HookOption interface {
+	ResourceHookOption
+	ErrorHookOption
+}
+
+// RegisterOption configures one registration. Every registration of every
+// package takes it: [Registry.Register], [Server.Register] and the typed
+// Register and Callback functions.
+type RegisterOption interface {
+	HookOption
+	applyReg(*entry) error
+}
+
+type regOption func(*entry) error
+
+func (f regOption) applyReg(e *entry) error { return f(e) }
+func (f regOption) applyHook(c *access.HookConfig) {
+	c.Register = append(c.Register, RegisterOption(f))
+}
+func (regOption) resourceHook() {}
+func (regOption) errorHook()    {}
+
+type resourceHookOption func(*access.HookConfig)
+
+func (f resourceHookOption) applyHook(c *access.HookConfig) { f(c) }
+func (resourceHookOption) resourceHook()                    {}
+
+type hookOption func(*access.HookConfig)
+
+func (f hookOption) applyHook(c *access.HookConfig) { f(c) }
+func (hookOption) resourceHook()                    {}
+func (hookOption) errorHook()                       {}
 
 // Name gives a registration a name for errors, logs, [CallInfo] and
-// observers. Default: none.
-func Name(name string) RegisterOption { return regOptionFunc(func(e *entry) { e.name = name }) }
+// observers. Default: none (hooks are named after the hook).
+func Name(name string) RegisterOption {
+	return regOption(func(e *entry) error { e.name = name; return nil })
+}
 
 // Timeout puts a deadline on every call of this registration, overriding the
 // kind's default from [KindTimeout]. The function's context carries it; a call
 // that overruns ends with DeadlineExceeded and an error naming the kind, the
 // registration and the resource, even if the function ignores its context.
+// The duration must be positive.
 func Timeout(d time.Duration) RegisterOption {
-	return regOptionFunc(func(e *entry) {
-		if d > 0 {
-			e.timeout = d
+	return regOption(func(e *entry) error {
+		if d <= 0 {
+			return invalid("Timeout(%v): the duration must be positive", d)
 		}
+		e.timeout = d
+		return nil
 	})
 }
 
@@ -143,12 +345,30 @@ func Timeout(d time.Duration) RegisterOption {
 // not retry" for error hooks, and reports the failure as a warning. An error
 // the function returns on purpose still fails the call, and so does the
 // engine's own cancellation. Default: fail closed.
-func FailOpen() RegisterOption { return regOptionFunc(func(e *entry) { e.failOpen = true }) }
+func FailOpen() RegisterOption {
+	return regOption(func(e *entry) error { e.failOpen = true; return nil })
+}
 
 // AcceptsByteStrings sets Callback.accepts_byte_string on the callback a
 // server hands out, telling the engine it may send binary values as
 // byte-string envelopes rather than failing on non-UTF-8 strings. Default:
 // true.
 func AcceptsByteStrings(accept bool) RegisterOption {
-	return regOptionFunc(func(e *entry) { e.rejectBytes = !accept })
+	return regOption(func(e *entry) error { e.rejectBytes = !accept; return nil })
+}
+
+func init() {
+	access.NewResourceHookOption = func(f func(*access.HookConfig)) ResourceHookOption { return resourceHookOption(f) }
+	access.NewHookOption = func(f func(*access.HookConfig)) HookOption { return hookOption(f) }
+	access.ApplyHookOption = func(o any, c *access.HookConfig) {
+		switch o := o.(type) {
+		case ResourceHookOption:
+			o.applyHook(c)
+		case ErrorHookOption:
+			o.applyHook(c)
+		}
+	}
+	access.SetDryRun = func(r *Registry, dry bool) { r.dryRun.Store(dry) }
+	access.SetCallResource = setCallResource
+	access.RawAs = rawAs
 }

@@ -25,6 +25,7 @@ import (
 type Registry struct {
 	cfg    config
 	dryRun atomic.Bool
+	engine atomic.Pointer[engineReporter] // set by a server with an engine address
 
 	mu      sync.RWMutex
 	entries map[string]*entry
@@ -40,21 +41,23 @@ type entry struct {
 	rejectBytes bool
 }
 
-// NewRegistry returns an empty registry. Of the options, the logger, observer,
-// reporter and deadline options apply; the others are ignored.
-func NewRegistry(opts ...Option) *Registry {
-	return newRegistry(newConfig(opts))
+// NewRegistry returns an empty registry configured by opts. An option with an
+// invalid value is an error wrapping [ErrInvalidOption].
+func NewRegistry(opts ...RegistryOption) (*Registry, error) {
+	cfg, err := newRegistryConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return newRegistry(cfg), nil
 }
 
 func newRegistry(cfg config) *Registry {
-	if cfg.reporter == nil {
-		cfg.reporter = loggerReporter{cfg.logger}
-	}
 	return &Registry{cfg: cfg, entries: make(map[string]*entry)}
 }
 
 // Register stores f under a new random (version 4 UUID) token and returns the
-// token. It fails with [ErrNilFunc] for a Func without a function.
+// token. It fails with [ErrNilFunc] for a Func without a function and with
+// [ErrInvalidOption] for an option with an invalid value, both as an [*Error].
 func (r *Registry) Register(f Func, opts ...RegisterOption) (string, error) {
 	e, err := newEntry(f, opts)
 	if err != nil {
@@ -65,12 +68,17 @@ func (r *Registry) Register(f Func, opts ...RegisterOption) (string, error) {
 
 func newEntry(f Func, opts []RegisterOption) (*entry, error) {
 	if f.call == nil || !f.kind.valid() {
-		return nil, fmt.Errorf("callbacks: registering %s: %w", f.kind, ErrNilFunc)
+		return nil, &Error{Code: codes.InvalidArgument, Kind: f.kind, Err: ErrNilFunc,
+			Msg: fmt.Sprintf("callbacks: registering %s: %v", f.kind, ErrNilFunc)}
 	}
 	e := &entry{kind: f.kind, call: f.call}
 	for _, o := range opts {
-		if o != nil {
-			o.applyReg(e)
+		if o == nil {
+			continue
+		}
+		if err := o.applyReg(e); err != nil {
+			return nil, &Error{Code: codes.InvalidArgument, Kind: f.kind, Err: err,
+				Msg: fmt.Sprintf("callbacks: registering %s: %v", f.kind, err)}
 		}
 	}
 	return e, nil
@@ -124,10 +132,6 @@ func (r *Registry) lookup(token string) *entry {
 	r.mu.RUnlock()
 	return e
 }
-
-// SetDryRun records whether the deployment is a preview, for [CallInfo].DryRun.
-// The typed packages set it from the engine's GetDeploymentInfo.
-func (r *Registry) SetDryRun(dryRun bool) { r.dryRun.Store(dryRun) }
 
 // Invoke runs the callback registered under token on payload and returns the
 // encoded response. Every error is an [*Error] carrying the gRPC code the
@@ -237,21 +241,36 @@ func (r *Registry) call(ctx context.Context, e *entry, cs *callState, payload []
 	}
 }
 
+// maxPanicValue bounds the panic value an error repeats.
+const maxPanicValue = 1 << 10
+
 func (r *Registry) panicked(ctx context.Context, ci *CallInfo, p any) error {
-	// The panic value and stack may hold property values: keep them at debug
-	// level, out of error-level logs and off the wire.
+	// The user sees the panic's value (clipped), as they would see an error
+	// the function returned; the stack goes only to the program's log.
+	value := clip(fmt.Sprint(p), maxPanicValue)
 	r.cfg.logger.LogAttrs(ctx, slog.LevelError, "callback panicked",
-		slog.String("kind", ci.Kind.String()), slog.String("name", ci.Name), slog.String("token", ci.Token))
-	r.cfg.logger.LogAttrs(ctx, slog.LevelDebug, "callback panic detail",
-		slog.String("token", ci.Token), slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
+		slog.String("kind", ci.Kind.String()), slog.String("name", ci.Name), slog.String("token", ci.Token),
+		slog.String("panic", value), slog.String("stack", string(debug.Stack())))
 	return &Error{
 		Code: codes.Internal, Kind: ci.Kind, Name: ci.Name, Token: ci.Token, Err: ErrPanicked,
-		Msg: fmt.Sprintf("callbacks: %s%s panicked; details are in the program's log", label(ci.Kind, ci.Name), ci.resourceSuffix()),
+		Msg: fmt.Sprintf("%s%s panicked: %s", label(ci.Kind, ci.Name), ci.resourceSuffix(), value),
 	}
 }
 
+// reporter returns where reports go: the reporter set with WithReporter, else
+// the engine of a server with an engine address, else the logger.
+func (r *Registry) reporter() Reporter {
+	if r.cfg.reporter != nil {
+		return r.cfg.reporter
+	}
+	if e := r.engine.Load(); e != nil {
+		return e
+	}
+	return loggerReporter{r.cfg.logger}
+}
+
 func (r *Registry) report(ctx context.Context, sev Severity, urn, msg string) {
-	if err := r.cfg.reporter.Report(ctx, sev, urn, msg); err != nil {
+	if err := r.reporter().Report(ctx, sev, urn, msg); err != nil {
 		r.cfg.logger.LogAttrs(ctx, sev.level(), msg, slog.String("urn", urn),
 			slog.String("undelivered", status.Convert(err).Message()))
 	}

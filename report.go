@@ -3,6 +3,7 @@ package callbacks
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
@@ -61,6 +62,19 @@ func Report(ctx context.Context, sev Severity, msg string) {
 	cs.reg.report(ctx, sev, cs.snapshot().URN, msg)
 }
 
+// ReportFor reports a message at sev about the resource urn, for callbacks
+// that know their resource better than their request tells this package: a
+// [Raw] callback, whose payload the package does not read. Outside a
+// callback's context it logs to slog.Default().
+func ReportFor(ctx context.Context, sev Severity, urn, msg string) {
+	cs := stateFrom(ctx)
+	if cs == nil {
+		slog.Default().Log(ctx, sev.level(), msg, slog.String("urn", urn))
+		return
+	}
+	cs.reg.report(ctx, sev, urn, msg)
+}
+
 func (s Severity) level() slog.Level {
 	switch s {
 	case SeverityDebug:
@@ -89,8 +103,9 @@ func (l loggerReporter) Report(ctx context.Context, sev Severity, urn, msg strin
 // engineReporter sends reports to the engine's Engine.Log service, the way
 // `pulumi up` shows diagnostics under a resource.
 type engineReporter struct {
-	conn   *grpc.ClientConn
-	client pulumirpc.EngineClient
+	conn    *grpc.ClientConn
+	client  pulumirpc.EngineClient
+	timeout time.Duration
 }
 
 func dialEngine(addr string) (*engineReporter, error) {
@@ -98,13 +113,21 @@ func dialEngine(addr string) (*engineReporter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &engineReporter{conn: conn, client: pulumirpc.NewEngineClient(conn)}, nil
+	return &engineReporter{conn: conn, client: pulumirpc.NewEngineClient(conn), timeout: ReportTimeout}, nil
 }
+
+// ReportTimeout bounds each report sent to the engine's Engine.Log, so that a
+// stalled engine log cannot hold up a callback's answer (a fail-open call
+// reports before it answers) by more than this. A report that does not get
+// through in time is written to the logger instead.
+const ReportTimeout = 5 * time.Second
 
 func (e *engineReporter) Report(ctx context.Context, sev Severity, urn, msg string) error {
 	// The call's own context may already be cancelled (a fail-open deadline
-	// reports after it fired); the message must still go out.
-	_, err := e.client.Log(context.WithoutCancel(ctx), &pulumirpc.LogRequest{
+	// reports after it fired); the message must still go out, within bounds.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.timeout)
+	defer cancel()
+	_, err := e.client.Log(ctx, &pulumirpc.LogRequest{
 		Severity: sev.engine(), Message: msg, Urn: urn,
 	})
 	return err

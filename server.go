@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,10 +36,14 @@ type Server struct {
 	reporter *engineReporter // owned connection to Engine.Log, if any
 	flight   inflight
 
-	mu     sync.Mutex
-	target string
-	closed bool
-	serves sync.WaitGroup // Listen's own Serve goroutine
+	mu      sync.Mutex
+	target  string
+	closed  bool
+	serves  sync.WaitGroup // Listen's own Serve goroutine
+	serving chan struct{}  // closed once the target is known
+	done    chan struct{}  // closed by Shutdown and Close
+	once    sync.Once      // closes serving
+	doneOne sync.Once      // closes done
 
 	stopOnce   sync.Once
 	stopped    chan struct{} // closed once the grpc server has fully stopped
@@ -49,21 +54,44 @@ type Server struct {
 var _ pulumirpc.CallbacksServer = (*Server)(nil)
 
 // NewServer returns a server that is not yet serving; call [Server.Serve]
-// with a listener. [Listen] does both and is what most programs want.
-func NewServer(opts ...Option) (*Server, error) {
-	cfg := newConfig(opts)
-	s := &Server{cfg: cfg, health: health.NewServer(), stopped: make(chan struct{}), watchStop: make(chan struct{})}
+// with a listener, as with net/http:
+//
+//	srv, err := callbacks.NewServer()
+//	...
+//	go srv.Serve(lis)
+//	cb, err := srv.Register(ctx, f) // waits, bounded by ctx, until Serve has begun
+//
+// [Listen] does both and is what most programs want. With [WithListener] or
+// [Target] the server knows its target at once, and registrations do not
+// wait for Serve. An option with an invalid value is an error wrapping
+// [ErrInvalidOption].
+func NewServer(opts ...ServerOption) (*Server, error) {
+	cfg, err := newServerConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, health: health.NewServer(), stopped: make(chan struct{}), watchStop: make(chan struct{}),
+		serving: make(chan struct{}), done: make(chan struct{})}
+	switch {
+	case cfg.target != "":
+		s.setTarget(cfg.target)
+	case cfg.listener != nil:
+		s.setTarget(targetOf(cfg.listener.Addr()))
+	}
 	if cfg.engineAddr != "" && cfg.reporter == nil {
 		rep, err := dialEngine(cfg.engineAddr)
 		if err != nil {
-			return nil, fmt.Errorf("callbacks: engine address %q: %w", cfg.engineAddr, err)
+			return nil, fmt.Errorf("%w: engine address %q: %w", ErrInvalidOption, cfg.engineAddr, err)
 		}
-		s.reporter, cfg.reporter = rep, rep
+		s.reporter = rep
 	}
 	if cfg.registry != nil {
 		s.reg = cfg.registry
 	} else {
 		s.reg = newRegistry(cfg)
+	}
+	if s.reporter != nil {
+		s.reg.engine.CompareAndSwap(nil, s.reporter)
 	}
 	gopts := append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(cfg.maxMsgSize),
@@ -80,7 +108,7 @@ func NewServer(opts ...Option) (*Server, error) {
 // is listening, so the engine's first call can never race the listener. By
 // default it listens on 127.0.0.1 on a free port; see [Address] and
 // [WithListener]. Stop it with [Server.Shutdown] or [Server.Close].
-func Listen(opts ...Option) (*Server, error) {
+func Listen(opts ...ServerOption) (*Server, error) {
 	s, err := NewServer(opts...)
 	if err != nil {
 		return nil, err
@@ -152,10 +180,8 @@ func (s *Server) startServing(lis net.Listener) error {
 		return ErrServerClosed
 	}
 	if s.target == "" {
-		s.target = s.cfg.target
-		if s.target == "" {
-			s.target = targetOf(lis.Addr())
-		}
+		s.target = targetOf(lis.Addr())
+		s.once.Do(func() { close(s.serving) })
 	}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.health.SetServingStatus(pulumirpc.Callbacks_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
@@ -164,7 +190,12 @@ func (s *Server) startServing(lis net.Listener) error {
 
 func targetOf(a net.Addr) string {
 	if a.Network() == "unix" {
-		return "unix://" + a.String()
+		// The engine runs in another directory: hand it an absolute path.
+		path := a.String()
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+		return "unix://" + path
 	}
 	return a.String()
 }
@@ -178,6 +209,11 @@ func (s *Server) isClosed() bool {
 // Registry returns the registry the server serves.
 func (s *Server) Registry() *Registry { return s.reg }
 
+func (s *Server) setTarget(t string) {
+	s.target = t
+	s.once.Do(func() { close(s.serving) })
+}
+
 // Target returns the address the engine dials, such as "127.0.0.1:PORT" or
 // "unix:///path", or "" before the server serves.
 func (s *Server) Target() string {
@@ -187,21 +223,29 @@ func (s *Server) Target() string {
 }
 
 // Register stores f in the registry and returns the Callback to hand to the
-// engine. It fails with [ErrServerClosed] after Shutdown or Close and with
-// [ErrNotServing] before the server has a listener.
-func (s *Server) Register(f Func, opts ...RegisterOption) (*pulumirpc.Callback, error) {
+// engine. A server made by [NewServer] without a listener or target learns
+// its target when [Server.Serve] begins; until then Register waits, bounded
+// by ctx, and fails with an error wrapping [ErrNotServing] and ctx's error if
+// ctx ends first. It fails with [ErrServerClosed] after Shutdown or Close.
+// Every error is an [*Error].
+func (s *Server) Register(ctx context.Context, f Func, opts ...RegisterOption) (*pulumirpc.Callback, error) {
 	e, err := newEntry(f, opts)
 	if err != nil {
 		return nil, err
 	}
+	select {
+	case <-s.serving:
+	case <-s.done:
+	case <-ctx.Done():
+		return nil, &Error{Code: codes.Unavailable, Kind: f.kind, Err: fmt.Errorf("%w: %w", ErrNotServing, context.Cause(ctx)),
+			Msg: fmt.Sprintf("callbacks: registering %s: the server did not begin serving before the context ended: %v", f.kind, context.Cause(ctx))}
+	}
 	s.mu.Lock()
 	closed, target := s.closed, s.target
 	s.mu.Unlock()
-	switch {
-	case closed:
-		return nil, ErrServerClosed
-	case target == "":
-		return nil, ErrNotServing
+	if closed {
+		return nil, &Error{Code: codes.Unavailable, Kind: f.kind, Err: ErrServerClosed,
+			Msg: ErrServerClosed.Error()}
 	}
 	token := s.reg.store(e)
 	return &pulumirpc.Callback{Target: target, Token: token, AcceptsByteString: !e.rejectBytes}, nil
@@ -270,6 +314,7 @@ func (s *Server) markClosed() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
+	s.doneOne.Do(func() { close(s.done) })
 	s.health.Shutdown()
 }
 

@@ -4,6 +4,15 @@
 // pulumi.Run, or a language host talking to a raw ResourceMonitor client)
 // runs against it as it would against `pulumi up` or `pulumi preview`.
 //
+// In a test, [New] starts an engine that the test's cleanup closes, and
+// [Engine.Run] runs a Go program in the process against it, with the
+// engine's variables in the environment for the duration, and returns the
+// deployment's [Result] once the engine is done:
+//
+//	eng := enginetest.New(t, enginetest.WithProject("shop"))
+//	res := eng.Run(t, func() error { return pulumi.RunErr(program) })
+//	// assert on res.ProgramErr, res.State, eng.Events(...)
+//
 // The simulator speaks only the wire. It dials the program's callback
 // servers the way the engine does (one client per target, created when the
 // callback is registered, 400 MiB messages, plaintext) and calls them for:

@@ -31,22 +31,32 @@ import (
 // dependencies) keep their kind, and binary strings keep their bytes. A map
 // is nil when the request did not carry it.
 type Args struct {
-	URN  resource.URN
-	ID   resource.ID
+	// URN is the resource's URN.
+	URN resource.URN
+	// ID is the resource's provider ID; see the table for when it is set.
+	ID resource.ID
+	// Name is the resource's name.
 	Name string
-	Type string // the type token, such as "aws:s3/bucket:Bucket"
+	// Type is the type token, such as "aws:s3/bucket:Bucket".
+	Type string
 
-	NewInputs  resource.PropertyMap
-	OldInputs  resource.PropertyMap
+	// NewInputs are the inputs of this deployment.
+	NewInputs resource.PropertyMap
+	// OldInputs are the inputs recorded in the state.
+	OldInputs resource.PropertyMap
+	// NewOutputs are the outputs the provider just returned.
 	NewOutputs resource.PropertyMap
+	// OldOutputs are the outputs recorded in the state.
 	OldOutputs resource.PropertyMap
 
+	// NewOptions are the resource's options in this deployment.
 	NewOptions *ResourceOptions
+	// OldOptions are the resource's options recorded in the state.
 	OldOptions *ResourceOptions
 }
 
-// ArgsFromProto decodes a hook request.
-func ArgsFromProto(req *pulumirpc.ResourceHookRequest) (*Args, error) {
+// DecodeRequest decodes a hook request.
+func DecodeRequest(req *pulumirpc.ResourceHookRequest) (*Args, error) {
 	a := &Args{
 		URN:  resource.URN(req.GetUrn()),
 		ID:   resource.ID(req.GetId()),
@@ -71,9 +81,9 @@ func ArgsFromProto(req *pulumirpc.ResourceHookRequest) (*Args, error) {
 	return a, nil
 }
 
-// Proto encodes a as the request the engine would send. Binary strings are
+// ToProto encodes a as the request the engine would send. Binary strings are
 // encoded as byte-string envelopes.
-func (a *Args) Proto() (*pulumirpc.ResourceHookRequest, error) {
+func (a *Args) ToProto() (*pulumirpc.ResourceHookRequest, error) {
 	req := &pulumirpc.ResourceHookRequest{
 		Urn: string(a.URN), Id: string(a.ID), Name: a.Name, Type: a.Type,
 	}
@@ -86,10 +96,10 @@ func (a *Args) Proto() (*pulumirpc.ResourceHookRequest, error) {
 	); err != nil {
 		return nil, err
 	}
-	if req.NewOptions, err = a.NewOptions.Proto(); err != nil {
+	if req.NewOptions, err = a.NewOptions.ToProto(); err != nil {
 		return nil, fmt.Errorf("new_options: %w", err)
 	}
-	if req.OldOptions, err = a.OldOptions.Proto(); err != nil {
+	if req.OldOptions, err = a.OldOptions.ToProto(); err != nil {
 		return nil, fmt.Errorf("old_options: %w", err)
 	}
 	return req, nil
@@ -115,20 +125,30 @@ const (
 // inputs, OldOutputs and both option sets; delete failures carry OldInputs,
 // OldOutputs and OldOptions. Property values are kept as in [Args].
 type ErrorArgs struct {
-	URN  resource.URN
-	ID   resource.ID
+	// URN is the resource's URN.
+	URN resource.URN
+	// ID is the resource's provider ID, empty for a failed create.
+	ID resource.ID
+	// Name is the resource's name.
 	Name string
-	Type string // the type token, such as "aws:s3/bucket:Bucket"
+	// Type is the type token, such as "aws:s3/bucket:Bucket".
+	Type string
 
+	// FailedOperation is the provider operation that failed.
 	FailedOperation Operation
 	// Errors holds every failure message of this step so far, newest first.
 	Errors []string
 
-	NewInputs  resource.PropertyMap
-	OldInputs  resource.PropertyMap
+	// NewInputs are the inputs of this deployment (create, update).
+	NewInputs resource.PropertyMap
+	// OldInputs are the inputs recorded in the state (update, delete).
+	OldInputs resource.PropertyMap
+	// OldOutputs are the outputs recorded in the state (update, delete).
 	OldOutputs resource.PropertyMap
 
+	// NewOptions are the resource's options in this deployment.
 	NewOptions *ResourceOptions
+	// OldOptions are the resource's options recorded in the state.
 	OldOptions *ResourceOptions
 }
 
@@ -144,8 +164,8 @@ func (a *ErrorArgs) LastError() string {
 	return a.Errors[0]
 }
 
-// ErrorArgsFromProto decodes an error hook request.
-func ErrorArgsFromProto(req *pulumirpc.ErrorHookRequest) (*ErrorArgs, error) {
+// DecodeErrorRequest decodes an error hook request.
+func DecodeErrorRequest(req *pulumirpc.ErrorHookRequest) (*ErrorArgs, error) {
 	a := &ErrorArgs{
 		URN:             resource.URN(req.GetUrn()),
 		ID:              resource.ID(req.GetId()),
@@ -171,9 +191,9 @@ func ErrorArgsFromProto(req *pulumirpc.ErrorHookRequest) (*ErrorArgs, error) {
 	return a, nil
 }
 
-// Proto encodes a as the request the engine would send. Binary strings are
+// ToProto encodes a as the request the engine would send. Binary strings are
 // encoded as byte-string envelopes.
-func (a *ErrorArgs) Proto() (*pulumirpc.ErrorHookRequest, error) {
+func (a *ErrorArgs) ToProto() (*pulumirpc.ErrorHookRequest, error) {
 	req := &pulumirpc.ErrorHookRequest{
 		Urn: string(a.URN), Id: string(a.ID), Name: a.Name, Type: a.Type,
 		FailedOperation: string(a.FailedOperation), Errors: cloneStrings(a.Errors),
@@ -186,10 +206,10 @@ func (a *ErrorArgs) Proto() (*pulumirpc.ErrorHookRequest, error) {
 	); err != nil {
 		return nil, err
 	}
-	if req.NewOptions, err = a.NewOptions.Proto(); err != nil {
+	if req.NewOptions, err = a.NewOptions.ToProto(); err != nil {
 		return nil, fmt.Errorf("new_options: %w", err)
 	}
-	if req.OldOptions, err = a.OldOptions.Proto(); err != nil {
+	if req.OldOptions, err = a.OldOptions.ToProto(); err != nil {
 		return nil, fmt.Errorf("old_options: %w", err)
 	}
 	return req, nil

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/reach"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/transforms"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 )
 
@@ -41,7 +44,7 @@ func Bind(o *transforms.ResourceOptions, b *Binding) bool {
 	if o == nil || b == nil {
 		return false
 	}
-	add := b.Proto()
+	add := b.ToProto()
 	if o.Hooks == nil {
 		if isEmpty(add) {
 			return false
@@ -90,28 +93,70 @@ func isEmpty(p *pulumirpc.RegisterResourceRequest_ResourceHooksBinding) bool {
 // is not bound again. Resources sel does not pick, and picked resources that
 // already have every hook, are left untouched.
 //
+// Through a monitor from [monitor.FromConstruct], Attach binds only to the
+// descendants of the component being constructed, the way the engine scopes
+// a transform given in a parent's own registration, so that the hooks never
+// reach the resources of the program that uses the component. The engine
+// still asks the transform about every later resource of the deployment; to
+// spare those calls, put the callback of [Transform] in the component's own
+// registration instead.
+//
 // Like every stack transform it applies only to resources registered after
 // it, so call it early. Hooks are bound by name: the names need not be
 // registered yet, but the engine fails a step whose hook is not registered
-// by the time it runs. Names that are registered through mon must be of the
-// right kind: resource hooks at the lifecycle points, error hooks under
-// OnError. The engine must support transforms and resource hooks (and error
-// hooks, if b binds any). b is copied; later changes to it have no effect.
-// opts configure the transform's registration.
-func Attach(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor, sel Selector, b *Binding, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+// by the time it runs. Names that are registered in mon's deployment must be
+// of the right kind: resource hooks at the lifecycle points, error hooks
+// under OnError. The engine must support transforms and resource hooks (and
+// error hooks, if b binds any). b is copied; later changes to it have no
+// effect. opts configure the transform's registration. Every error is a
+// [*callbacks.Error].
+func Attach(ctx context.Context, mon *monitor.Monitor, sel Selector, b *Binding, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+	fn, err := attachTransform(ctx, mon, sel, b)
+	if err != nil {
+		return nil, err
+	}
+	if parent, ok := mon.Component(); ok {
+		fn = underParent(resource.URN(parent), fn)
+	}
+	cb, err := transforms.RegisterStack(ctx, mon, fn, opts...)
+	if err != nil {
+		return nil, reach.Fail(callbacks.KindResourceTransform, "hooks: attaching hooks", err)
+	}
+	return cb, nil
+}
+
+// Transform returns the callback of a resource transform that binds the hooks
+// of b to the resources sel picks, for a component to put in the transforms
+// of its own registration (RegisterResourceRequest.transforms). The engine
+// then applies it to the component's descendants only, and never calls it
+// for other resources. It checks the engine's features as [Attach] does but
+// registers nothing with the engine. Every error is a [*callbacks.Error].
+func Transform(ctx context.Context, mon *monitor.Monitor, sel Selector, b *Binding, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+	fn, err := attachTransform(ctx, mon, sel, b)
+	if err != nil {
+		return nil, err
+	}
+	if err := reach.Prepare(ctx, mon); err != nil {
+		return nil, reach.Fail(callbacks.KindResourceTransform, "hooks: binding hooks", err)
+	}
+	return transforms.Callback(ctx, mon, fn, opts...)
+}
+
+func attachTransform(ctx context.Context, mon *monitor.Monitor, sel Selector, b *Binding) (transforms.Func, error) {
+	const what = "hooks: attaching hooks"
 	if err := checkAttach(mon, b); err != nil {
-		return nil, fmt.Errorf("hooks: attaching hooks: %w", err)
+		return nil, reach.Fail(callbacks.KindResourceTransform, what, err)
 	}
 	// An engine without hooks would drop the binding without a word.
-	required := []monitor.Feature{monitor.ResourceHooks}
+	required := []monitor.Feature{monitor.Transforms, monitor.ResourceHooks}
 	if len(b.OnError) > 0 {
 		required = append(required, monitor.ErrorHooks)
 	}
 	if err := mon.Require(ctx, required...); err != nil {
-		return nil, fmt.Errorf("hooks: attaching hooks: %w", err)
+		return nil, reach.Fail(callbacks.KindResourceTransform, what, err)
 	}
-	add := BindingFromProto(b.Proto())
-	fn := func(_ context.Context, args *transforms.Args) (*transforms.Result, error) {
+	add := BindingFromProto(b.ToProto())
+	return func(_ context.Context, args *transforms.Args) (*transforms.Result, error) {
 		if sel != nil && !sel(args) {
 			return nil, nil
 		}
@@ -122,29 +167,45 @@ func Attach(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor, se
 			return nil, nil
 		}
 		return &transforms.Result{Options: args.Options}, nil
+	}, nil
+}
+
+// underParent limits fn to the descendants of parent. A stack transform sees
+// every resource registered after it, parents before their children, so the
+// descendants are the resources whose parent is parent or a descendant.
+func underParent(parent resource.URN, fn transforms.Func) transforms.Func {
+	var mu sync.Mutex
+	inside := map[resource.URN]bool{parent: true}
+	return func(ctx context.Context, args *transforms.Args) (*transforms.Result, error) {
+		mu.Lock()
+		ok := args.Parent != "" && inside[args.Parent]
+		if ok && args.URN != "" {
+			inside[args.URN] = true
+		}
+		mu.Unlock()
+		if !ok {
+			return nil, nil
+		}
+		return fn(ctx, args)
 	}
-	cb, err := transforms.RegisterStack(ctx, srv, mon, fn, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("hooks: attaching hooks: %w", err)
-	}
-	return cb, nil
 }
 
 func checkAttach(mon *monitor.Monitor, b *Binding) error {
-	if b == nil || isEmpty(b.Proto()) {
-		return errors.New("the binding names no hooks")
+	if mon == nil || mon.Server() == nil {
+		return reach.Nil("monitor")
 	}
-	if mon == nil {
-		return errors.New("no monitor")
+	if b == nil || isEmpty(b.ToProto()) {
+		return fmt.Errorf("%w: the binding names no hooks", callbacks.ErrInvalidOption)
 	}
 	if err := b.Validate(); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", callbacks.ErrInvalidOption, err)
 	}
+	names := reach.Names(mon)
 	var errs []error
 	for _, pt := range b.points() {
 		for _, r := range *pt.refs {
 			name := refName(r)
-			v, ok := mon.Named(name)
+			v, ok := names.Get(name)
 			if !ok {
 				continue
 			}
@@ -160,5 +221,8 @@ func checkAttach(mon *monitor.Monitor, b *Binding) error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%w: %w", callbacks.ErrInvalidOption, err)
+	}
+	return nil
 }

@@ -156,9 +156,9 @@ func TestAttach(t *testing.T) {
 			t.Parallel()
 			srv := newServer(t)
 			fake := fakeEngine(allFeatures...)
-			mon := monitortest.Serve(t, fake)
+			mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 
-			cb, err := hooks.Attach(t.Context(), srv, mon, tt.sel, tt.bind)
+			cb, err := hooks.Attach(t.Context(), wiretest.Bind(t, mon, srv), tt.sel, tt.bind)
 			require.NoError(t, err)
 			_, _, registered := recorded(fake)
 			require.Len(t, registered, 1)
@@ -187,10 +187,10 @@ func TestAttachTwice(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	fake := fakeEngine(allFeatures...)
-	mon := monitortest.Serve(t, fake)
-	first, err := hooks.Attach(t.Context(), srv, mon, hooks.ByType(bucketType), &hooks.Binding{BeforeCreate: names("audit"), AfterCreate: names("tag")})
+	mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
+	first, err := hooks.Attach(t.Context(), wiretest.Bind(t, mon, srv), hooks.ByType(bucketType), &hooks.Binding{BeforeCreate: names("audit"), AfterCreate: names("tag")})
 	require.NoError(t, err)
-	second, err := hooks.Attach(t.Context(), srv, mon, nil, &hooks.Binding{BeforeCreate: names("audit", "policy")})
+	second, err := hooks.Attach(t.Context(), wiretest.Bind(t, mon, srv), nil, &hooks.Binding{BeforeCreate: names("audit", "policy")})
 	require.NoError(t, err)
 
 	req := transformRequest(t, bucketType, "logs", true, nil)
@@ -214,14 +214,14 @@ func TestAttachWithRegisteredHooks(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	fake := fakeEngine(allFeatures...)
-	mon := monitortest.Serve(t, fake)
-	audit, err := hooks.Register(t.Context(), srv, mon, "audit", noop)
+	mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
+	audit, err := hooks.Register(t.Context(), wiretest.Bind(t, mon, srv), "audit", noop)
 	require.NoError(t, err)
-	retry, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "retry", noRetry)
+	retry, err := hooks.RegisterErrorHook(t.Context(), wiretest.Bind(t, mon, srv), "retry", noRetry)
 	require.NoError(t, err)
 
 	b := &hooks.Binding{BeforeCreate: []hooks.Ref{audit}, OnError: []hooks.Ref{retry}}
-	cb, err := hooks.Attach(t.Context(), srv, mon, nil, b)
+	cb, err := hooks.Attach(t.Context(), wiretest.Bind(t, mon, srv), nil, b)
 	require.NoError(t, err)
 	b.BeforeCreate = append(b.BeforeCreate, hooks.Name("late")) // must not affect the transform
 
@@ -248,7 +248,7 @@ func TestAttachRefused(t *testing.T) {
 		{
 			name: "resource-hook-under-on-error",
 			setup: func(t *testing.T, srv *callbacks.Server, mon *monitor.Monitor) {
-				_, err := hooks.Register(t.Context(), srv, mon, "audit", noop)
+				_, err := hooks.Register(t.Context(), wiretest.Bind(t, mon, srv), "audit", noop)
 				require.NoError(t, err)
 			},
 			bind:    &hooks.Binding{OnError: names("audit")},
@@ -257,7 +257,7 @@ func TestAttachRefused(t *testing.T) {
 		{
 			name: "error-hook-at-lifecycle-point",
 			setup: func(t *testing.T, srv *callbacks.Server, mon *monitor.Monitor) {
-				_, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "retry", noRetry)
+				_, err := hooks.RegisterErrorHook(t.Context(), wiretest.Bind(t, mon, srv), "retry", noRetry)
 				require.NoError(t, err)
 			},
 			bind:    &hooks.Binding{AfterUpdate: names("retry")},
@@ -297,14 +297,14 @@ func TestAttachRefused(t *testing.T) {
 			if tt.fake != nil {
 				fake = tt.fake()
 			}
-			mon := monitortest.Serve(t, fake)
+			mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 			before := 0
 			if tt.setup != nil {
 				tt.setup(t, srv, mon)
 				before = srv.Registry().Len()
 			}
 
-			_, err := hooks.Attach(t.Context(), srv, mon, nil, tt.bind)
+			_, err := hooks.Attach(t.Context(), wiretest.Bind(t, mon, srv), nil, tt.bind)
 			require.Error(t, err)
 			for _, w := range tt.wantMsg {
 				assert.Contains(t, err.Error(), w)

@@ -31,12 +31,18 @@ func (n Name) HookName() string { return string(n) }
 // run under the name registered in the run that deletes the resource (see
 // the package documentation).
 type Binding struct {
+	// BeforeCreate hooks run before the provider creates the resource.
 	BeforeCreate []Ref
-	AfterCreate  []Ref
+	// AfterCreate hooks run after the provider created the resource.
+	AfterCreate []Ref
+	// BeforeUpdate hooks run before the provider updates the resource.
 	BeforeUpdate []Ref
-	AfterUpdate  []Ref
+	// AfterUpdate hooks run after the provider updated the resource.
+	AfterUpdate []Ref
+	// BeforeDelete hooks run before the provider deletes the resource.
 	BeforeDelete []Ref
-	AfterDelete  []Ref
+	// AfterDelete hooks run after the provider deleted the resource.
+	AfterDelete []Ref
 	// OnError names error hooks, run when the provider fails to create,
 	// update or delete the resource.
 	OnError []Ref
@@ -70,9 +76,9 @@ func wirePoints(p *pulumirpc.RegisterResourceRequest_ResourceHooksBinding) []*[]
 	}
 }
 
-// Proto converts b to the wire message, nil for nil. A nil Ref becomes an
+// ToProto converts b to the wire message, nil for nil. A nil Ref becomes an
 // empty name, which [Binding.Validate] reports.
-func (b *Binding) Proto() *pulumirpc.RegisterResourceRequest_ResourceHooksBinding {
+func (b *Binding) ToProto() *pulumirpc.RegisterResourceRequest_ResourceHooksBinding {
 	if b == nil {
 		return nil
 	}

@@ -41,14 +41,14 @@ func TestBindingProto(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := tt.b.Proto()
+			got := tt.b.ToProto()
 			if tt.want == nil {
 				assert.Nil(t, got)
 				assert.Nil(t, hooks.BindingFromProto(nil))
 				return
 			}
 			wiretest.RequireProtoEqual(t, tt.want, got)
-			wiretest.RequireProtoEqual(t, tt.want, hooks.BindingFromProto(got).Proto())
+			wiretest.RequireProtoEqual(t, tt.want, hooks.BindingFromProto(got).ToProto())
 		})
 	}
 }

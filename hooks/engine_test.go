@@ -34,10 +34,11 @@ func startDeployment(t *testing.T, opts ...enginetest.Option) *deployment {
 	e, err := enginetest.Start(opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = e.Close() })
-	mon, err := monitor.Dial(e.MonitorAddr())
+	srv := newServer(t)
+	mon, err := monitor.Dial(e.MonitorAddr(), srv)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = mon.Close() })
-	return &deployment{t: t, engine: e, srv: newServer(t), mon: mon}
+	return &deployment{t: t, engine: e, srv: srv, mon: mon}
 }
 
 func (d *deployment) register(name string, inputs resource.PropertyMap, b *hooks.Binding) error {
@@ -46,7 +47,7 @@ func (d *deployment) register(name string, inputs resource.PropertyMap, b *hooks
 	require.NoError(d.t, err)
 	_, err = d.mon.Client().RegisterResource(d.t.Context(), &pulumirpc.RegisterResourceRequest{
 		Type: thingType, Name: name, Custom: true, Object: obj,
-		AcceptSecrets: true, AcceptResources: true, Hooks: b.Proto(),
+		AcceptSecrets: true, AcceptResources: true, Hooks: b.ToProto(),
 	})
 	return err
 }
@@ -56,7 +57,7 @@ func (d *deployment) finish() *enginetest.Result {
 	d.t.Helper()
 	ctx, cancel := context.WithTimeout(d.t.Context(), 30*time.Second)
 	defer cancel()
-	require.NoError(d.t, d.mon.Finish(ctx, d.srv))
+	require.NoError(d.t, d.mon.Finish(ctx))
 	res, err := d.engine.Wait(ctx)
 	require.NoError(d.t, err)
 	return res
@@ -72,14 +73,14 @@ func TestEngineLifecycle(t *testing.T) {
 	// First run: create.
 	d := startDeployment(t)
 	var created capture[*hooks.Args]
-	_, err := hooks.Register(t.Context(), d.srv, d.mon, "audit", func(_ context.Context, a *hooks.Args) error {
+	_, err := hooks.Register(t.Context(), d.mon, "audit", func(_ context.Context, a *hooks.Args) error {
 		created.set(a)
 		return nil
 	})
 	require.NoError(t, err)
-	_, err = hooks.Register(t.Context(), d.srv, d.mon, "cleanup", noop)
+	_, err = hooks.Register(t.Context(), d.mon, "cleanup", noop)
 	require.NoError(t, err)
-	_, err = hooks.Attach(t.Context(), d.srv, d.mon, hooks.ByType(thingType),
+	_, err = hooks.Attach(t.Context(), d.mon, hooks.ByType(thingType),
 		&hooks.Binding{BeforeCreate: names("audit"), AfterDelete: names("cleanup")})
 	require.NoError(t, err)
 
@@ -107,7 +108,7 @@ func TestEngineLifecycle(t *testing.T) {
 	// Second run: the resource is gone from the program.
 	d2 := startDeployment(t, enginetest.WithState(prior))
 	var deleted capture[*hooks.Args]
-	_, err = hooks.Register(t.Context(), d2.srv, d2.mon, "cleanup", func(_ context.Context, a *hooks.Args) error {
+	_, err = hooks.Register(t.Context(), d2.mon, "cleanup", func(_ context.Context, a *hooks.Args) error {
 		deleted.set(a)
 		return nil
 	})
@@ -129,7 +130,7 @@ func TestEngineLifecycle(t *testing.T) {
 func TestEngineHookFailure(t *testing.T) {
 	t.Parallel()
 	d := startDeployment(t)
-	_, err := hooks.Register(t.Context(), d.srv, d.mon, "guard", func(context.Context, *hooks.Args) error {
+	_, err := hooks.Register(t.Context(), d.mon, "guard", func(context.Context, *hooks.Args) error {
 		return errors.New("Oh no")
 	})
 	require.NoError(t, err)
@@ -160,7 +161,7 @@ func TestEngineErrorHookRetry(t *testing.T) {
 	}}
 	d := startDeployment(t, enginetest.WithProvider(prov))
 	var seen capture[*hooks.ErrorArgs]
-	retry, err := hooks.RegisterErrorHook(t.Context(), d.srv, d.mon, "retry", func(_ context.Context, a *hooks.ErrorArgs) (bool, error) {
+	retry, err := hooks.RegisterErrorHook(t.Context(), d.mon, "retry", func(_ context.Context, a *hooks.ErrorArgs) (bool, error) {
 		seen.set(a)
 		return a.Attempt() < 3, nil
 	})
@@ -179,7 +180,7 @@ func TestEngineErrorHookRetry(t *testing.T) {
 func TestEngineOldEngine(t *testing.T) {
 	t.Parallel()
 	d := startDeployment(t, enginetest.OldEngine())
-	_, err := hooks.Register(t.Context(), d.srv, d.mon, "h", noop)
+	_, err := hooks.Register(t.Context(), d.mon, "h", noop)
 	require.ErrorIs(t, err, monitor.ErrMissingFeature)
 	assert.Empty(t, d.engine.Events(enginetest.KindRegisterResourceHook))
 }

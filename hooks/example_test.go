@@ -29,13 +29,13 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	mon, err := monitor.Dial(engine.MonitorAddr())
+	mon, err := monitor.Dial(engine.MonitorAddr(), srv)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer mon.Close()
 
-	audit, err := hooks.Register(ctx, srv, mon, "audit", func(ctx context.Context, args *hooks.Args) error {
+	audit, err := hooks.Register(ctx, mon, "audit", func(ctx context.Context, args *hooks.Args) error {
 		pw := args.NewInputs["password"]
 		fmt.Printf("creating %s; password is secret: %v\n", args.Name, pw.IsSecret())
 		return nil
@@ -52,7 +52,7 @@ func Example() {
 	}
 	_, err = mon.Client().RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
 		Type: "test:index:Database", Name: "db", Custom: true, Object: inputs, AcceptSecrets: true,
-		Hooks: (&hooks.Binding{BeforeCreate: []hooks.Ref{audit}}).Proto(),
+		Hooks: (&hooks.Binding{BeforeCreate: []hooks.Ref{audit}}).ToProto(),
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -60,7 +60,7 @@ func Example() {
 
 	// Signal the end of the program, let the engine run delete hooks, then
 	// stop serving.
-	if err := mon.Finish(ctx, srv); err != nil {
+	if err := mon.Finish(ctx); err != nil {
 		log.Fatal(err)
 	}
 	// Output:
@@ -81,20 +81,20 @@ func ExampleAttach() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	mon, err := monitor.Dial(engine.MonitorAddr())
+	mon, err := monitor.Dial(engine.MonitorAddr(), srv)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer mon.Close()
 
-	_, err = hooks.Register(ctx, srv, mon, "audit", func(ctx context.Context, args *hooks.Args) error {
+	_, err = hooks.Register(ctx, mon, "audit", func(ctx context.Context, args *hooks.Args) error {
 		fmt.Printf("audit %s: hooks %v\n", args.Name, args.NewOptions.Hooks.Names())
 		return nil
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, err = hooks.Attach(ctx, srv, mon, hooks.ByType("aws:s3/bucket:Bucket"),
+	_, err = hooks.Attach(ctx, mon, hooks.ByType("aws:s3/bucket:Bucket"),
 		&hooks.Binding{BeforeCreate: []hooks.Ref{hooks.Name("audit")}})
 	if err != nil {
 		log.Fatal(err)
@@ -106,7 +106,7 @@ func ExampleAttach() {
 			log.Fatal(err)
 		}
 	}
-	if err := mon.Finish(ctx, srv); err != nil {
+	if err := mon.Finish(ctx); err != nil {
 		log.Fatal(err)
 	}
 	// Output:
@@ -124,7 +124,7 @@ func ExampleBinding() {
 	if err := b.Validate(); err != nil {
 		log.Fatal(err)
 	}
-	p := b.Proto()
+	p := b.ToProto()
 	fmt.Println(p.GetBeforeCreate(), p.GetAfterDelete(), p.GetOnError())
 	// Output:
 	// [validate] [notify cleanup] [retry-throttled]

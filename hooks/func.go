@@ -4,9 +4,9 @@ import (
 	"context"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/reach"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // Func is a resource hook. Returning an error fails the hook: the engine
@@ -33,19 +33,20 @@ type Func func(ctx context.Context, args *Args) error
 // then ignored.
 type ErrorFunc func(ctx context.Context, args *ErrorArgs) (retry bool, err error)
 
-// Adapt turns fn into a callback for [callbacks.Server.Register], for
-// callers that register hooks with the engine themselves. [Register] uses
-// it. The engine receives fn's error in ResourceHookResponse.error, not as a
-// gRPC failure; a request that does not decode fails the call with
-// InvalidArgument.
+// Adapt turns fn into a [callbacks.Func], for callers that register hooks
+// with the engine themselves. [Register] uses it. The engine receives fn's
+// error in ResourceHookResponse.error, not as a gRPC failure; a request that
+// does not decode fails the call with a [*callbacks.Error] wrapping
+// [callbacks.ErrInvalidRequest] (InvalidArgument).
 func Adapt(fn Func) callbacks.Func {
 	if fn == nil {
 		return callbacks.ResourceHook(nil)
 	}
 	return callbacks.ResourceHook(func(ctx context.Context, req *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
-		args, err := ArgsFromProto(req)
+		args, err := DecodeRequest(req)
 		if err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "hooks: decoding the resource hook request for %s: %v", req.GetUrn(), err)
+			return nil, reach.CallError(ctx, "hooks", callbacks.KindResourceHook, codes.InvalidArgument, callbacks.ErrInvalidRequest,
+				req.GetUrn()+": request does not decode", err)
 		}
 		if err := fn(ctx, args); err != nil {
 			return &pulumirpc.ResourceHookResponse{Error: errorText(err)}, nil
@@ -54,16 +55,17 @@ func Adapt(fn Func) callbacks.Func {
 	})
 }
 
-// AdaptError turns fn into a callback for [callbacks.Server.Register]; see
-// [Adapt]. fn's error goes in ErrorHookResponse.error.
-func AdaptError(fn ErrorFunc) callbacks.Func {
+// AdaptErrorHook turns fn into a [callbacks.Func]; see [Adapt]. fn's error
+// goes in ErrorHookResponse.error.
+func AdaptErrorHook(fn ErrorFunc) callbacks.Func {
 	if fn == nil {
 		return callbacks.ErrorHook(nil)
 	}
 	return callbacks.ErrorHook(func(ctx context.Context, req *pulumirpc.ErrorHookRequest) (*pulumirpc.ErrorHookResponse, error) {
-		args, err := ErrorArgsFromProto(req)
+		args, err := DecodeErrorRequest(req)
 		if err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "hooks: decoding the error hook request for %s: %v", req.GetUrn(), err)
+			return nil, reach.CallError(ctx, "hooks", callbacks.KindErrorHook, codes.InvalidArgument, callbacks.ErrInvalidRequest,
+				req.GetUrn()+": request does not decode", err)
 		}
 		retry, err := fn(ctx, args)
 		if err != nil {

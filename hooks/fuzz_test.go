@@ -28,19 +28,19 @@ func FuzzResourceHookRequest(f *testing.F) {
 		if proto.Unmarshal(payload, &req) != nil {
 			return
 		}
-		a, err := hooks.ArgsFromProto(&req)
+		a, err := hooks.DecodeRequest(&req)
 		if err != nil {
 			return
 		}
-		first, err := a.Proto()
+		first, err := a.ToProto()
 		if err != nil {
 			return
 		}
-		again, err := hooks.ArgsFromProto(first)
+		again, err := hooks.DecodeRequest(first)
 		if err != nil {
 			t.Fatalf("re-encoded request does not decode: %v", err)
 		}
-		second, err := again.Proto()
+		second, err := again.ToProto()
 		if err != nil {
 			t.Fatalf("second encoding failed: %v", err)
 		}

@@ -26,26 +26,46 @@ import (
 // plugin download URL, providers, plugin checksums, delete-before-replace and
 // the replacement trigger stay empty.
 type ResourceOptions struct {
-	Parent                  resource.URN
-	DependsOn               []resource.URN
-	Protect                 *bool // nil when the engine did not say
-	RetainOnDelete          *bool // nil when the engine did not say
-	DeleteBeforeReplace     *bool // nil when the engine did not say
-	IgnoreChanges           []string
-	ReplaceOnChanges        []string
-	HideDiff                []string
+	// Parent is the URN of the resource's parent.
+	Parent resource.URN
+	// DependsOn lists the resources this one explicitly depends on.
+	DependsOn []resource.URN
+	// Protect marks the resource protected; nil when the engine did not say.
+	Protect *bool
+	// RetainOnDelete keeps the cloud resource when Pulumi deletes it; nil
+	// when the engine did not say.
+	RetainOnDelete *bool
+	// DeleteBeforeReplace chooses delete-then-create replacement; nil when
+	// the engine did not say.
+	DeleteBeforeReplace *bool
+	// IgnoreChanges lists property paths whose changes are ignored.
+	IgnoreChanges []string
+	// ReplaceOnChanges lists property paths whose changes force a
+	// replacement.
+	ReplaceOnChanges []string
+	// HideDiff lists property paths whose diffs are hidden.
+	HideDiff []string
+	// AdditionalSecretOutputs lists outputs treated as secrets.
 	AdditionalSecretOutputs []string
-	Aliases                 []Alias
+	// Aliases are the resource's earlier identities; hook requests carry
+	// them as URNs.
+	Aliases []transforms.Alias
 	// Provider is a provider reference, "URN::ID".
 	Provider string
 	// Providers maps packages to provider references, for components.
-	Providers         map[string]string
-	Version           string
+	Providers map[string]string
+	// Version is the provider plugin version.
+	Version string
+	// PluginDownloadURL is where the provider plugin is downloaded from.
 	PluginDownloadURL string
-	PluginChecksums   map[string][]byte
-	CustomTimeouts    *CustomTimeouts // nil when absent
-	DeletedWith       resource.URN
-	ReplaceWith       []resource.URN
+	// PluginChecksums maps platforms to provider plugin checksums.
+	PluginChecksums map[string][]byte
+	// CustomTimeouts are the per-operation timeouts; nil when absent.
+	CustomTimeouts *transforms.CustomTimeouts
+	// DeletedWith names a resource whose deletion deletes this one.
+	DeletedWith resource.URN
+	// ReplaceWith lists resources whose replacement replaces this one.
+	ReplaceWith []resource.URN
 	// Import is the ID of an existing resource to adopt.
 	Import resource.ID
 	// Hooks is the resource's hook binding; nil when it has none.
@@ -56,21 +76,6 @@ type ResourceOptions struct {
 
 	unknown protoreflect.RawFields // fields of newer engines
 }
-
-// CustomTimeouts are a resource's per-operation timeouts, as the strings the
-// program gave ("5m"). It is the type transforms use.
-type CustomTimeouts = transforms.CustomTimeouts
-
-// Alias is a former identity of a resource: either a URN or, when Spec is
-// set, the parts that differ from the current identity. Hook requests carry
-// aliases as URNs. It is the type transforms use.
-type Alias = transforms.Alias
-
-// AliasSpec describes a former identity by its parts; empty parts mean "the
-// same as now". ParentURN is the former parent; NoParent says the resource
-// had no parent and wins over ParentURN; with both zero the current parent is
-// meant. It is the type transforms use.
-type AliasSpec = transforms.AliasSpec
 
 // OptionsFromProto converts the options of a hook request. It returns nil
 // for nil, which is what engines without the SENDS_OPTIONS_TO_HOOKS feature
@@ -93,13 +98,13 @@ func OptionsFromProto(o *pulumirpc.ResourceOptions) (*ResourceOptions, error) {
 		ReplaceOnChanges:        cloneStrings(o.GetReplaceOnChanges()),
 		HideDiff:                cloneStrings(o.GetHideDiff()),
 		AdditionalSecretOutputs: cloneStrings(o.GetAdditionalSecretOutputs()),
-		Aliases:                 optconv.CloneAliases(optconv.AliasesFromProto(o.GetAliases())),
+		Aliases:                 transforms.CloneAliases(transforms.AliasesFromProto(o.GetAliases())),
 		Provider:                o.GetProvider(),
 		Providers:               cloneMap(o.GetProviders()),
 		Version:                 o.GetVersion(),
 		PluginDownloadURL:       o.GetPluginDownloadUrl(),
 		PluginChecksums:         cloneChecksums(o.GetPluginChecksums()),
-		CustomTimeouts:          optconv.CloneTimeouts(optconv.TimeoutsFromProto(o.GetCustomTimeouts())),
+		CustomTimeouts:          transforms.CloneTimeouts(transforms.TimeoutsFromProto(o.GetCustomTimeouts())),
 		DeletedWith:             resource.URN(o.GetDeletedWith()),
 		ReplaceWith:             optconv.Strings[resource.URN](o.GetReplaceWith()),
 		Import:                  resource.ID(o.GetImport()),
@@ -110,9 +115,9 @@ func OptionsFromProto(o *pulumirpc.ResourceOptions) (*ResourceOptions, error) {
 	return r, nil
 }
 
-// Proto converts o back to the wire message; nil gives nil. Only the
+// ToProto converts o back to the wire message; nil gives nil. Only the
 // replacement trigger can fail to convert.
-func (o *ResourceOptions) Proto() (*pulumirpc.ResourceOptions, error) {
+func (o *ResourceOptions) ToProto() (*pulumirpc.ResourceOptions, error) {
 	if o == nil {
 		return nil, nil
 	}
@@ -130,17 +135,17 @@ func (o *ResourceOptions) Proto() (*pulumirpc.ResourceOptions, error) {
 		ReplaceOnChanges:        cloneStrings(o.ReplaceOnChanges),
 		HideDiff:                cloneStrings(o.HideDiff),
 		AdditionalSecretOutputs: cloneStrings(o.AdditionalSecretOutputs),
-		Aliases:                 optconv.AliasesToProto(optconv.CloneAliases(o.Aliases)),
+		Aliases:                 transforms.AliasesToProto(transforms.CloneAliases(o.Aliases)),
 		Provider:                o.Provider,
 		Providers:               cloneMap(o.Providers),
 		Version:                 o.Version,
 		PluginDownloadUrl:       o.PluginDownloadURL,
 		PluginChecksums:         cloneChecksums(o.PluginChecksums),
-		CustomTimeouts:          optconv.TimeoutsToProto(optconv.CloneTimeouts(o.CustomTimeouts)),
+		CustomTimeouts:          transforms.TimeoutsToProto(transforms.CloneTimeouts(o.CustomTimeouts)),
 		DeletedWith:             string(o.DeletedWith),
 		ReplaceWith:             optconv.Strings[string](o.ReplaceWith),
 		Import:                  string(o.Import),
-		Hooks:                   o.Hooks.Proto(),
+		Hooks:                   o.Hooks.ToProto(),
 		ReplacementTrigger:      trigger,
 	}
 	setUnknown(p, o.unknown)

@@ -1,6 +1,7 @@
 package hooks_test
 
 import (
+	"github.com/langhost/callbacks/transforms"
 	"testing"
 
 	"github.com/langhost/callbacks/hooks"
@@ -42,7 +43,7 @@ func TestOptionsEachFieldAlone(t *testing.T) {
 			opts, err := hooks.OptionsFromProto(in)
 			require.NoError(t, err)
 			require.NotNil(t, opts)
-			out, err := opts.Proto()
+			out, err := opts.ToProto()
 			require.NoError(t, err)
 			wiretest.RequireProtoEqual(t, in, out)
 		})
@@ -82,7 +83,7 @@ func TestOptionsFieldByField(t *testing.T) {
 	assert.Equal(t, "https://example.com/plugins", o.PluginDownloadURL)
 	assert.Equal(t, map[string][]byte{"linux-amd64": {0xde, 0xad, 0xbe, 0xef}, "darwin-arm64": {0x00}}, o.PluginChecksums)
 	require.NotNil(t, o.CustomTimeouts)
-	assert.Equal(t, hooks.CustomTimeouts{Create: "1m", Update: "2m", Delete: "3m", Read: "4m"}, *o.CustomTimeouts)
+	assert.Equal(t, transforms.CustomTimeouts{Create: "1m", Update: "2m", Delete: "3m", Read: "4m"}, *o.CustomTimeouts)
 	assert.Equal(t, resource.URN(urnRole), o.DeletedWith)
 	assert.Equal(t, []resource.URN{urnRole}, o.ReplaceWith)
 	assert.Equal(t, resource.ID("bucket-1234"), o.Import)
@@ -99,7 +100,7 @@ func TestOptionsFieldByField(t *testing.T) {
 	assert.Equal(t, 3.0, inner["rev"].NumberValue())
 	assert.True(t, inner["when"].IsComputed())
 
-	back, err := o.Proto()
+	back, err := o.ToProto()
 	require.NoError(t, err)
 	wiretest.RequireProtoEqual(t, fullOptions(), back)
 }
@@ -137,7 +138,7 @@ func TestOptionsOddEncodings(t *testing.T) {
 			t.Parallel()
 			o, err := hooks.OptionsFromProto(tt.in)
 			require.NoError(t, err)
-			out, err := o.Proto()
+			out, err := o.ToProto()
 			require.NoError(t, err)
 			wiretest.RequireProtoEqual(t, tt.in, out)
 		})
@@ -150,7 +151,7 @@ func TestOptionsNil(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, o, "an engine without SENDS_OPTIONS_TO_HOOKS sends none; that must stay nil")
 	var none *hooks.ResourceOptions
-	p, err := none.Proto()
+	p, err := none.ToProto()
 	require.NoError(t, err)
 	assert.Nil(t, p)
 }
@@ -162,15 +163,15 @@ func TestOptionsFromGo(t *testing.T) {
 	trigger := resource.NewProperty("v2")
 	o := &hooks.ResourceOptions{
 		Protect: ptr(false),
-		Aliases: []hooks.Alias{
+		Aliases: []transforms.Alias{
 			{URN: urnRole},
-			{Spec: &hooks.AliasSpec{Name: "x", ParentURN: urnComp, NoParent: true}},
-			{Spec: &hooks.AliasSpec{ParentURN: urnComp}},
+			{Spec: &transforms.AliasSpec{Name: "x", ParentURN: urnComp, NoParent: true}},
+			{Spec: &transforms.AliasSpec{ParentURN: urnComp}},
 		},
 		Hooks:              &hooks.Binding{AfterCreate: []hooks.Ref{hooks.Name("notify")}},
 		ReplacementTrigger: &trigger,
 	}
-	got, err := o.Proto()
+	got, err := o.ToProto()
 	require.NoError(t, err)
 	want := &pulumirpc.ResourceOptions{
 		Protect: ptr(false),

@@ -2,10 +2,11 @@ package hooks
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/access"
+	"github.com/langhost/callbacks/internal/reach"
 	"github.com/langhost/callbacks/monitor"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
@@ -20,6 +21,7 @@ type Hook struct {
 	onDryRun        bool
 	ignoreErrors    bool
 	receivesOptions bool
+	shared          bool
 }
 
 // Name returns the name the hook is registered under.
@@ -55,6 +57,7 @@ type ErrorHook struct {
 	name            string
 	callback        *pulumirpc.Callback
 	receivesOptions bool
+	shared          bool
 }
 
 // Name returns the name the hook is registered under.
@@ -76,113 +79,99 @@ func (h *ErrorHook) Callback() *pulumirpc.Callback { return proto.CloneOf(h.call
 // see [Hook.ReceivesOptions].
 func (h *ErrorHook) ReceivesOptions() bool { return h.receivesOptions }
 
-// Option configures [Register] or [RegisterErrorHook].
-type Option interface{ apply(*config) }
-
-type optionFunc func(*config)
-
-func (f optionFunc) apply(c *config) { f(c) }
-
-type config struct {
-	onDryRun       bool
-	ignoreErrors   bool
-	requireOptions bool
-	callbackOpts   []callbacks.RegisterOption
-	resourceOnly   []string // names of options that error hooks refuse
-}
-
 // OnDryRun makes the hook run in previews too. Default: the engine skips the
 // hook in previews. In a preview, IDs are empty and outputs may be unknown.
-// Resource hooks only.
-func OnDryRun() Option {
-	return optionFunc(func(c *config) {
-		c.onDryRun = true
-		c.resourceOnly = append(c.resourceOnly, "OnDryRun")
-	})
+// Resource hooks only: it is not an option of [RegisterErrorHook].
+func OnDryRun() callbacks.ResourceHookOption {
+	return reach.NewResourceHookOption(func(c *access.HookConfig) { c.OnDryRun = true })
 }
 
 // IgnoreErrors makes the engine report the hook's failures as warnings,
 // `<Point> hook "NAME" failed: MSG`, and carry on. Default: a failure fails
-// the step. Resource hooks only.
-func IgnoreErrors() Option {
-	return optionFunc(func(c *config) {
-		c.ignoreErrors = true
-		c.resourceOnly = append(c.resourceOnly, "IgnoreErrors")
-	})
+// the step. Resource hooks only: it is not an option of [RegisterErrorHook].
+func IgnoreErrors() callbacks.ResourceHookOption {
+	return reach.NewResourceHookOption(func(c *access.HookConfig) { c.IgnoreErrors = true })
 }
 
 // RequireOptions makes registration fail on engines that do not send
 // resource options to hooks (SENDS_OPTIONS_TO_HOOKS), for hooks that depend
 // on them. Default: register anyway; the options are then nil, and
 // [Hook.ReceivesOptions] says so.
-func RequireOptions() Option { return optionFunc(func(c *config) { c.requireOptions = true }) }
-
-// CallbackOptions passes options to [callbacks.Server.Register], such as
-// [callbacks.Timeout] or [callbacks.FailOpen]. The registration is named
-// after the hook unless these options name it otherwise.
-func CallbackOptions(opts ...callbacks.RegisterOption) Option {
-	return optionFunc(func(c *config) { c.callbackOpts = append(c.callbackOpts, opts...) })
+func RequireOptions() callbacks.HookOption {
+	return reach.NewHookOption(func(c *access.HookConfig) { c.RequireOptions = true })
 }
 
-func newConfig(opts []Option) config {
-	var c config
-	for _, o := range opts {
-		if o != nil {
-			o.apply(&c)
-		}
-	}
-	return c
+// Shared lets every registration of the name in the deployment share one
+// hook: when the name is already registered, with Shared, as a hook of the
+// same kind and the same settings, registration returns that hook instead of
+// failing, and the function given is not used. It is for component
+// providers, whose Construct runs once per component instance and registers
+// the same hooks each time: the hook must then not depend on the instance
+// (use the request's URN to tell instances apart). Without Shared, a taken
+// name is an error.
+func Shared() callbacks.HookOption {
+	return reach.NewHookOption(func(c *access.HookConfig) { c.Shared = true })
 }
 
 // Register registers fn as a resource hook named name: it checks that the
-// engine supports resource hooks, claims the name in mon's hook name space,
-// stores fn on srv and tells the engine. It also tells srv whether the
-// deployment is a preview (see [Func]). Bind the returned hook to resources
-// with a [Binding] (or [Attach]); the same hook can be bound to any number of
-// resources, and [Lookup] finds it again by name.
+// engine supports resource hooks, claims the name in the deployment's hook
+// name space, stores fn on mon's server and tells the engine. Bind the
+// returned hook to resources with a [Binding] (or [Attach]); the same hook
+// can be bound to any number of resources, and [Lookup] finds it again by
+// name. opts take every [callbacks.RegisterOption] (such as
+// [callbacks.Timeout] or [callbacks.FailOpen]) and the resource-hook options
+// of this package; the registration is named after the hook unless
+// [callbacks.Name] says otherwise.
 //
 // Names are unique per deployment, shared with error hooks: registering a
 // taken name is an error that says where the name was first registered,
-// returned before the engine is asked.
+// returned before the engine is asked (see [Shared] for components that
+// register the same hook once per instance).
 //
 // The engine runs delete hooks by name, in the run that deletes the
 // resource: when a resource leaves the program, its delete hooks run after
-// the program calls [monitor.Monitor.SignalAndWaitForShutdown], using
-// whatever hook is registered under the bound name in that run. So a program
-// must keep registering every hook that resources in its state are bound to
-// (with the same name; the function may change), and keep srv serving until
-// SignalAndWaitForShutdown returns ([monitor.Monitor.Finish] does both in
-// order). A missing before-delete hook fails the delete.
+// the program signals the engine that it is done (pulumi.Run and RunErr do),
+// using whatever hook is registered under the bound name in that run. So a
+// program must keep registering every hook that resources in its state are
+// bound to (with the same name; the function may change), and keep the
+// server serving until that signal returns. A missing before-delete hook
+// fails the delete.
 //
 // If any step fails, nothing is left behind: the callback is unregistered
-// and the name released.
-func Register(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor, name string, fn Func, opts ...Option) (*Hook, error) {
-	cfg := newConfig(opts)
+// and the name released. Every error is a [*callbacks.Error].
+func Register(ctx context.Context, mon *monitor.Monitor, name string, fn Func, opts ...callbacks.ResourceHookOption) (*Hook, error) {
+	cfg := reach.HookConfig(opts)
+	what := fmt.Sprintf("hooks: registering resource hook %q", name)
 	fail := func(err error) (*Hook, error) {
-		return nil, fmt.Errorf("hooks: registering resource hook %q: %w", name, err)
+		return nil, reach.Fail(callbacks.KindResourceHook, what, err)
 	}
-	if err := checkArgs(srv, mon, name, fn == nil); err != nil {
+	if err := checkArgs(mon, name, fn == nil); err != nil {
 		return fail(err)
 	}
-	receives, err := prepare(ctx, srv, mon, monitor.ResourceHooks, cfg.requireOptions)
+	receives, err := prepare(ctx, mon, monitor.ResourceHooks, cfg.RequireOptions)
 	if err != nil {
 		return fail(err)
 	}
-	cb, err := srv.Register(Adapt(fn), registerOptions(name, cfg)...)
+	srv := mon.Server()
+	cb, err := srv.Register(ctx, Adapt(fn), registerOptions(name, cfg)...)
 	if err != nil {
 		return fail(err)
 	}
-	h := &Hook{name: name, callback: cb, onDryRun: cfg.onDryRun, ignoreErrors: cfg.ignoreErrors, receivesOptions: receives}
-	if err := reserve(mon, name, h); err != nil {
+	h := &Hook{name: name, callback: cb, onDryRun: cfg.OnDryRun, ignoreErrors: cfg.IgnoreErrors,
+		receivesOptions: receives, shared: cfg.Shared}
+	if got, err := reserve(mon, name, h, cfg.Shared); err != nil || got != h {
 		srv.Unregister(cb.GetToken())
-		return fail(err)
+		if err != nil {
+			return fail(err)
+		}
+		return got.(*Hook), nil
 	}
 	_, err = mon.Client().RegisterResourceHook(ctx, &pulumirpc.RegisterResourceHookRequest{
-		Name: name, Callback: cb, OnDryRun: cfg.onDryRun, IgnoreErrors: cfg.ignoreErrors,
+		Name: name, Callback: cb, OnDryRun: cfg.OnDryRun, IgnoreErrors: cfg.IgnoreErrors,
 	})
 	if err != nil {
 		srv.Unregister(cb.GetToken())
-		mon.ReleaseName(name)
+		reach.Names(mon).Release(name)
 		return fail(fmt.Errorf("the engine refused it: %w", err))
 	}
 	return h, nil
@@ -191,69 +180,78 @@ func Register(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor, 
 // RegisterErrorHook registers fn as an error hook named name, the way
 // [Register] registers resource hooks: it checks the ERROR_HOOKS feature,
 // claims the name in the name space error hooks share with resource hooks,
-// and tells the engine. Bind the hook with [Binding].OnError. [OnDryRun] and
-// [IgnoreErrors] do not apply to error hooks and make it fail.
-func RegisterErrorHook(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor, name string, fn ErrorFunc, opts ...Option) (*ErrorHook, error) {
-	cfg := newConfig(opts)
+// and tells the engine. Bind the hook with [Binding].OnError. opts take
+// every [callbacks.RegisterOption] and the options of this package that
+// apply to both hook kinds. Every error is a [*callbacks.Error].
+func RegisterErrorHook(ctx context.Context, mon *monitor.Monitor, name string, fn ErrorFunc, opts ...callbacks.ErrorHookOption) (*ErrorHook, error) {
+	cfg := reach.HookConfig(opts)
+	what := fmt.Sprintf("hooks: registering error hook %q", name)
 	fail := func(err error) (*ErrorHook, error) {
-		return nil, fmt.Errorf("hooks: registering error hook %q: %w", name, err)
+		return nil, reach.Fail(callbacks.KindErrorHook, what, err)
 	}
-	if len(cfg.resourceOnly) > 0 {
-		return fail(fmt.Errorf("option %s applies only to resource hooks", cfg.resourceOnly[0]))
-	}
-	if err := checkArgs(srv, mon, name, fn == nil); err != nil {
+	if err := checkArgs(mon, name, fn == nil); err != nil {
 		return fail(err)
 	}
-	receives, err := prepare(ctx, srv, mon, monitor.ErrorHooks, cfg.requireOptions)
+	receives, err := prepare(ctx, mon, monitor.ErrorHooks, cfg.RequireOptions)
 	if err != nil {
 		return fail(err)
 	}
-	cb, err := srv.Register(AdaptError(fn), registerOptions(name, cfg)...)
+	srv := mon.Server()
+	cb, err := srv.Register(ctx, AdaptErrorHook(fn), registerOptions(name, cfg)...)
 	if err != nil {
 		return fail(err)
 	}
-	h := &ErrorHook{name: name, callback: cb, receivesOptions: receives}
-	if err := reserve(mon, name, h); err != nil {
+	h := &ErrorHook{name: name, callback: cb, receivesOptions: receives, shared: cfg.Shared}
+	if got, err := reserve(mon, name, h, cfg.Shared); err != nil || got != h {
 		srv.Unregister(cb.GetToken())
-		return fail(err)
+		if err != nil {
+			return fail(err)
+		}
+		return got.(*ErrorHook), nil
 	}
 	_, err = mon.Client().RegisterErrorHook(ctx, &pulumirpc.RegisterErrorHookRequest{Name: name, Callback: cb})
 	if err != nil {
 		srv.Unregister(cb.GetToken())
-		mon.ReleaseName(name)
+		reach.Names(mon).Release(name)
 		return fail(fmt.Errorf("the engine refused it: %w", err))
 	}
 	return h, nil
 }
 
-// Lookup returns the resource hook registered under name through mon, so
-// that code that did not register it (another component, a later part of
-// the program) can bind the same hook instead of registering the name again.
-// A hook whose registration is still in flight is found too; if the engine
-// then refuses it, binding its name fails the step that runs it.
+// Lookup returns the resource hook registered under name in mon's
+// deployment, so that code that did not register it (another component, a
+// later part of the program) can bind the same hook instead of registering
+// the name again. A hook whose registration is still in flight is found too;
+// if the engine then refuses it, binding its name fails the step that runs
+// it.
 func Lookup(mon *monitor.Monitor, name string) (*Hook, bool) {
-	v, _ := mon.Named(name)
+	if mon == nil {
+		return nil, false
+	}
+	v, _ := reach.Names(mon).Get(name)
 	h, ok := v.(*Hook)
 	return h, ok
 }
 
-// LookupErrorHook returns the error hook registered under name through mon.
+// LookupErrorHook returns the error hook registered under name in mon's
+// deployment.
 func LookupErrorHook(mon *monitor.Monitor, name string) (*ErrorHook, bool) {
-	v, _ := mon.Named(name)
+	if mon == nil {
+		return nil, false
+	}
+	v, _ := reach.Names(mon).Get(name)
 	h, ok := v.(*ErrorHook)
 	return h, ok
 }
 
-func checkArgs(srv *callbacks.Server, mon *monitor.Monitor, name string, nilFunc bool) error {
+func checkArgs(mon *monitor.Monitor, name string, nilFunc bool) error {
 	switch {
 	case name == "":
-		return errors.New("a hook name cannot be empty")
+		return fmt.Errorf("%w: a hook name cannot be empty", callbacks.ErrInvalidOption)
 	case nilFunc:
 		return callbacks.ErrNilFunc
-	case srv == nil:
-		return errors.New("no callback server")
-	case mon == nil:
-		return errors.New("no monitor")
+	case mon == nil || mon.Server() == nil:
+		return reach.Nil("monitor")
 	}
 	return nil
 }
@@ -271,39 +269,63 @@ func checkFeatures(ctx context.Context, mon *monitor.Monitor, kind monitor.Featu
 	return mon.Supports(ctx, monitor.SendsOptionsToHooks)
 }
 
-// prepare checks the engine's features and tells srv whether the deployment
-// is a preview, for [callbacks.CallInfo].DryRun. It reports whether hooks will
-// receive options.
-func prepare(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor, kind monitor.Feature, requireOptions bool) (bool, error) {
+// prepare checks the engine's features and tells the server whether the
+// deployment is a preview, for [callbacks.CallInfo].DryRun. It reports
+// whether hooks will receive options.
+func prepare(ctx context.Context, mon *monitor.Monitor, kind monitor.Feature, requireOptions bool) (bool, error) {
 	receives, err := checkFeatures(ctx, mon, kind, requireOptions)
 	if err != nil {
 		return false, err
 	}
-	if err := mon.Attach(ctx, srv); err != nil {
+	if err := reach.Prepare(ctx, mon); err != nil {
 		return false, err
 	}
 	return receives, nil
 }
 
-func registerOptions(name string, cfg config) []callbacks.RegisterOption {
-	return append([]callbacks.RegisterOption{callbacks.Name(name)}, cfg.callbackOpts...)
+func registerOptions(name string, cfg *access.HookConfig) []callbacks.RegisterOption {
+	return append([]callbacks.RegisterOption{callbacks.Name(name)}, reach.RegisterOptions(cfg)...)
 }
 
-// reserve claims name for h, saying in the error what the name is taken by.
-func reserve(mon *monitor.Monitor, name string, h any) error {
-	err := mon.ReserveName(name, h)
-	if err == nil {
-		return nil
+// reserve claims name for h and returns h, or, for a shared hook whose name
+// is taken by a matching shared hook, that hook. The error says what the
+// name is taken by.
+func reserve(mon *monitor.Monitor, name string, h any, shared bool) (any, error) {
+	names := reach.Names(mon)
+	got, existed := names.ReserveOrGet(name, h)
+	if !existed {
+		return h, nil
 	}
-	if !errors.Is(err, monitor.ErrNameTaken) {
-		return err
+	if shared && sameSettings(got, h) {
+		return got, nil
 	}
+	err := names.Reserve(name, h) // fails, with the site of the first registration
 	what := "another registration"
-	switch v, _ := mon.Named(name); v.(type) {
+	switch got.(type) {
 	case *Hook:
 		what = "a resource hook"
 	case *ErrorHook:
 		what = "an error hook"
 	}
-	return fmt.Errorf("the name is already taken by %s (resource hooks and error hooks share one name space; use Lookup to reuse a hook): %w", what, err)
+	hint := "use Lookup to reuse a hook, or register it with Shared from each component instance"
+	if shared {
+		hint = "a shared hook must be registered with Shared and the same settings everywhere"
+	}
+	return nil, fmt.Errorf("the name is already taken by %s (resource hooks and error hooks share one name space per deployment; %s): %w", what, hint, err)
 }
+
+func sameSettings(a, b any) bool {
+	switch a := a.(type) {
+	case *Hook:
+		b, ok := b.(*Hook)
+		return ok && a.shared && a.onDryRun == b.onDryRun && a.ignoreErrors == b.ignoreErrors
+	case *ErrorHook:
+		_, ok := b.(*ErrorHook)
+		return ok && a.shared
+	}
+	return false
+}
+
+// ErrNameTaken is wrapped by the error [Register] and [RegisterErrorHook]
+// return for a hook name already registered in the deployment.
+var ErrNameTaken = access.ErrNameTaken

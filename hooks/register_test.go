@@ -28,24 +28,24 @@ func TestRegister(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name         string
-		opts         []hooks.Option
+		opts         []callbacks.ResourceHookOption
 		onDryRun     bool
 		ignoreErrors bool
 	}{
 		{"defaults", nil, false, false},
-		{"on-dry-run", []hooks.Option{hooks.OnDryRun()}, true, false},
-		{"ignore-errors", []hooks.Option{hooks.IgnoreErrors()}, false, true},
-		{"both", []hooks.Option{hooks.OnDryRun(), hooks.IgnoreErrors(), nil}, true, true},
+		{"on-dry-run", []callbacks.ResourceHookOption{hooks.OnDryRun()}, true, false},
+		{"ignore-errors", []callbacks.ResourceHookOption{hooks.IgnoreErrors()}, false, true},
+		{"both", []callbacks.ResourceHookOption{hooks.OnDryRun(), hooks.IgnoreErrors(), nil}, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := newServer(t)
 			fake := fakeEngine(allFeatures...)
-			mon := monitortest.Serve(t, fake)
+			mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 
 			var seen capture[string]
-			h, err := hooks.Register(t.Context(), srv, mon, "audit", func(_ context.Context, a *hooks.Args) error {
+			h, err := hooks.Register(t.Context(), wiretest.Bind(t, mon, srv), "audit", func(_ context.Context, a *hooks.Args) error {
 				seen.set(a.Name)
 				return nil
 			}, tt.opts...)
@@ -88,11 +88,11 @@ func TestRegisterErrorHook(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	fake := fakeEngine(allFeatures...)
-	mon := monitortest.Serve(t, fake)
+	mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 
-	h, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "retry-throttled", func(_ context.Context, a *hooks.ErrorArgs) (bool, error) {
+	h, err := hooks.RegisterErrorHook(t.Context(), wiretest.Bind(t, mon, srv), "retry-throttled", func(_ context.Context, a *hooks.ErrorArgs) (bool, error) {
 		return a.Attempt() < 3, nil
-	}, hooks.CallbackOptions(callbacks.Timeout(time.Minute)))
+	}, callbacks.Timeout(time.Minute))
 	require.NoError(t, err)
 	assert.Equal(t, "retry-throttled", h.Name())
 
@@ -125,11 +125,11 @@ func TestRegisterEngineRefuses(t *testing.T) {
 		register func(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) error
 	}{
 		{"resource-hook", func(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) error {
-			_, err := hooks.Register(ctx, srv, mon, "h", noop)
+			_, err := hooks.Register(ctx, mon, "h", noop)
 			return err
 		}},
 		{"error-hook", func(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) error {
-			_, err := hooks.RegisterErrorHook(ctx, srv, mon, "h", noRetry)
+			_, err := hooks.RegisterErrorHook(ctx, mon, "h", noRetry)
 			return err
 		}},
 	}
@@ -152,15 +152,16 @@ func TestRegisterEngineRefuses(t *testing.T) {
 				}
 				return nil
 			}
-			mon := monitortest.Serve(t, fake)
+			mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 
 			err := tt.register(t.Context(), srv, mon)
 			require.Error(t, err)
 			assert.Equal(t, codes.InvalidArgument, status.Code(err), "the engine's status must be kept: %v", err)
 			assert.Contains(t, err.Error(), `"h"`)
 			assert.Equal(t, 0, srv.Registry().Len(), "the callback must be unregistered")
-			_, taken := mon.Named("h")
-			assert.False(t, taken, "the name must be released")
+			_, taken := hooks.Lookup(mon, "h")
+			_, takenErr := hooks.LookupErrorHook(mon, "h")
+			assert.False(t, taken || takenErr, "the name must be released")
 
 			// The name is free again.
 			refuse.Store(false)
@@ -173,11 +174,11 @@ func TestRegisterEngineRefuses(t *testing.T) {
 func TestRegisterDuplicateName(t *testing.T) {
 	t.Parallel()
 	resource := func(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor, name string) error {
-		_, err := hooks.Register(ctx, srv, mon, name, noop)
+		_, err := hooks.Register(ctx, mon, name, noop)
 		return err
 	}
 	errorHook := func(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor, name string) error {
-		_, err := hooks.RegisterErrorHook(ctx, srv, mon, name, noRetry)
+		_, err := hooks.RegisterErrorHook(ctx, mon, name, noRetry)
 		return err
 	}
 	type registerFunc = func(context.Context, *callbacks.Server, *monitor.Monitor, string) error
@@ -197,12 +198,12 @@ func TestRegisterDuplicateName(t *testing.T) {
 			t.Parallel()
 			srv := newServer(t)
 			fake := fakeEngine(allFeatures...)
-			mon := monitortest.Serve(t, fake)
+			mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 
 			require.NoError(t, tt.first(t.Context(), srv, mon, "shared"))
 			err := tt.second(t.Context(), srv, mon, "shared")
 			require.Error(t, err)
-			require.ErrorIs(t, err, monitor.ErrNameTaken)
+			require.ErrorIs(t, err, hooks.ErrNameTaken)
 			msg := err.Error()
 			assert.Contains(t, msg, fmt.Sprintf("registering %s %q", tt.secondKind, "shared"))
 			assert.Contains(t, msg, "taken by "+tt.firstKind)
@@ -232,15 +233,15 @@ func TestRegisterMissingFeature(t *testing.T) {
 		feature  string
 	}{
 		{"old-engine-resource-hook", oldEngine, func(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) error {
-			_, err := hooks.Register(ctx, srv, mon, "h", noop)
+			_, err := hooks.Register(ctx, mon, "h", noop)
 			return err
 		}, "RESOURCE_HOOKS"},
 		{"old-engine-error-hook", oldEngine, func(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) error {
-			_, err := hooks.RegisterErrorHook(ctx, srv, mon, "h", noRetry)
+			_, err := hooks.RegisterErrorHook(ctx, mon, "h", noRetry)
 			return err
 		}, "ERROR_HOOKS"},
 		{"options-required", withoutOptions, func(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) error {
-			_, err := hooks.Register(ctx, srv, mon, "h", noop, hooks.RequireOptions())
+			_, err := hooks.Register(ctx, mon, "h", noop, hooks.RequireOptions())
 			return err
 		}, "SENDS_OPTIONS_TO_HOOKS"},
 	}
@@ -249,7 +250,7 @@ func TestRegisterMissingFeature(t *testing.T) {
 			t.Parallel()
 			srv := newServer(t)
 			fake := tt.fake()
-			mon := monitortest.Serve(t, fake)
+			mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 
 			err := tt.register(t.Context(), srv, mon)
 			require.Error(t, err)
@@ -259,7 +260,7 @@ func TestRegisterMissingFeature(t *testing.T) {
 			assert.Empty(t, hookReqs, "nothing may be registered with the engine")
 			assert.Empty(t, errReqs, "nothing may be registered with the engine")
 			assert.Equal(t, 0, srv.Registry().Len())
-			_, taken := mon.Named("h")
+			_, taken := hooks.Lookup(mon, "h")
 			assert.False(t, taken)
 		})
 	}
@@ -267,11 +268,11 @@ func TestRegisterMissingFeature(t *testing.T) {
 	t.Run("options-not-sent", func(t *testing.T) {
 		t.Parallel()
 		srv := newServer(t)
-		mon := monitortest.Serve(t, withoutOptions())
-		h, err := hooks.Register(t.Context(), srv, mon, "h", noop)
+		mon := wiretest.Bind(t, monitortest.Serve(t, withoutOptions()), srv)
+		h, err := hooks.Register(t.Context(), wiretest.Bind(t, mon, srv), "h", noop)
 		require.NoError(t, err)
 		assert.False(t, h.ReceivesOptions())
-		eh, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "e", noRetry)
+		eh, err := hooks.RegisterErrorHook(t.Context(), wiretest.Bind(t, mon, srv), "e", noRetry)
 		require.NoError(t, err)
 		assert.False(t, eh.ReceivesOptions())
 	})
@@ -281,7 +282,7 @@ func TestRegisterBadArguments(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	fake := fakeEngine(allFeatures...)
-	mon := monitortest.Serve(t, fake)
+	mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 	closed, err := callbacks.Listen()
 	require.NoError(t, err)
 	require.NoError(t, closed.Close())
@@ -292,20 +293,18 @@ func TestRegisterBadArguments(t *testing.T) {
 		wantIs  error
 		wantMsg string
 	}{
-		{"empty-name", func() error { _, err := hooks.Register(t.Context(), srv, mon, "", noop); return err }, nil, "empty"},
-		{"nil-func", func() error { _, err := hooks.Register(t.Context(), srv, mon, "a", nil); return err }, callbacks.ErrNilFunc, ""},
-		{"nil-error-func", func() error { _, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "a", nil); return err }, callbacks.ErrNilFunc, ""},
-		{"nil-server", func() error { _, err := hooks.Register(t.Context(), nil, mon, "a", noop); return err }, nil, "no callback server"},
-		{"nil-monitor", func() error { _, err := hooks.Register(t.Context(), srv, nil, "a", noop); return err }, nil, "no monitor"},
-		{"closed-server", func() error { _, err := hooks.Register(t.Context(), closed, mon, "a", noop); return err }, callbacks.ErrServerClosed, ""},
-		{"on-dry-run-for-error-hook", func() error {
-			_, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "a", noRetry, hooks.OnDryRun())
+		{"empty-name", func() error { _, err := hooks.Register(t.Context(), mon, "", noop); return err }, callbacks.ErrInvalidOption, "empty"},
+		{"nil-func", func() error { _, err := hooks.Register(t.Context(), mon, "a", nil); return err }, callbacks.ErrNilFunc, ""},
+		{"nil-error-func", func() error { _, err := hooks.RegisterErrorHook(t.Context(), mon, "a", nil); return err }, callbacks.ErrNilFunc, ""},
+		{"nil-monitor", func() error { _, err := hooks.Register(t.Context(), nil, "a", noop); return err }, callbacks.ErrNilArgument, "monitor"},
+		{"closed-server", func() error {
+			_, err := hooks.Register(t.Context(), wiretest.Bind(t, mon, closed), "a", noop)
 			return err
-		}, nil, "OnDryRun applies only to resource hooks"},
-		{"ignore-errors-for-error-hook", func() error {
-			_, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "a", noRetry, hooks.IgnoreErrors())
+		}, callbacks.ErrServerClosed, ""},
+		{"invalid-timeout", func() error {
+			_, err := hooks.Register(t.Context(), mon, "a", noop, callbacks.Timeout(0))
 			return err
-		}, nil, "IgnoreErrors applies only to resource hooks"},
+		}, callbacks.ErrInvalidOption, "Timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -321,7 +320,7 @@ func TestRegisterBadArguments(t *testing.T) {
 	assert.Empty(t, hookReqs)
 	assert.Empty(t, errReqs)
 	assert.Equal(t, 0, srv.Registry().Len())
-	_, taken := mon.Named("a")
+	_, taken := hooks.Lookup(mon, "a")
 	assert.False(t, taken)
 }
 
@@ -331,19 +330,19 @@ func TestRegisterConcurrent(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	fake := fakeEngine(allFeatures...)
-	mon := monitortest.Serve(t, fake)
+	mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 	const names = 20
 	errs := make(chan error, 2*names)
 	for i := range 2 * names {
 		go func() {
-			_, err := hooks.Register(t.Context(), srv, mon, fmt.Sprintf("h%d", i%names), noop)
+			_, err := hooks.Register(t.Context(), wiretest.Bind(t, mon, srv), fmt.Sprintf("h%d", i%names), noop)
 			errs <- err
 		}()
 	}
 	failed := 0
 	for range 2 * names {
 		if err := <-errs; err != nil {
-			require.True(t, errors.Is(err, monitor.ErrNameTaken), "unexpected error: %v", err)
+			require.True(t, errors.Is(err, hooks.ErrNameTaken), "unexpected error: %v", err)
 			failed++
 		}
 	}
@@ -358,10 +357,10 @@ func TestRegisterConcurrent(t *testing.T) {
 func TestBindingValidateKinds(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	mon := monitortest.Serve(t, fakeEngine(allFeatures...))
-	h, err := hooks.Register(t.Context(), srv, mon, "r", noop)
+	mon := wiretest.Bind(t, monitortest.Serve(t, fakeEngine(allFeatures...)), srv)
+	h, err := hooks.Register(t.Context(), wiretest.Bind(t, mon, srv), "r", noop)
 	require.NoError(t, err)
-	eh, err := hooks.RegisterErrorHook(t.Context(), srv, mon, "e", noRetry)
+	eh, err := hooks.RegisterErrorHook(t.Context(), wiretest.Bind(t, mon, srv), "e", noRetry)
 	require.NoError(t, err)
 
 	require.NoError(t, (&hooks.Binding{BeforeCreate: []hooks.Ref{h}, OnError: []hooks.Ref{eh}}).Validate())
@@ -373,5 +372,5 @@ func TestBindingValidateKinds(t *testing.T) {
 	b := &hooks.Binding{BeforeCreate: []hooks.Ref{h, hooks.Name("other")}, OnError: []hooks.Ref{eh}}
 	wiretest.RequireProtoEqual(t, &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{
 		BeforeCreate: []string{"r", "other"}, OnError: []string{"e"},
-	}, b.Proto())
+	}, b.ToProto())
 }

@@ -240,9 +240,9 @@ func TestResourceHookRoundTrip(t *testing.T) {
 			t.Parallel()
 			var seen capture[*hooks.Args]
 			var again capture[*pulumirpc.ResourceHookRequest]
-			cb, err := srv.Register(hooks.Adapt(func(_ context.Context, a *hooks.Args) error {
+			cb, err := srv.Register(context.Background(), hooks.Adapt(func(_ context.Context, a *hooks.Args) error {
 				seen.set(a)
-				req, err := a.Proto()
+				req, err := a.ToProto()
 				if err != nil {
 					return err
 				}
@@ -329,9 +329,9 @@ func TestErrorHookRoundTrip(t *testing.T) {
 			t.Parallel()
 			var seen capture[*hooks.ErrorArgs]
 			var again capture[*pulumirpc.ErrorHookRequest]
-			cb, err := srv.Register(hooks.AdaptError(func(_ context.Context, a *hooks.ErrorArgs) (bool, error) {
+			cb, err := srv.Register(context.Background(), hooks.AdaptErrorHook(func(_ context.Context, a *hooks.ErrorArgs) (bool, error) {
 				seen.set(a)
-				req, err := a.Proto()
+				req, err := a.ToProto()
 				if err != nil {
 					return false, err
 				}
@@ -376,7 +376,7 @@ func TestHookResults(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
-				cb, err := srv.Register(hooks.Adapt(func(context.Context, *hooks.Args) error { return tt.err }))
+				cb, err := srv.Register(context.Background(), hooks.Adapt(func(context.Context, *hooks.Args) error { return tt.err }))
 				require.NoError(t, err)
 				var resp pulumirpc.ResourceHookResponse
 				require.NoError(t, invoke(t, cb, req, &resp), "the call itself must succeed")
@@ -402,7 +402,7 @@ func TestHookResults(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
-				cb, err := srv.Register(hooks.AdaptError(func(context.Context, *hooks.ErrorArgs) (bool, error) { return tt.retry, tt.err }))
+				cb, err := srv.Register(context.Background(), hooks.AdaptErrorHook(func(context.Context, *hooks.ErrorArgs) (bool, error) { return tt.retry, tt.err }))
 				require.NoError(t, err)
 				var resp pulumirpc.ErrorHookResponse
 				require.NoError(t, invoke(t, cb, ereq, &resp), "the call itself must succeed")
@@ -414,7 +414,7 @@ func TestHookResults(t *testing.T) {
 	t.Run("undecodable-properties", func(t *testing.T) {
 		t.Parallel()
 		var called atomic.Bool
-		cb, err := srv.Register(hooks.Adapt(func(context.Context, *hooks.Args) error { called.Store(true); return nil }))
+		cb, err := srv.Register(context.Background(), hooks.Adapt(func(context.Context, *hooks.Args) error { called.Store(true); return nil }))
 		require.NoError(t, err)
 		bad := &pulumirpc.ResourceHookRequest{Urn: urnBucket, NewInputs: object(map[string]*structpb.Value{
 			"s": withSig(secretSig, nil), // a secret without a value
@@ -429,7 +429,7 @@ func TestHookResults(t *testing.T) {
 	t.Run("context-is-the-call's", func(t *testing.T) {
 		t.Parallel()
 		var info capture[callbacks.CallInfo]
-		cb, err := srv.Register(hooks.Adapt(func(ctx context.Context, a *hooks.Args) error {
+		cb, err := srv.Register(context.Background(), hooks.Adapt(func(ctx context.Context, a *hooks.Args) error {
 			ci, ok := callbacks.CallInfoFrom(ctx)
 			if !ok {
 				return errors.New("not a callback context")

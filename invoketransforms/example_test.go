@@ -31,7 +31,7 @@ func Example() {
 			m["region"] = resource.NewProperty("eu-central-1")
 		}), nil
 	}
-	cb, err := srv.Register(invoketransforms.Adapt(pinRegion), callbacks.Name("pin-region"))
+	cb, err := srv.Register(context.Background(), invoketransforms.Adapt(pinRegion), callbacks.Name("pin-region"))
 	if err != nil {
 		panic(err)
 	}

@@ -2,12 +2,12 @@ package invoketransforms
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/props"
+	"github.com/langhost/callbacks/internal/reach"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -214,55 +214,37 @@ func adapt(fn Func) callbacks.Func {
 	})
 }
 
-// callError builds the error for a failure of the adapter itself, labelled
-// with the registration the call belongs to.
 func callError(ctx context.Context, code codes.Code, sentinel error, what string, err error) error {
-	info, _ := callbacks.CallInfoFrom(ctx)
-	label := callbacks.KindInvokeTransform.String()
-	if info.Name != "" {
-		label = fmt.Sprintf("%s %q", label, info.Name)
-	}
-	return &callbacks.Error{
-		Code: code, Kind: info.Kind, Name: info.Name, Token: info.Token,
-		Msg: fmt.Sprintf("invoketransforms: %s: %s: %v", label, what, err),
-		Err: fmt.Errorf("%w: %w", sentinel, err),
-	}
+	return reach.CallError(ctx, "invoketransforms", callbacks.KindInvokeTransform, code, sentinel, what, err)
 }
-
-// ErrNilArgument is returned when [RegisterStack] is given a nil server or
-// monitor.
-var ErrNilArgument = errors.New("invoketransforms: nil argument")
 
 // RegisterStack registers fn as an invoke transform: the engine applies it to
 // every later Invoke of the program, after the transforms registered before
 // it. It first checks that the engine supports invoke transforms, then
-// registers fn with srv and tells the engine; if the engine refuses, the
-// registration is removed from srv again. It also tells srv's registry
-// whether the deployment is a preview.
-func RegisterStack(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+// registers fn with mon's server and tells the engine; if the engine
+// refuses, the registration is removed again. Every error is a
+// [*callbacks.Error].
+func RegisterStack(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+	const what = "invoketransforms: registering an invoke transform"
 	switch {
-	case mon == nil:
-		return nil, fmt.Errorf("%w: monitor", ErrNilArgument)
-	case srv == nil:
-		return nil, fmt.Errorf("%w: server", ErrNilArgument)
+	case mon == nil || mon.Server() == nil:
+		return nil, reach.Fail(callbacks.KindInvokeTransform, what, reach.Nil("monitor"))
 	case fn == nil:
-		return nil, fmt.Errorf("invoketransforms: %w", callbacks.ErrNilFunc)
+		return nil, reach.Fail(callbacks.KindInvokeTransform, what, callbacks.ErrNilFunc)
 	}
 	if err := mon.Require(ctx, monitor.InvokeTransforms); err != nil {
-		return nil, fmt.Errorf("invoketransforms: registering an invoke transform: %w", err)
+		return nil, reach.Fail(callbacks.KindInvokeTransform, what, err)
 	}
-	if err := mon.Attach(ctx, srv); err != nil {
-		return nil, fmt.Errorf("invoketransforms: registering an invoke transform: %w", err)
+	if err := reach.Prepare(ctx, mon); err != nil {
+		return nil, reach.Fail(callbacks.KindInvokeTransform, what, err)
 	}
-	// The byte-string choice is only known once the options are applied; no
-	// call can arrive before the engine is told the token.
-	cb, err := srv.Register(adapt(fn), opts...)
+	cb, err := mon.Server().Register(ctx, adapt(fn), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("invoketransforms: %w", err)
+		return nil, reach.Fail(callbacks.KindInvokeTransform, what, err)
 	}
 	if _, err := mon.Client().RegisterStackInvokeTransform(ctx, cb); err != nil {
-		srv.Unregister(cb.GetToken())
-		return nil, fmt.Errorf("invoketransforms: RegisterStackInvokeTransform: %w", err)
+		mon.Server().Unregister(cb.GetToken())
+		return nil, reach.Fail(callbacks.KindInvokeTransform, what+": RegisterStackInvokeTransform", err)
 	}
 	return cb, nil
 }

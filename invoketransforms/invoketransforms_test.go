@@ -90,7 +90,7 @@ func TestOptionsCoverEveryField(t *testing.T) {
 func TestIdentityRoundTripEveryOption(t *testing.T) {
 	t.Parallel()
 	srv, client := wiretest.StartServer(t)
-	cb, err := invoketransforms.RegisterStack(t.Context(), srv, okMonitor(t), identity)
+	cb, err := invoketransforms.RegisterStack(t.Context(), wiretest.Bind(t, okMonitor(t), srv), identity)
 	require.NoError(t, err)
 	rows := append(optionRows(), struct {
 		name string
@@ -126,7 +126,7 @@ func TestChangeOneOptionKeepsOthers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cb, err := srv.Register(invoketransforms.Adapt(func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+			cb, err := srv.Register(context.Background(), invoketransforms.Adapt(func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
 				return a.WithOptions(tt.edit), nil
 			}))
 			require.NoError(t, err)
@@ -235,7 +235,7 @@ func TestValuesRoundTrip(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			rec := &recorder{}
-			cb, err := srv.Register(invoketransforms.Adapt(rec.transform))
+			cb, err := srv.Register(context.Background(), invoketransforms.Adapt(rec.transform))
 			require.NoError(t, err)
 			req := request(fullOptions())
 			req.Args = wiretest.Struct("v", tt.value, "other", wiretest.Str("o"))
@@ -262,7 +262,7 @@ func TestByteStrings(t *testing.T) {
 	}
 	for _, accept := range []bool{true, false} {
 		f := &monitortest.Fake{DeploymentInfo: monitortest.CurrentEngine(monitor.InvokeTransforms), RegisterStackInvokeTransform: func(context.Context, *pulumirpc.Callback) error { return nil }}
-		cb, err := invoketransforms.RegisterStack(t.Context(), srv, monitortest.Serve(t, f), fn, callbacks.AcceptsByteStrings(accept))
+		cb, err := invoketransforms.RegisterStack(t.Context(), wiretest.Bind(t, monitortest.Serve(t, f), srv), fn, callbacks.AcceptsByteStrings(accept))
 		require.NoError(t, err)
 		require.Equal(t, accept, monitortest.Requests[*pulumirpc.Callback](f, "RegisterStackInvokeTransform")[0].GetAcceptsByteString())
 		res, err := wiretest.InvokeTransform(t, client, cb, request(nil))
@@ -301,7 +301,7 @@ func TestResults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cb, err := srv.Register(invoketransforms.Adapt(tt.fn))
+			cb, err := srv.Register(context.Background(), invoketransforms.Adapt(tt.fn))
 			require.NoError(t, err)
 			res, err := wiretest.InvokeTransform(t, client, cb, request(fullOptions()))
 			require.NoError(t, err)
@@ -331,7 +331,7 @@ func TestErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cb, err := srv.Register(invoketransforms.Adapt(tt.fn), callbacks.Name("e"))
+			cb, err := srv.Register(context.Background(), invoketransforms.Adapt(tt.fn), callbacks.Name("e"))
 			require.NoError(t, err)
 			req := request(fullOptions())
 			if tt.args != nil {

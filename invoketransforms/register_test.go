@@ -69,7 +69,7 @@ func TestRegisterStack(t *testing.T) {
 			srv, _ := wiretest.StartServer(t)
 			mon := monitortest.Serve(t, tt.mon)
 			before := srv.Registry().Len()
-			cb, err := invoketransforms.RegisterStack(t.Context(), srv, mon, identity, callbacks.Name("inv"))
+			cb, err := invoketransforms.RegisterStack(t.Context(), wiretest.Bind(t, mon, srv), identity, callbacks.Name("inv"))
 			calls := monitortest.Requests[*pulumirpc.Callback](tt.mon, "RegisterStackInvokeTransform")
 			require.Len(t, calls, tt.wantRPC)
 			if tt.wantErr != "" {
@@ -99,19 +99,17 @@ func TestRegisterStackArguments(t *testing.T) {
 	srv, _ := wiretest.StartServer(t)
 	f := &monitortest.Fake{DeploymentInfo: monitortest.CurrentEngine(monitor.InvokeTransforms), RegisterStackInvokeTransform: func(context.Context, *pulumirpc.Callback) error { return nil }}
 	mon := monitortest.Serve(t, f)
-	_, err := invoketransforms.RegisterStack(t.Context(), nil, mon, identity)
-	assert.ErrorIs(t, err, invoketransforms.ErrNilArgument)
-	_, err = invoketransforms.RegisterStack(t.Context(), srv, nil, identity)
-	assert.ErrorIs(t, err, invoketransforms.ErrNilArgument)
-	_, err = invoketransforms.RegisterStack(t.Context(), srv, mon, nil)
+	_, err := invoketransforms.RegisterStack(t.Context(), nil, identity)
+	assert.ErrorIs(t, err, callbacks.ErrNilArgument)
+	_, err = invoketransforms.RegisterStack(t.Context(), wiretest.Bind(t, mon, srv), nil)
 	assert.ErrorIs(t, err, callbacks.ErrNilFunc)
-	_, err = srv.Register(invoketransforms.Adapt(nil))
+	_, err = srv.Register(context.Background(), invoketransforms.Adapt(nil))
 	assert.ErrorIs(t, err, callbacks.ErrNilFunc)
 	assert.Empty(t, monitortest.Requests[*pulumirpc.Callback](f, "RegisterStackInvokeTransform"))
 	assert.Equal(t, 0, srv.Registry().Len())
 
 	require.NoError(t, srv.Close())
-	_, err = invoketransforms.RegisterStack(t.Context(), srv, mon, identity)
+	_, err = invoketransforms.RegisterStack(t.Context(), wiretest.Bind(t, mon, srv), identity)
 	assert.ErrorIs(t, err, callbacks.ErrServerClosed)
 	assert.Empty(t, monitortest.Requests[*pulumirpc.Callback](f, "RegisterStackInvokeTransform"))
 }

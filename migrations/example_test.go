@@ -56,7 +56,12 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer engine.Close()
-	mon, err := monitor.Dial(engine.MonitorAddr())
+	srv, err := callbacks.Listen()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	mon, err := monitor.Dial(engine.MonitorAddr(), srv)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -77,22 +82,22 @@ func ExampleCallback() {
 		log.Fatal(err)
 	}
 	defer engine.Close()
-	mon, err := monitor.Dial(engine.MonitorAddr())
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer mon.Close()
 	srv, err := callbacks.Listen()
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer srv.Close()
+	mon, err := monitor.Dial(engine.MonitorAddr(), srv)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mon.Close()
 
 	if err := migrations.Check(ctx, mon); err != nil {
 		fmt.Println("skipping migrations:", err)
 		return
 	}
-	cb, err := migrations.Callback(srv, renameType, callbacks.Name("bucket-v2"))
+	cb, err := migrations.Callback(ctx, mon, renameType, callbacks.Name("bucket-v2"))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -20,7 +20,10 @@ func FuzzResultCheck(f *testing.F) {
 	f.Add([]byte(`[]`), []byte(`[]`), "", "")
 	f.Add([]byte(`[{"urn":1}]`), []byte(`[{}]`), "a", "b")
 	f.Fuzz(func(t *testing.T, old, next []byte, from, to string) {
-		reg := callbacks.NewRegistry()
+		reg, err := callbacks.NewRegistry()
+		if err != nil {
+			t.Fatal(err)
+		}
 		res := &migrations.Result{NewState: json.RawMessage(next)}
 		if from != "" {
 			res.Successors = map[string]string{from: to}

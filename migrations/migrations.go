@@ -11,11 +11,11 @@ import (
 	"strings"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/reach"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // Args is what a migration is told: the URN of the registering resource and
@@ -65,15 +65,48 @@ func Replace(resources []map[string]any, successors map[string]string) (*Result,
 // registration with the error's message.
 type Func func(ctx context.Context, args *Args) (*Result, error)
 
-// Adapt turns fn into a callback for [callbacks.Server.Register]. A result
-// that breaks the protocol's rules (see [Result]) fails the call with an
-// error naming the rule, rather than reaching the engine.
+// DecodeRequest converts a state migration request into [Args]. It never
+// fails today (the state is passed on as it came); the error is there for
+// the same shape as the other packages.
+func DecodeRequest(req *pulumirpc.StateMigrationRequest) (*Args, error) {
+	return &Args{URN: resource.URN(req.GetUrn()), OldState: json.RawMessage(req.GetOldState())}, nil
+}
+
+// EncodeResult converts a migration's result into a state migration
+// response, checking it against the old state of args: a result that breaks
+// the protocol's rules (see [Result]) is an error naming the rule. A nil
+// result gives an empty response: state unchanged.
+func EncodeResult(args *Args, res *Result) (*pulumirpc.StateMigrationResponse, error) {
+	if res == nil {
+		return &pulumirpc.StateMigrationResponse{}, nil
+	}
+	var old []byte
+	if args != nil {
+		old = args.OldState
+	}
+	if err := check(old, res); err != nil {
+		return nil, err
+	}
+	return &pulumirpc.StateMigrationResponse{
+		NewState:   slices.Clone(res.NewState),
+		Successors: maps.Clone(res.Successors),
+	}, nil
+}
+
+// Adapt turns fn into a [callbacks.Func], for registering it by hand. A
+// result that breaks the protocol's rules (see [Result]) fails the call with
+// a [*callbacks.Error] wrapping [callbacks.ErrInvalidResult] (Internal) that
+// names the rule, rather than reaching the engine.
 func Adapt(fn Func) callbacks.Func {
 	if fn == nil {
 		return callbacks.StateMigration(nil)
 	}
 	return callbacks.StateMigration(func(ctx context.Context, req *pulumirpc.StateMigrationRequest) (*pulumirpc.StateMigrationResponse, error) {
-		args := &Args{URN: resource.URN(req.GetUrn()), OldState: json.RawMessage(req.GetOldState())}
+		args, err := DecodeRequest(req)
+		if err != nil {
+			return nil, reach.CallError(ctx, "migrations", callbacks.KindStateMigration, codes.InvalidArgument,
+				callbacks.ErrInvalidRequest, req.GetUrn()+": request does not decode", err)
+		}
 		res, err := fn(ctx, args)
 		if err != nil {
 			return nil, err
@@ -81,30 +114,30 @@ func Adapt(fn Func) callbacks.Func {
 		if res == nil {
 			return nil, nil
 		}
-		if err := check(args.OldState, res); err != nil {
-			return nil, status.Errorf(codes.Internal, "migrations: the migration for %s returned an invalid result: %v", args.URN, err)
+		out, err := EncodeResult(args, res)
+		if err != nil {
+			return nil, reach.CallError(ctx, "migrations", callbacks.KindStateMigration, codes.Internal,
+				callbacks.ErrInvalidResult, fmt.Sprintf("the migration for %s returned an invalid result", args.URN), err)
 		}
-		return &pulumirpc.StateMigrationResponse{
-			NewState:   slices.Clone(res.NewState),
-			Successors: maps.Clone(res.Successors),
-		}, nil
+		return out, nil
 	})
 }
 
-// Callback registers fn with srv and returns the Callback to append to
-// RegisterResourceRequest.state_migrations. It does not talk to the engine;
-// call [Check] first, because engines without the STATE_MIGRATIONS feature
-// refuse such registrations.
-func Callback(srv *callbacks.Server, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+// Callback registers fn with mon's server and returns the Callback to append
+// to RegisterResourceRequest.state_migrations. It does not talk to the
+// engine; call [Check] first, because engines without the STATE_MIGRATIONS
+// feature refuse such registrations. Every error is a [*callbacks.Error].
+func Callback(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+	const what = "migrations: registering a state migration"
 	switch {
-	case srv == nil:
-		return nil, errors.New("migrations: no callback server")
+	case mon == nil || mon.Server() == nil:
+		return nil, reach.Fail(callbacks.KindStateMigration, what, reach.Nil("monitor"))
 	case fn == nil:
-		return nil, fmt.Errorf("migrations: %w", callbacks.ErrNilFunc)
+		return nil, reach.Fail(callbacks.KindStateMigration, what, callbacks.ErrNilFunc)
 	}
-	cb, err := srv.Register(Adapt(fn), opts...)
+	cb, err := mon.Server().Register(ctx, Adapt(fn), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("migrations: %w", err)
+		return nil, reach.Fail(callbacks.KindStateMigration, what, err)
 	}
 	return cb, nil
 }
@@ -114,10 +147,10 @@ func Callback(srv *callbacks.Server, fn Func, opts ...callbacks.RegisterOption) 
 // Released engines do not advertise it yet (see the package documentation).
 func Check(ctx context.Context, mon *monitor.Monitor) error {
 	if mon == nil {
-		return errors.New("migrations: no monitor")
+		return reach.Fail(callbacks.KindStateMigration, "migrations: checking the engine", reach.Nil("monitor"))
 	}
 	if err := mon.Require(ctx, monitor.StateMigrations); err != nil {
-		return fmt.Errorf("migrations: %w", err)
+		return reach.Fail(callbacks.KindStateMigration, "migrations: checking the engine", err)
 	}
 	return nil
 }

@@ -184,12 +184,12 @@ func TestMigration(t *testing.T) {
 			t.Parallel()
 			var mu sync.Mutex
 			var seen *migrations.Args
-			cb, err := migrations.Callback(srv, func(_ context.Context, a *migrations.Args) (*migrations.Result, error) {
+			cb, err := srv.Register(context.Background(), migrations.Adapt(func(_ context.Context, a *migrations.Args) (*migrations.Result, error) {
 				mu.Lock()
 				seen = a
 				mu.Unlock()
 				return tt.result(t), tt.err
-			}, callbacks.Name("bucket-v2"))
+			}), callbacks.Name("bucket-v2"))
 			require.NoError(t, err)
 
 			resp, err := invoke(t, cb, &pulumirpc.StateMigrationRequest{Urn: urnOld, OldState: []byte(oldState)})
@@ -281,12 +281,12 @@ func TestReplaceKeepsNumbers(t *testing.T) {
 func TestCallbackArguments(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	_, err := migrations.Callback(nil, func(context.Context, *migrations.Args) (*migrations.Result, error) { return nil, nil })
-	assert.ErrorContains(t, err, "no callback server")
-	_, err = migrations.Callback(srv, nil)
+	_, err := migrations.Callback(t.Context(), nil, func(context.Context, *migrations.Args) (*migrations.Result, error) { return nil, nil })
+	assert.ErrorIs(t, err, callbacks.ErrNilArgument)
+	_, err = srv.Register(context.Background(), migrations.Adapt(nil))
 	assert.ErrorIs(t, err, callbacks.ErrNilFunc)
 
-	cb, err := migrations.Callback(srv, func(context.Context, *migrations.Args) (*migrations.Result, error) { return nil, nil }, callbacks.Name("v2"))
+	cb, err := srv.Register(context.Background(), migrations.Adapt(func(context.Context, *migrations.Args) (*migrations.Result, error) { return nil, nil }), callbacks.Name("v2"))
 	require.NoError(t, err)
 	kind, name, ok := srv.Registry().Lookup(cb.GetToken())
 	require.True(t, ok)
@@ -314,7 +314,7 @@ func TestCheck(t *testing.T) {
 			e, err := enginetest.Start(tt.opts...)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = e.Close() })
-			mon, err := monitor.Dial(e.MonitorAddr())
+			mon, err := monitor.Dial(e.MonitorAddr(), newServer(t))
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = mon.Close() })
 
@@ -327,7 +327,7 @@ func TestCheck(t *testing.T) {
 			assert.Contains(t, err.Error(), "STATE_MIGRATIONS")
 		})
 	}
-	assert.ErrorContains(t, migrations.Check(t.Context(), nil), "no monitor")
+	assert.ErrorIs(t, migrations.Check(t.Context(), nil), callbacks.ErrNilArgument)
 }
 
 // TestRegistrationWithMigrations shows why Check comes first: an engine
@@ -348,12 +348,12 @@ func TestRegistrationWithMigrations(t *testing.T) {
 			e, err := enginetest.Start(tt.opts...)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = e.Close() })
-			mon, err := monitor.Dial(e.MonitorAddr())
+			mon, err := monitor.Dial(e.MonitorAddr(), newServer(t))
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = mon.Close() })
 			srv := newServer(t)
 
-			cb, err := migrations.Callback(srv, func(context.Context, *migrations.Args) (*migrations.Result, error) { return nil, nil })
+			cb, err := srv.Register(context.Background(), migrations.Adapt(func(context.Context, *migrations.Args) (*migrations.Result, error) { return nil, nil }))
 			require.NoError(t, err)
 			_, err = mon.Client().RegisterResource(t.Context(), &pulumirpc.RegisterResourceRequest{
 				Type: "my:index:Bucket", Name: "logs", Custom: true, StateMigrations: []*pulumirpc.Callback{cb},

@@ -13,7 +13,12 @@ import (
 // engine run its delete hooks before the callback server stops.
 func Example() {
 	ctx := context.Background()
-	mon, err := monitor.FromEnv()
+	srv, err := callbacks.Listen()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	mon, err := monitor.FromEnv(srv)
 	if err != nil {
 		log.Print(err) // not run by the Pulumi CLI
 		return
@@ -22,12 +27,8 @@ func Example() {
 	if err := mon.Require(ctx, monitor.ResourceHooks); err != nil {
 		log.Fatal(err)
 	}
-	srv, err := callbacks.Listen()
-	if err != nil {
-		log.Fatal(err)
-	}
 	// ... register hooks and resources ...
-	if err := mon.Finish(ctx, srv); err != nil {
+	if err := mon.Finish(ctx); err != nil {
 		log.Fatal(err)
 	}
 }

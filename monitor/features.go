@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/langhost/callbacks"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -75,17 +74,6 @@ func (m *Monitor) DeploymentInfo(ctx context.Context) (*pulumirpc.DeploymentInfo
 func (m *Monitor) DryRun(ctx context.Context) (bool, error) {
 	info, err := m.DeploymentInfo(ctx)
 	return info.GetDryRun(), err
-}
-
-// Attach tells srv's registry whether this deployment is a preview, so that
-// callbacks see it in [callbacks.CallInfo].DryRun.
-func (m *Monitor) Attach(ctx context.Context, srv *callbacks.Server) error {
-	dry, err := m.DryRun(ctx)
-	if err != nil {
-		return err
-	}
-	srv.Registry().SetDryRun(dry)
-	return nil
 }
 
 // Supports reports whether the engine has feature f: from GetDeploymentInfo

@@ -1,7 +1,7 @@
 // Package monitor wraps the Pulumi engine's ResourceMonitor for callback
 // registration: it connects the way programs and component providers are
 // told to, checks the engine's features before anything is registered, keeps
-// the name space that resource hooks and error hooks share, and ends a
+// one hook name space per deployment, and ends a
 // program's life in the order the engine needs (signal, wait for the delete
 // hooks, then stop the callback server).
 package monitor
@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/access"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -26,15 +28,20 @@ import (
 // tells a `pulumi.Run` program the monitor's address.
 const EnvMonitor = "PULUMI_MONITOR"
 
-// ErrNoMonitor is returned by [FromEnv] and [FromConstruct] when no monitor
-// address was given.
+// ErrNoMonitor is wrapped by the error [FromEnv], [FromConstruct], [Dial]
+// and [New] return when no monitor address or client was given.
 var ErrNoMonitor = errors.New("monitor: no resource monitor address")
 
-// Monitor is a ResourceMonitor client plus what this module needs to know
-// about the deployment. It is safe for concurrent use.
+// Monitor is a ResourceMonitor client bound to the callback server whose
+// callbacks it hands to the engine, plus what this module needs to know about
+// the deployment. It is the one value every registration takes. It is safe
+// for concurrent use.
 type Monitor struct {
 	client pulumirpc.ResourceMonitorClient
 	conn   *grpc.ClientConn // owned, closed by Close; nil when borrowed
+	srv    *callbacks.Server
+	names  *access.Names
+	scope  string // the URN of the component a FromConstruct monitor serves
 
 	infoMu    sync.Mutex
 	infoKnown bool
@@ -43,27 +50,50 @@ type Monitor struct {
 	legacyMu sync.Mutex
 	legacy   map[string]bool // SupportsFeature answers, on old engines
 
-	namesMu sync.Mutex
-	names   map[string]reservation
-
 	shutdownOnce sync.Once
 	shutdownErr  error
 }
 
-// New wraps an existing client. Close does not close its connection.
-func New(client pulumirpc.ResourceMonitorClient) *Monitor {
-	return &Monitor{client: client, names: make(map[string]reservation)}
+// ErrNoServer is wrapped by the error the constructors return when given a
+// nil server or client.
+var ErrNoServer = errors.New("monitor: nil callback server")
+
+// New wraps an existing client, bound to srv. Close does not close the
+// client's connection. Monitors made with New have a hook name space of
+// their own; monitors made with [Dial], [FromEnv] and [FromConstruct] share
+// one per monitor address, that is, per deployment.
+func New(client pulumirpc.ResourceMonitorClient, srv *callbacks.Server) (*Monitor, error) {
+	switch {
+	case client == nil:
+		return nil, fmt.Errorf("%w: nil ResourceMonitor client", ErrNoMonitor)
+	case srv == nil:
+		return nil, ErrNoServer
+	}
+	return &Monitor{client: client, srv: srv, names: access.NewNames()}, nil
 }
 
-// NewFromConn wraps an existing connection. Close does not close it.
-func NewFromConn(conn grpc.ClientConnInterface) *Monitor {
-	return New(pulumirpc.NewResourceMonitorClient(conn))
+// deploymentNames holds the hook name space of every monitor address this
+// process has dialled. The engine checks hook names per deployment, and a
+// component provider dials the same address once per Construct, so the
+// name space must outlive each Monitor. It holds one entry per deployment
+// the process takes part in.
+var deploymentNames sync.Map // address → *access.Names
+
+func namesFor(addr string) *access.Names {
+	v, _ := deploymentNames.LoadOrStore(addr, access.NewNames())
+	return v.(*access.Names)
 }
 
 // Dial connects to the monitor at addr ("127.0.0.1:PORT", as the engine hands
-// it out) with the engine's 400 MiB message limits. Close closes the
-// connection.
-func Dial(addr string) (*Monitor, error) {
+// it out) with the engine's 400 MiB message limits, bound to srv. Close
+// closes the connection.
+func Dial(addr string, srv *callbacks.Server) (*Monitor, error) {
+	if srv == nil {
+		return nil, ErrNoServer
+	}
+	if addr == "" {
+		return nil, fmt.Errorf("%w: empty address", ErrNoMonitor)
+	}
 	conn, err := grpc.NewClient(addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(
@@ -72,29 +102,78 @@ func Dial(addr string) (*Monitor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("monitor: dial %q: %w", addr, err)
 	}
-	m := NewFromConn(conn)
+	m, _ := New(pulumirpc.NewResourceMonitorClient(conn), srv)
 	m.conn = conn
+	m.names = namesFor(addr)
 	return m, nil
 }
 
 // FromEnv connects to the monitor named by PULUMI_MONITOR, the variable the
-// language host sets for `pulumi.Run` programs.
-func FromEnv() (*Monitor, error) {
+// language host sets for `pulumi.Run` programs, bound to srv.
+func FromEnv(srv *callbacks.Server) (*Monitor, error) {
 	addr := os.Getenv(EnvMonitor)
 	if addr == "" {
 		return nil, fmt.Errorf("%w: %s is not set (is this program run by `pulumi`?)", ErrNoMonitor, EnvMonitor)
 	}
-	return Dial(addr)
+	return Dial(addr, srv)
 }
 
 // FromConstruct connects to the monitor endpoint that a component provider
-// receives in its Construct request.
-func FromConstruct(req *pulumirpc.ConstructRequest) (*Monitor, error) {
+// receives in its Construct request, bound to srv. The monitor knows the
+// component being constructed: [Monitor.Component] returns its URN, and
+// hooks.Attach through this monitor binds hooks only to the component's
+// descendants.
+//
+// Every Construct of one deployment reaches the same endpoint and so shares
+// one hook name space: see hooks.Shared for registering the same hook from
+// each Construct. srv must serve for as long as the engine may call the
+// component's callbacks: until the provider process is told to stop, not
+// only until Construct returns (delete hooks run at the end of the
+// deployment, and a later deployment needs the hooks registered again by
+// its own Constructs).
+func FromConstruct(req *pulumirpc.ConstructRequest, srv *callbacks.Server) (*Monitor, error) {
 	if req.GetMonitorEndpoint() == "" {
 		return nil, fmt.Errorf("%w: the ConstructRequest has no monitorEndpoint", ErrNoMonitor)
 	}
-	return Dial(req.GetMonitorEndpoint())
+	m, err := Dial(req.GetMonitorEndpoint(), srv)
+	if err != nil {
+		return nil, err
+	}
+	m.scope = componentURN(req)
+	return m, nil
 }
+
+// componentURN is the URN the engine gives the component a Construct request
+// asks for, or "" when the request does not say enough to compute it.
+// (This package computes URNs itself rather than import the SDK's resource
+// packages, which start a logging goroutine in every program that imports
+// them.)
+func componentURN(req *pulumirpc.ConstructRequest) string {
+	if req.GetType() == "" || req.GetName() == "" || req.GetStack() == "" || req.GetProject() == "" {
+		return ""
+	}
+	typ := req.GetType()
+	if p := req.GetParent(); p != "" {
+		// urn:pulumi:STACK::PROJECT::QUALIFIED-TYPE::NAME
+		parts := strings.SplitN(p, "::", 4)
+		if len(parts) != 4 || !strings.HasPrefix(parts[0], "urn:pulumi:") {
+			return ""
+		}
+		if parentType := parts[2]; parentType != "" && parentType != rootStackType {
+			typ = parentType + "$" + typ
+		}
+	}
+	return "urn:pulumi:" + req.GetStack() + "::" + req.GetProject() + "::" + typ + "::" + req.GetName()
+}
+
+const rootStackType = "pulumi:pulumi:Stack"
+
+// Component returns the URN of the component whose Construct request the
+// monitor was opened for ([FromConstruct]), and false for other monitors.
+func (m *Monitor) Component() (string, bool) { return m.scope, m.scope != "" }
+
+// Server returns the callback server the monitor is bound to.
+func (m *Monitor) Server() *callbacks.Server { return m.srv }
 
 // Client returns the underlying ResourceMonitor client.
 func (m *Monitor) Client() pulumirpc.ResourceMonitorClient { return m.client }
@@ -127,17 +206,32 @@ func (m *Monitor) SignalAndWaitForShutdown(ctx context.Context) error {
 	return m.shutdownErr
 }
 
-// Finish ends a program's life in the order the engine needs: signal the
-// engine and wait (see [Monitor.SignalAndWaitForShutdown]), then shut srv
-// down gracefully, bounded by ctx. The server is shut down even when the
-// signal fails; both errors are returned.
-func (m *Monitor) Finish(ctx context.Context, srv *callbacks.Server) error {
+// Finish ends the life of a program that does not run under the SDK's
+// pulumi.Run or RunErr (those signal the engine themselves, and a second
+// signal fails): signal the engine and wait (see
+// [Monitor.SignalAndWaitForShutdown]), then shut the bound server down
+// gracefully, bounded by ctx. The server is shut down even when the signal
+// fails; both errors are returned.
+func (m *Monitor) Finish(ctx context.Context) error {
 	sigErr := m.SignalAndWaitForShutdown(ctx)
 	var shutErr error
-	if srv != nil {
+	if srv := m.srv; srv != nil {
 		if shutErr = srv.Shutdown(ctx); shutErr != nil {
 			shutErr = fmt.Errorf("monitor: shutting down the callback server: %w", shutErr)
 		}
 	}
 	return errors.Join(sigErr, shutErr)
+}
+
+func init() {
+	access.MonitorNames = func(m *Monitor) *access.Names { return m.names }
+	access.MonitorScope = func(m *Monitor) (string, bool) { return m.scope, m.scope != "" }
+	access.MonitorPrepare = func(ctx context.Context, m *Monitor) error {
+		dry, err := m.DryRun(ctx)
+		if err != nil {
+			return err
+		}
+		access.SetDryRun.(func(*callbacks.Registry, bool))(m.srv.Registry(), dry)
+		return nil
+	}
 }

@@ -83,55 +83,26 @@ func TestDeploymentInfoFailureIsNotCached(t *testing.T) {
 	assert.True(t, dry)
 }
 
-func TestAttachSetsDryRun(t *testing.T) {
-	t.Parallel()
-	m := monitortest.Serve(t, &monitortest.Fake{DeploymentInfo: monitortest.CurrentPreview()})
+func TestFromEnvAndConstruct(t *testing.T) {
 	srv, err := callbacks.Listen()
 	require.NoError(t, err)
 	defer srv.Close()
-	require.NoError(t, m.Attach(context.Background(), srv))
-	seen := make(chan bool, 1)
-	cb, err := srv.Register(callbacks.Raw(func(ctx context.Context, _ []byte) ([]byte, error) {
-		info, _ := callbacks.CallInfoFrom(ctx)
-		seen <- info.DryRun
-		return nil, nil
-	}))
-	require.NoError(t, err)
-	_, err = srv.Registry().Invoke(context.Background(), cb.Token, nil)
-	require.NoError(t, err)
-	assert.True(t, <-seen)
-}
-
-func TestReserveName(t *testing.T) {
-	t.Parallel()
-	m := monitor.New(nil)
-	require.NoError(t, m.ReserveName("h", 1))
-	err := m.ReserveName("h", 2)
-	require.ErrorIs(t, err, monitor.ErrNameTaken)
-	assert.Contains(t, err.Error(), "monitor_test.go:", "the error names the first registration's site")
-	v, ok := m.Named("h")
-	assert.True(t, ok)
-	assert.Equal(t, 1, v)
-	require.Error(t, m.ReserveName("", 3))
-	m.ReleaseName("h")
-	require.NoError(t, m.ReserveName("h", 4))
-}
-
-func TestFromEnvAndConstruct(t *testing.T) {
 	t.Setenv(monitor.EnvMonitor, "")
-	_, err := monitor.FromEnv()
+	_, err = monitor.FromEnv(srv)
 	require.ErrorIs(t, err, monitor.ErrNoMonitor)
-	_, err = monitor.FromConstruct(&pulumirpc.ConstructRequest{})
+	_, err = monitor.FromConstruct(&pulumirpc.ConstructRequest{}, srv)
 	require.ErrorIs(t, err, monitor.ErrNoMonitor)
+	_, err = monitor.Dial("127.0.0.1:1", nil)
+	require.ErrorIs(t, err, monitor.ErrNoServer)
 
 	addr := monitortest.Listen(t, &monitortest.Fake{DeploymentInfo: monitortest.CurrentPreview(monitor.Transforms)})
 	for name, open := range map[string]func() (*monitor.Monitor, error){
 		"env": func() (*monitor.Monitor, error) {
 			t.Setenv(monitor.EnvMonitor, addr)
-			return monitor.FromEnv()
+			return monitor.FromEnv(srv)
 		},
 		"construct": func() (*monitor.Monitor, error) {
-			return monitor.FromConstruct(&pulumirpc.ConstructRequest{MonitorEndpoint: addr})
+			return monitor.FromConstruct(&pulumirpc.ConstructRequest{MonitorEndpoint: addr}, srv)
 		},
 	} {
 		m, err := open()
@@ -151,27 +122,26 @@ func TestSignalUnimplementedIsDone(t *testing.T) {
 // hooks inside SignalAndWaitForShutdown, and stops it only afterwards.
 func TestFinishServesUntilSignalReturns(t *testing.T) {
 	t.Parallel()
-	srv, err := callbacks.Listen()
-	require.NoError(t, err)
 	var hookCalls atomic.Int32
-	cb, err := srv.Register(callbacks.ResourceHook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
-		hookCalls.Add(1)
-		return nil, nil
-	}))
-	require.NoError(t, err)
-
 	var once sync.Once
+	var cb *pulumirpc.Callback
 	fake := &monitortest.Fake{SignalAndWaitForShutdown: func(ctx context.Context) error {
 		var err error
 		once.Do(func() { err = callHook(ctx, cb) }) // the engine's delete hook
 		return err
 	}}
 	m := monitortest.Serve(t, fake)
+	srv := m.Server()
+	cb, err := srv.Register(context.Background(), callbacks.ResourceHook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
+		hookCalls.Add(1)
+		return nil, nil
+	}))
+	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, m.Finish(ctx, srv))
+	require.NoError(t, m.Finish(ctx))
 	assert.Equal(t, int32(1), hookCalls.Load())
-	_, err = srv.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+	_, err = srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
 	assert.ErrorIs(t, err, callbacks.ErrServerClosed, "Finish shuts the server down")
 }
 
@@ -187,12 +157,11 @@ func callHook(ctx context.Context, cb *pulumirpc.Callback) error {
 
 func TestFinishReportsSignalError(t *testing.T) {
 	t.Parallel()
-	srv, err := callbacks.Listen()
-	require.NoError(t, err)
 	m := monitortest.Serve(t, &monitortest.Fake{SignalAndWaitForShutdown: func(context.Context) error { return errors.New("Already waiting for shutdown") }})
-	err = m.Finish(context.Background(), srv)
+	srv := m.Server()
+	err := m.Finish(context.Background())
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), "Already waiting for shutdown"))
-	_, err = srv.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+	_, err = srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
 	assert.ErrorIs(t, err, callbacks.ErrServerClosed, "the server is shut down even when the signal fails")
 }

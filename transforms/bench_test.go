@@ -226,7 +226,10 @@ func BenchmarkInvokeRegistry(b *testing.B) {
 		payload := benchdata.Marshal(p.req)
 		for _, s := range benchShapes() {
 			b.Run(p.name+"/"+s.name, func(b *testing.B) {
-				reg := callbacks.NewRegistry()
+				reg, err := callbacks.NewRegistry()
+				if err != nil {
+					b.Fatal(err)
+				}
 				tok, err := reg.Register(s.fn)
 				if err != nil {
 					b.Fatal(err)
@@ -267,7 +270,7 @@ func benchServe(b *testing.B, transport string) (pulumirpc.CallbacksClient, stri
 	if err != nil {
 		b.Fatal(err)
 	}
-	cb, err := transforms.Callback(srv, benchIdentity)
+	cb, err := srv.Register(context.Background(), transforms.Adapt(benchIdentity))
 	if err != nil {
 		_ = srv.Close()
 		b.Fatal(err)
@@ -370,7 +373,10 @@ func BenchmarkDeep(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("Invoke/depth=%d", depth), func(b *testing.B) {
-			reg := callbacks.NewRegistry()
+			reg, err := callbacks.NewRegistry()
+			if err != nil {
+				b.Fatal(err)
+			}
 			tok, err := reg.Register(transforms.Adapt(benchIdentity))
 			if err != nil {
 				b.Fatal(err)
@@ -404,7 +410,7 @@ func BenchmarkCallbackMemory(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		tokens := make([]string, 0, n)
 		for range n {
-			cb, err := transforms.Callback(srv, benchIdentity, callbacks.Name("tag-resources"))
+			cb, err := srv.Register(context.Background(), transforms.Adapt(benchIdentity), callbacks.Name("tag-resources"))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -31,7 +31,7 @@ func Example() {
 			o.Protect = new(true)
 		}), nil
 	}
-	cb, err := transforms.Callback(srv, protectBuckets, callbacks.Name("protect-buckets"))
+	cb, err := srv.Register(context.Background(), transforms.Adapt(protectBuckets), callbacks.Name("protect-buckets"))
 	if err != nil {
 		panic(err)
 	}

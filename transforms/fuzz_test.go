@@ -43,7 +43,10 @@ func FuzzTransformRequest(f *testing.F) {
 	// checked, then sent back as received), the other reads them (decoded,
 	// then encoded again). Both must refuse the same requests with the same
 	// message and answer the others with the same properties.
-	reg := callbacks.NewRegistry()
+	reg, err := callbacks.NewRegistry()
+	if err != nil {
+		f.Fatal(err)
+	}
 	lazy, err := reg.Register(transforms.Adapt(func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
 		return a.Result(), nil
 	}))

@@ -93,7 +93,8 @@ func TestLazyProperties(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			reg := callbacks.NewRegistry()
+			reg, err := callbacks.NewRegistry()
+			require.NoError(t, err)
 			token, err := reg.Register(transforms.Adapt(tt.fn))
 			require.NoError(t, err)
 			out, err := reg.Invoke(t.Context(), token, transformPayload(t, props))
@@ -119,7 +120,8 @@ func TestLazyProperties(t *testing.T) {
 func TestLazyPropertiesAreChecked(t *testing.T) {
 	t.Parallel()
 	ran := false
-	reg := callbacks.NewRegistry()
+	reg, err := callbacks.NewRegistry()
+	require.NoError(t, err)
 	token, err := reg.Register(transforms.Adapt(func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
 		ran = true
 		return a.Result(), nil

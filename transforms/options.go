@@ -88,35 +88,24 @@ type ResourceOptions struct {
 	unknown protoreflect.RawFields // fields of newer engines, sent back as received
 }
 
-// Alias is one earlier identity of a resource: either a URN or a [AliasSpec].
-// If Spec is set, URN is ignored. Aliases decoded from the wire remember the
-// encodings their fields cannot tell apart (an empty URN, an empty parent
-// URN, a false NoParent) and fields of newer engines, and are sent back as
-// they came.
-type Alias = optconv.Alias
-
-// AliasSpec describes an earlier identity by its parts (Name, Type, Stack,
-// Project, ParentURN, NoParent). Empty parts mean "the same as now".
-// ParentURN and NoParent are alternatives: if NoParent is true, the resource
-// formerly had no parent and ParentURN is ignored.
-type AliasSpec = optconv.AliasSpec
-
-// CustomTimeouts are per-operation timeouts (Create, Update, Delete, Read) as
-// the engine spells them, such as "5m" or "1h30m". Empty means the provider's
-// default.
-type CustomTimeouts = optconv.CustomTimeouts
-
 // HooksBinding names the resource hooks to run at each point of the
 // resource's life. Hooks are referred to by the names they were registered
 // under.
 type HooksBinding struct {
+	// BeforeCreate names the hooks run before the resource is created.
 	BeforeCreate []string
-	AfterCreate  []string
+	// AfterCreate names the hooks run after the resource is created.
+	AfterCreate []string
+	// BeforeUpdate names the hooks run before the resource is updated.
 	BeforeUpdate []string
-	AfterUpdate  []string
+	// AfterUpdate names the hooks run after the resource is updated.
+	AfterUpdate []string
+	// BeforeDelete names the hooks run before the resource is deleted.
 	BeforeDelete []string
-	AfterDelete  []string
-	OnError      []string
+	// AfterDelete names the hooks run after the resource is deleted.
+	AfterDelete []string
+	// OnError names the error hooks run when the provider fails.
+	OnError []string
 
 	unknown protoreflect.RawFields
 }
@@ -138,9 +127,9 @@ func OptionsFromProto(pb *pulumirpc.TransformResourceOptions) (*ResourceOptions,
 	o.IgnoreChanges = pb.GetIgnoreChanges()
 	o.ReplaceOnChanges = pb.GetReplaceOnChanges()
 	o.Version = pb.GetVersion()
-	o.Aliases = optconv.AliasesFromProto(pb.GetAliases())
+	o.Aliases = AliasesFromProto(pb.GetAliases())
 	o.Provider = pb.GetProvider()
-	o.CustomTimeouts = optconv.TimeoutsFromProto(pb.GetCustomTimeouts())
+	o.CustomTimeouts = TimeoutsFromProto(pb.GetCustomTimeouts())
 	o.PluginDownloadURL = pb.GetPluginDownloadUrl()
 	o.RetainOnDelete = pb.RetainOnDelete
 	o.DeletedWith = resource.URN(pb.GetDeletedWith())
@@ -185,9 +174,9 @@ func (o *ResourceOptions) ToProto(acceptsByteStrings bool) (*pulumirpc.Transform
 		IgnoreChanges:           o.IgnoreChanges,
 		ReplaceOnChanges:        o.ReplaceOnChanges,
 		Version:                 o.Version,
-		Aliases:                 optconv.AliasesToProto(o.Aliases),
+		Aliases:                 AliasesToProto(o.Aliases),
 		Provider:                o.Provider,
-		CustomTimeouts:          optconv.TimeoutsToProto(o.CustomTimeouts),
+		CustomTimeouts:          TimeoutsToProto(o.CustomTimeouts),
 		PluginDownloadUrl:       o.PluginDownloadURL,
 		RetainOnDelete:          o.RetainOnDelete,
 		DeletedWith:             string(o.DeletedWith),
@@ -231,8 +220,8 @@ func (o *ResourceOptions) Clone() *ResourceOptions {
 	c.Protect = optconv.CloneBool(o.Protect)
 	c.IgnoreChanges = slices.Clone(o.IgnoreChanges)
 	c.ReplaceOnChanges = slices.Clone(o.ReplaceOnChanges)
-	c.Aliases = optconv.CloneAliases(o.Aliases)
-	c.CustomTimeouts = optconv.CloneTimeouts(o.CustomTimeouts)
+	c.Aliases = CloneAliases(o.Aliases)
+	c.CustomTimeouts = CloneTimeouts(o.CustomTimeouts)
 	c.RetainOnDelete = optconv.CloneBool(o.RetainOnDelete)
 	c.DeleteBeforeReplace = optconv.CloneBool(o.DeleteBeforeReplace)
 	c.AdditionalSecretOutputs = slices.Clone(o.AdditionalSecretOutputs)

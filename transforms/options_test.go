@@ -210,7 +210,7 @@ func markSet(m protoreflect.Message, seen map[protoreflect.FullName]bool) {
 func TestIdentityRoundTripEveryOption(t *testing.T) {
 	t.Parallel()
 	srv, client := wiretest.StartServer(t)
-	cb, err := transforms.Callback(srv, identity)
+	cb, err := srv.Register(context.Background(), transforms.Adapt(identity))
 	require.NoError(t, err)
 
 	rows := optionRows()
@@ -342,9 +342,9 @@ func TestChangeOneOptionKeepsOthers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cb, err := transforms.Callback(srv, func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+			cb, err := srv.Register(context.Background(), transforms.Adapt(func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
 				return a.WithOptions(tt.edit), nil
-			})
+			}))
 			require.NoError(t, err)
 			req := request(fullOptions())
 			want := proto.CloneOf(req.GetOptions())

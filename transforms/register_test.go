@@ -77,7 +77,7 @@ func TestRegisterStack(t *testing.T) {
 			srv, _ := wiretest.StartServer(t)
 			mon := monitortest.Serve(t, tt.mon)
 			before := srv.Registry().Len()
-			cb, err := transforms.RegisterStack(t.Context(), srv, mon, identity, callbacks.Name("stack"))
+			cb, err := transforms.RegisterStack(t.Context(), wiretest.Bind(t, mon, srv), identity, callbacks.Name("stack"))
 			calls := monitortest.Requests[*pulumirpc.Callback](tt.mon, "RegisterStackTransform")
 			require.Len(t, calls, tt.wantRPC)
 			if tt.wantErr != "" {
@@ -115,7 +115,7 @@ func TestRegisterStackDryRun(t *testing.T) {
 		RegisterStackTransform: func(context.Context, *pulumirpc.Callback) error { return nil },
 	})
 	rec := &recorder{}
-	cb, err := transforms.RegisterStack(t.Context(), srv, mon, rec.transform)
+	cb, err := transforms.RegisterStack(t.Context(), wiretest.Bind(t, mon, srv), rec.transform)
 	require.NoError(t, err)
 	_, err = wiretest.Transform(t, client, cb, request(fullOptions()))
 	require.NoError(t, err)
@@ -133,16 +133,12 @@ func TestRegisterStackArguments(t *testing.T) {
 		call   func() error
 		wantIs error
 	}{
-		{"nil server", func() error {
-			_, err := transforms.RegisterStack(t.Context(), nil, mon, identity)
-			return err
-		}, transforms.ErrNilArgument},
 		{"nil monitor", func() error {
-			_, err := transforms.RegisterStack(t.Context(), srv, nil, identity)
+			_, err := transforms.RegisterStack(t.Context(), nil, identity)
 			return err
-		}, transforms.ErrNilArgument},
+		}, callbacks.ErrNilArgument},
 		{"nil func", func() error {
-			_, err := transforms.RegisterStack(t.Context(), srv, mon, nil)
+			_, err := transforms.RegisterStack(t.Context(), wiretest.Bind(t, mon, srv), nil)
 			return err
 		}, callbacks.ErrNilFunc},
 	}
@@ -164,7 +160,7 @@ func TestRegisterStackClosedServer(t *testing.T) {
 	srv, _ := wiretest.StartServer(t)
 	require.NoError(t, srv.Close())
 	f := &monitortest.Fake{DeploymentInfo: monitortest.CurrentEngine(monitor.Transforms), RegisterStackTransform: func(context.Context, *pulumirpc.Callback) error { return nil }}
-	_, err := transforms.RegisterStack(t.Context(), srv, monitortest.Serve(t, f), identity)
+	_, err := transforms.RegisterStack(t.Context(), wiretest.Bind(t, monitortest.Serve(t, f), srv), identity)
 	assert.True(t, errors.Is(err, callbacks.ErrServerClosed), "got %v", err)
 	assert.Empty(t, monitortest.Requests[*pulumirpc.Callback](f, "RegisterStackTransform"))
 }

@@ -2,19 +2,17 @@ package transforms
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/langhost/callbacks"
 	wirepayload "github.com/langhost/callbacks/internal/payload"
-	"github.com/langhost/callbacks/internal/props"
+	"github.com/langhost/callbacks/internal/reach"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Args describes the resource being transformed. The function owns it for
@@ -151,30 +149,16 @@ func (a *Args) WithProperties(edit func(resource.PropertyMap)) *Result {
 // that error's message.
 type Func func(ctx context.Context, args *Args) (*Result, error)
 
-// DecodeRequest converts a transform request into [Args]. The Args share the
-// request's slices and maps.
+// DecodeRequest converts a transform request into [Args]. It runs the
+// decoder the adapter runs on the engine's payload (on the message's
+// encoding), so it accepts and refuses exactly what a registered transform
+// does; the properties are decoded when [Args.Properties] is first called.
 func DecodeRequest(req *pulumirpc.TransformRequest) (*Args, error) {
-	properties, err := props.Unmarshal(req.GetProperties())
+	b, err := proto.Marshal(req)
 	if err != nil {
-		return nil, fmt.Errorf("properties: %w", err)
+		return nil, err
 	}
-	if properties == nil {
-		properties = resource.PropertyMap{}
-	}
-	opts, err := OptionsFromProto(req.GetOptions())
-	if err != nil {
-		return nil, fmt.Errorf("options: %w", err)
-	}
-	a := &Args{
-		Type:    req.GetType(),
-		Name:    req.GetName(),
-		Custom:  req.GetCustom(),
-		Parent:  resource.URN(req.GetParent()),
-		Options: opts,
-		props:   properties,
-	}
-	a.URN = childURN(a.Parent, a.Type, a.Name)
-	return a, nil
+	return decodePayload(b, true) // b is this call's own encoding
 }
 
 // childURN computes the URN the engine gives a resource of type typ and
@@ -186,34 +170,22 @@ func childURN(parent resource.URN, typ, name string) resource.URN {
 	return resource.NewURN(parent.Stack(), parent.Project(), parent.QualifiedType(), tokens.Type(typ), name)
 }
 
-// EncodeResult converts a result into a transform response. A nil result
-// gives an empty response, which the engine reads as "no change". Strings in
-// the result that are not valid UTF-8 are sent as byte strings if
-// acceptsByteStrings is set and are an error otherwise.
+// EncodeResult converts a result into a transform response, with the
+// encoder the adapter runs. A nil result gives an empty response, which the
+// engine reads as "no change". Strings in the result that are not valid
+// UTF-8 are sent as byte strings if acceptsByteStrings is set and are an
+// error otherwise.
 func EncodeResult(res *Result, acceptsByteStrings bool) (*pulumirpc.TransformResponse, error) {
 	out := &pulumirpc.TransformResponse{}
 	if res == nil {
 		return out, nil
 	}
-	switch m, raw, set := res.properties(); {
-	case m != nil:
-		s, err := props.Marshal(m, acceptsByteStrings)
-		if err != nil {
-			return nil, fmt.Errorf("properties: %w", err)
-		}
-		out.Properties = s
-	case set:
-		out.Properties = &structpb.Struct{}
-		if err := proto.Unmarshal(raw, out.Properties); err != nil {
-			return nil, fmt.Errorf("properties: %w", err)
-		}
+	b, err := encodePayload(res, acceptsByteStrings, 0)
+	if err != nil {
+		return nil, err
 	}
-	if res.Options != nil {
-		o, err := res.Options.ToProto(acceptsByteStrings)
-		if err != nil {
-			return nil, fmt.Errorf("options: %w", err)
-		}
-		out.Options = o
+	if err := proto.Unmarshal(b, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -230,13 +202,13 @@ func Adapt(fn Func) callbacks.Func {
 }
 
 func adapt(fn Func) callbacks.Func {
-	return callbacks.RawAs(callbacks.KindResourceTransform, func(ctx context.Context, payload []byte) ([]byte, error) {
+	return reach.RawAs(callbacks.KindResourceTransform, func(ctx context.Context, payload []byte) ([]byte, error) {
 		args, err := decodePayload(payload, wirepayload.Owned(ctx))
 		if err != nil {
 			return nil, callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest,
 				fmt.Sprintf("%s/%s: request does not decode", args.Type, args.Name), err)
 		}
-		callbacks.SetCallResource(ctx, string(args.URN), args.Type, args.Name)
+		reach.SetCallResource(ctx, string(args.URN), args.Type, args.Name)
 		res, err := fn(ctx, args)
 		if args.propsErr != nil {
 			// The function saw an empty map in place of the properties;
@@ -271,39 +243,26 @@ func resourceLabel(a *Args) string {
 	return a.Type + "/" + a.Name
 }
 
-// callError builds the error for a failure of the adapter itself, labelled
-// with the registration the call belongs to.
 func callError(ctx context.Context, code codes.Code, sentinel error, what string, err error) error {
-	info, _ := callbacks.CallInfoFrom(ctx)
-	label := callbacks.KindResourceTransform.String()
-	if info.Name != "" {
-		label = fmt.Sprintf("%s %q", label, info.Name)
-	}
-	return &callbacks.Error{
-		Code: code, Kind: info.Kind, Name: info.Name, Token: info.Token,
-		Msg: fmt.Sprintf("transforms: %s: %s: %v", label, what, err),
-		Err: fmt.Errorf("%w: %w", sentinel, err),
-	}
+	return reach.CallError(ctx, "transforms", callbacks.KindResourceTransform, code, sentinel, what, err)
 }
 
-// ErrNilArgument is returned when [Callback] or [RegisterStack] is given a
-// nil server, monitor or function.
-var ErrNilArgument = errors.New("transforms: nil argument")
-
-// Callback registers fn with srv and returns the Callback to put in a
-// RegisterResourceRequest's transforms, which applies fn to that resource and
-// its children. It needs no monitor; for stack-wide transforms use
-// [RegisterStack].
-func Callback(srv *callbacks.Server, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+// Callback registers fn with mon's server and returns the Callback to put in
+// a RegisterResourceRequest's transforms, which the engine applies to that
+// resource and its descendants only. It does not talk to the engine; for
+// stack-wide transforms use [RegisterStack]. Every error is a
+// [*callbacks.Error].
+func Callback(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+	const what = "transforms: registering a resource transform"
 	switch {
-	case srv == nil:
-		return nil, fmt.Errorf("%w: server", ErrNilArgument)
+	case mon == nil || mon.Server() == nil:
+		return nil, reach.Fail(callbacks.KindResourceTransform, what, reach.Nil("monitor"))
 	case fn == nil:
-		return nil, fmt.Errorf("transforms: %w", callbacks.ErrNilFunc)
+		return nil, reach.Fail(callbacks.KindResourceTransform, what, callbacks.ErrNilFunc)
 	}
-	cb, err := srv.Register(adapt(fn), opts...)
+	cb, err := mon.Server().Register(ctx, adapt(fn), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("transforms: %w", err)
+		return nil, reach.Fail(callbacks.KindResourceTransform, what, err)
 	}
 	return cb, nil
 }
@@ -311,31 +270,30 @@ func Callback(srv *callbacks.Server, fn Func, opts ...callbacks.RegisterOption) 
 // RegisterStack registers fn as a stack transform: the engine applies it to
 // every resource registered afterwards, after the resource's own and its
 // ancestors' transforms. It first checks that the engine supports
-// transforms, then registers fn with srv and tells the engine; if the engine
-// refuses, the registration is removed from srv again. It also tells srv's
-// registry whether the deployment is a preview.
-func RegisterStack(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+// transforms, then registers fn with mon's server and tells the engine; if
+// the engine refuses, the registration is removed again. Every error is a
+// [*callbacks.Error].
+func RegisterStack(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
+	const what = "transforms: registering a stack transform"
 	switch {
-	case mon == nil:
-		return nil, fmt.Errorf("%w: monitor", ErrNilArgument)
-	case srv == nil:
-		return nil, fmt.Errorf("%w: server", ErrNilArgument)
+	case mon == nil || mon.Server() == nil:
+		return nil, reach.Fail(callbacks.KindResourceTransform, what, reach.Nil("monitor"))
 	case fn == nil:
-		return nil, fmt.Errorf("transforms: %w", callbacks.ErrNilFunc)
+		return nil, reach.Fail(callbacks.KindResourceTransform, what, callbacks.ErrNilFunc)
 	}
 	if err := mon.Require(ctx, monitor.Transforms); err != nil {
-		return nil, fmt.Errorf("transforms: registering a stack transform: %w", err)
+		return nil, reach.Fail(callbacks.KindResourceTransform, what, err)
 	}
-	if err := mon.Attach(ctx, srv); err != nil {
-		return nil, fmt.Errorf("transforms: registering a stack transform: %w", err)
+	if err := reach.Prepare(ctx, mon); err != nil {
+		return nil, reach.Fail(callbacks.KindResourceTransform, what, err)
 	}
-	cb, err := Callback(srv, fn, opts...)
+	cb, err := Callback(ctx, mon, fn, opts...)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := mon.Client().RegisterStackTransform(ctx, cb); err != nil {
-		srv.Unregister(cb.GetToken())
-		return nil, fmt.Errorf("transforms: RegisterStackTransform: %w", err)
+		mon.Server().Unregister(cb.GetToken())
+		return nil, reach.Fail(callbacks.KindResourceTransform, what+": RegisterStackTransform", err)
 	}
 	return cb, nil
 }

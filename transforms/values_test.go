@@ -144,7 +144,7 @@ func TestValuesRoundTrip(t *testing.T) {
 					}
 					return a.Result(), nil
 				}}
-				cb, err := transforms.Callback(srv, rec.transform)
+				cb, err := srv.Register(context.Background(), transforms.Adapt(rec.transform))
 				require.NoError(t, err)
 				require.True(t, cb.GetAcceptsByteString(), "byte strings are accepted by default")
 				req := request(fullOptions())
@@ -180,7 +180,7 @@ func TestByteStrings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cb, err := transforms.Callback(srv, returnRaw, callbacks.AcceptsByteStrings(tt.accept), callbacks.Name("raw"))
+			cb, err := srv.Register(context.Background(), transforms.Adapt(returnRaw), callbacks.AcceptsByteStrings(tt.accept), callbacks.Name("raw"))
 			require.NoError(t, err)
 			require.Equal(t, tt.accept, cb.GetAcceptsByteString())
 			res, err := wiretest.Transform(t, client, cb, request(nil))
@@ -199,7 +199,8 @@ func TestByteStrings(t *testing.T) {
 	}
 
 	// Adapt follows the registration's choice, for registries without a server.
-	reg := callbacks.NewRegistry()
+	reg, err := callbacks.NewRegistry()
+	require.NoError(t, err)
 	for _, accept := range []bool{true, false} {
 		token, err := reg.Register(transforms.Adapt(returnRaw), callbacks.AcceptsByteStrings(accept))
 		require.NoError(t, err)
@@ -247,7 +248,7 @@ func TestResults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cb, err := transforms.Callback(srv, tt.fn)
+			cb, err := srv.Register(context.Background(), transforms.Adapt(tt.fn))
 			require.NoError(t, err)
 			res, err := wiretest.Transform(t, client, cb, request(fullOptions()))
 			require.NoError(t, err)
@@ -273,7 +274,7 @@ func TestURN(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			rec := &recorder{}
-			cb, err := transforms.Callback(srv, rec.transform, callbacks.Name("urn"))
+			cb, err := srv.Register(context.Background(), transforms.Adapt(rec.transform), callbacks.Name("urn"))
 			require.NoError(t, err)
 			req := request(nil)
 			req.Parent, req.Type, req.Name, req.Custom = tt.parent, tt.typ, "res", false
@@ -320,7 +321,7 @@ func TestErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cb, err := transforms.Callback(srv, tt.fn, callbacks.Name("e"))
+			cb, err := srv.Register(context.Background(), transforms.Adapt(tt.fn), callbacks.Name("e"))
 			require.NoError(t, err)
 			req := request(fullOptions())
 			if tt.req != nil {
@@ -338,13 +339,13 @@ func TestErrors(t *testing.T) {
 func TestCallbackArguments(t *testing.T) {
 	t.Parallel()
 	srv, _ := wiretest.StartServer(t)
-	_, err := transforms.Callback(srv, nil)
+	_, err := srv.Register(context.Background(), transforms.Adapt(nil))
 	assert.ErrorIs(t, err, callbacks.ErrNilFunc)
-	_, err = transforms.Callback(nil, identity)
-	assert.ErrorIs(t, err, transforms.ErrNilArgument)
+	_, err = transforms.Callback(t.Context(), nil, identity)
+	assert.ErrorIs(t, err, callbacks.ErrNilArgument)
 	assert.Equal(t, 0, srv.Registry().Len())
 
-	cb, err := transforms.Callback(srv, identity, callbacks.Name("tagger"))
+	cb, err := srv.Register(context.Background(), transforms.Adapt(identity), callbacks.Name("tagger"))
 	require.NoError(t, err)
 	kind, name, ok := srv.Registry().Lookup(cb.GetToken())
 	require.True(t, ok)

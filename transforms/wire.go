@@ -25,7 +25,9 @@ const (
 	resOptions    = 2
 )
 
-var errBadRequest = errors.New("proto: cannot parse invalid wire-format data")
+// errBadRequest says that the payload is not a valid protobuf encoding. The
+// adapter's message names the request already, so this carries no prefix.
+var errBadRequest = errors.New("malformed protobuf encoding")
 
 // decodePayload decodes a serialized TransformRequest into Args, reading
 // the properties straight from the wire. Even on error, the returned Args
@@ -50,7 +52,7 @@ func decodePayload(b []byte, shared bool) (*Args, error) {
 			switch num {
 			case reqType, reqName, reqParent:
 				if !utf8.Valid(v) {
-					return a, errors.New("proto: string field contains invalid UTF-8")
+					return a, errors.New("a string field holds invalid UTF-8")
 				}
 				switch num {
 				case reqType:
@@ -61,15 +63,21 @@ func decodePayload(b []byte, shared bool) (*Args, error) {
 					a.Parent = resource.URN(v)
 				}
 			case reqProperties:
+				// A repeated embedded message is merged, as protobuf
+				// merges it: for a Struct, the entries of both, the later
+				// winning for a key, which is what their concatenation
+				// decodes to.
 				if haveProps {
-					return slowDecode(a, b)
+					props = append(append([]byte(nil), props...), v...)
+				} else {
+					props, haveProps = v, true
 				}
-				props, haveProps = v, true
 			case reqOptions:
 				if haveOpts {
-					return slowDecode(a, b)
+					opts = append(append([]byte(nil), opts...), v...)
+				} else {
+					opts, haveOpts = v, true
 				}
-				opts, haveOpts = v, true
 			}
 			continue
 		}
@@ -104,7 +112,8 @@ func decodePayload(b []byte, shared bool) (*Args, error) {
 	if haveOpts {
 		pb = &pulumirpc.TransformResourceOptions{}
 		if err := proto.Unmarshal(opts, pb); err != nil {
-			return a, fmt.Errorf("options: %w", err)
+			// protobuf's own wording varies between runs; say it plainly.
+			return a, errors.New("options: not a valid TransformResourceOptions encoding")
 		}
 	}
 	if a.Options, err = OptionsFromProto(pb); err != nil {
@@ -121,12 +130,6 @@ func decodeProps(b []byte, shared bool) (resource.PropertyMap, error) {
 		return wireprops.DecodeShared(b)
 	}
 	return wireprops.Decode(b)
-}
-
-// slowDecode decodes a request that repeats its properties or options,
-// which the protobuf runtime merges: never sent by the engine.
-func slowDecode(a *Args, _ []byte) (*Args, error) {
-	return a, errors.New("transforms: a request with repeated properties or options is not supported")
 }
 
 // encodePayload encodes res as a serialized TransformResponse, writing the

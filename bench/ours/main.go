@@ -84,7 +84,7 @@ func run(fn transforms.Func) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	var opts []callbacks.Option
+	var opts []callbacks.ServerOption
 	if addr := os.Getenv("PULUMI_ENGINE"); addr != "" {
 		opts = append(opts, callbacks.EngineAddress(addr))
 	}
@@ -95,7 +95,7 @@ func run(fn transforms.Func) error {
 	defer srv.Close()
 
 	if os.Getenv(monitor.EnvMonitor) == "" {
-		cb, err := transforms.Callback(srv, fn, callbacks.Name("identity"))
+		cb, err := srv.Register(ctx, transforms.Adapt(fn), callbacks.Name("identity"))
 		if err != nil {
 			return err
 		}
@@ -104,12 +104,12 @@ func run(fn transforms.Func) error {
 		return shutdown(srv)
 	}
 
-	mon, err := monitor.FromEnv()
+	mon, err := monitor.FromEnv(srv)
 	if err != nil {
 		return err
 	}
 	defer mon.Close()
-	if _, err := transforms.RegisterStack(ctx, srv, mon, fn, callbacks.Name("identity")); err != nil {
+	if _, err := transforms.RegisterStack(ctx, mon, fn, callbacks.Name("identity")); err != nil {
 		return err
 	}
 	// The engine keeps the wait open until it is done with the program's

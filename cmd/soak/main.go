@@ -107,7 +107,7 @@ func run(ctx context.Context, cfg config) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	cb, err := srv.Register(fn, callbacks.Name("soak"))
+	cb, err := srv.Register(context.Background(), fn, callbacks.Name("soak"))
 	if err != nil {
 		_ = srv.Close()
 		return nil, err

@@ -13,21 +13,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
 	"github.com/langhost/callbacks/examples/component/teams"
-	"github.com/langhost/callbacks/examples/internal/simrun"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/program"
 )
 
 // The pulumi-random types the program creates, declared by type token so the
@@ -38,52 +35,30 @@ const (
 )
 
 func main() {
-	if err := run(context.Background(), os.Stdout); err != nil {
+	if os.Getenv(monitor.EnvMonitor) != "" {
+		program.Run(deploy) // under `pulumi up`
+		return
+	}
+	if err := simulate(context.Background(), os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "component:", err)
 		os.Exit(1)
 	}
 }
 
-// run deploys with the engine that started the program, or, when there is
-// none, with the simulator, and reports to w what fired.
-func run(ctx context.Context, w io.Writer) error {
-	if os.Getenv(monitor.EnvMonitor) != "" {
-		return deploy(ctx)
-	}
-	return simulate(ctx, w)
-}
-
-// deploy runs the program against the engine named by the environment, the
-// way `pulumi up` starts it. The callback server serves until pulumi.RunErr
-// has returned, that is until the engine has called its last hook.
-func deploy(ctx context.Context) (err error) {
-	mon, err := monitor.FromEnv()
+// deploy is the program's body, under `pulumi up` and on the simulator: it
+// sets the teams library up with the monitor program.Run opened, then runs
+// the program.
+func deploy(ctx *pulumi.Context, mon *monitor.Monitor) error {
+	lib, err := teams.New(ctx.Context(), mon)
 	if err != nil {
 		return err
 	}
-	defer mon.Close()
-	srv, err := callbacks.Listen(callbacks.EngineAddress(os.Getenv("PULUMI_ENGINE")))
-	if err != nil {
-		return err
-	}
-	defer func() {
-		stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		err = errors.Join(err, srv.Shutdown(stop))
-	}()
-
-	return pulumi.RunErr(func(pctx *pulumi.Context) error {
-		lib, err := teams.New(pctx.Context(), srv, mon)
-		if err != nil {
-			return err
-		}
-		return program(pctx, lib)
-	})
+	return resources(ctx, lib)
 }
 
-// program is the Pulumi program. It creates every resource itself; the teams
-// it puts them in decide which hooks run.
-func program(ctx *pulumi.Context, lib *teams.Library) error {
+// resources is the Pulumi program proper. It creates every resource itself;
+// the teams it puts them in decide which hooks run.
+func resources(ctx *pulumi.Context, lib *teams.Library) error {
 	payments, err := lib.NewTeam(ctx, "payments")
 	if err != nil {
 		return err
@@ -126,10 +101,11 @@ func simulate(ctx context.Context, w io.Writer) error {
 	fmt.Fprintln(w, "component: no Pulumi engine in the environment (PULUMI_MONITOR is unset), so the program")
 	fmt.Fprintf(w, "deploys project %q, stack %q on the simulator.\n", engine.Project(), engine.Stack())
 
-	res, progErr, err := simrun.Deploy(ctx, engine, deploy)
+	res, err := engine.RunFunc(ctx, func() error { return program.RunErr(deploy) })
 	if err != nil {
 		return err
 	}
+	progErr := res.ProgramErr
 
 	// What fired, per resource, in the order the engine called it.
 	fired := map[string][]string{}
@@ -163,7 +139,7 @@ func simulate(ctx context.Context, w io.Writer) error {
 		}
 		rows = append(rows, []string{r.Name, team, hooksFired})
 	}
-	simrun.Table(w, rows)
+	table(w, rows)
 
 	// Resources are created concurrently: sort by resource, keeping the
 	// order of each resource's own messages.
@@ -173,13 +149,13 @@ func simulate(ctx context.Context, w io.Writer) error {
 		rows = append(rows, []string{enginetest.URNName(d.URN), string(d.Severity), d.Message})
 	}
 	slices.SortStableFunc(rows, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
-	simrun.Table(w, rows)
+	table(w, rows)
 
 	problems := check(engine, res, fired)
 	if progErr != nil {
 		problems = append([]string{"the program failed: " + progErr.Error()}, problems...)
 	}
-	if err := simrun.Verdict(w, "component", problems); err != nil {
+	if err := verdict(w, "component", problems); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\ncomponent: ok (%d resources, %d hook calls)\n", len(res.State.Resources), hookCalls)

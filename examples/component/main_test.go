@@ -12,14 +12,13 @@ import (
 )
 
 // TestComponentOnTheSimulator runs the program the way `go run` does with no
-// engine around. run itself fails when a hook did not fire for a team member
-// or fired for a resource in no team.
+// engine around. simulate itself fails when a hook did not fire for a team
+// member or fired for a resource in no team.
 func TestComponentOnTheSimulator(t *testing.T) {
-	t.Setenv("PULUMI_MONITOR", "") // not under `pulumi up`, even if the test is
 
 	var first bytes.Buffer
-	if err := run(t.Context(), &first); err != nil {
-		t.Fatalf("run: %v\n%s", err, first.String())
+	if err := simulate(t.Context(), &first); err != nil {
+		t.Fatalf("simulate: %v\n%s", err, first.String())
 	}
 	out := first.String()
 	for _, want := range []string{
@@ -37,7 +36,7 @@ func TestComponentOnTheSimulator(t *testing.T) {
 	}
 
 	var second bytes.Buffer
-	if err := run(t.Context(), &second); err != nil {
+	if err := simulate(t.Context(), &second); err != nil {
 		t.Fatalf("second run: %v\n%s", err, second.String())
 	}
 	if second.String() != out {

@@ -68,8 +68,13 @@ func run(ctx context.Context, w io.Writer) error {
 // deploy is the whole program: connect, register the callbacks and the
 // resources, then end in the order delete hooks need. opts configure the
 // callback server.
-func deploy(ctx context.Context, opts ...callbacks.Option) error {
-	mon, err := monitor.FromEnv()
+func deploy(ctx context.Context, opts ...callbacks.ServerOption) error {
+	opts = append([]callbacks.ServerOption{callbacks.EngineAddress(os.Getenv("PULUMI_ENGINE"))}, opts...)
+	srv, err := callbacks.Listen(opts...)
+	if err != nil {
+		return err
+	}
+	mon, err := monitor.FromEnv(srv)
 	if err != nil {
 		return err
 	}
@@ -83,11 +88,6 @@ func deploy(ctx context.Context, opts ...callbacks.Option) error {
 		return err
 	}
 
-	opts = append([]callbacks.Option{callbacks.EngineAddress(os.Getenv("PULUMI_ENGINE"))}, opts...)
-	srv, err := callbacks.Listen(opts...)
-	if err != nil {
-		return err
-	}
 	finished := false
 	defer func() {
 		if !finished {
@@ -98,7 +98,7 @@ func deploy(ctx context.Context, opts ...callbacks.Option) error {
 	// The raw hook, registered with the engine by hand. The engine knows
 	// hooks by name; every run must register the names that resources in
 	// the state are bound to, or their delete hooks fail.
-	cb, err := srv.Register(callbacks.Raw(farewell), callbacks.Name(farewellHook))
+	cb, err := srv.Register(ctx, callbacks.Raw(farewell), callbacks.Name(farewellHook))
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func deploy(ctx context.Context, opts ...callbacks.Option) error {
 	}
 
 	// The per-resource transform, handed to the engine with each pet.
-	defaults, err := transforms.Callback(srv, petDefaults, callbacks.Name("pet-defaults"))
+	defaults, err := transforms.Callback(ctx, mon, petDefaults, callbacks.Name("pet-defaults"))
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func deploy(ctx context.Context, opts ...callbacks.Option) error {
 	// Signal the end of the program, serve the delete hooks the engine now
 	// runs, and stop the server once the engine is done with it.
 	finished = true
-	return mon.Finish(ctx, srv)
+	return mon.Finish(ctx)
 }
 
 // keepOld reads the keepOld setting from the stack's configuration
@@ -177,9 +177,8 @@ func farewell(ctx context.Context, payload []byte) ([]byte, error) {
 		return nil, status.Errorf(codes.InvalidArgument, "farewell: the request does not decode: %v", err)
 	}
 	// A raw callback's request is opaque to the server; say which resource
-	// the call is about so that Info reports under it.
-	callbacks.SetCallResource(ctx, req.GetUrn(), req.GetType(), req.GetName())
-	callbacks.Info(ctx, fmt.Sprintf("farewell, %s (id %s, %d words)", req.GetName(), req.GetId(),
+	// the message is about so that it shows under that resource.
+	callbacks.ReportFor(ctx, callbacks.SeverityInfo, req.GetUrn(), fmt.Sprintf("farewell, %s (id %s, %d words)", req.GetName(), req.GetId(),
 		int(req.GetOldInputs().GetFields()["length"].GetNumberValue())))
 	return proto.Marshal(&pulumirpc.ResourceHookResponse{})
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
-	"github.com/langhost/callbacks/examples/internal/simrun"
 )
 
 // simulate runs the program twice against the simulator: first with
@@ -19,7 +18,7 @@ func simulate(ctx context.Context, w io.Writer) error {
 	fmt.Fprintln(w, "langhost: no Pulumi engine in the environment (PULUMI_MONITOR is unset), so the program")
 	fmt.Fprintln(w, "runs twice on the simulator, the second time over the first run's state.")
 
-	calls := &simrun.CallLog{}
+	calls := &callLog{}
 	first, err := simulatedRun(ctx, w, calls, "Run 1, keepOld unset (old-pet is declared)", nil)
 	if err != nil {
 		return err
@@ -32,7 +31,7 @@ func simulate(ctx context.Context, w io.Writer) error {
 
 	problems := append(checkFirst(first), checkSecond(second)...)
 	problems = append(problems, calls.Fails()...)
-	if err := simrun.Verdict(w, "langhost", problems); err != nil {
+	if err := verdict(w, "langhost", problems); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nlanghost: ok (2 runs, %d callback calls)\n", calls.Count())
@@ -46,7 +45,7 @@ type runResult struct {
 	res    *enginetest.Result
 }
 
-func simulatedRun(ctx context.Context, w io.Writer, calls *simrun.CallLog, title string, prior *enginetest.State, opts ...enginetest.Option) (*runResult, error) {
+func simulatedRun(ctx context.Context, w io.Writer, calls *callLog, title string, prior *enginetest.State, opts ...enginetest.Option) (*runResult, error) {
 	opts = append([]enginetest.Option{enginetest.WithProject("langhost"), enginetest.WithStack("dev")}, opts...)
 	if prior != nil {
 		opts = append(opts, enginetest.WithState(prior))
@@ -57,15 +56,16 @@ func simulatedRun(ctx context.Context, w io.Writer, calls *simrun.CallLog, title
 	}
 	defer engine.Close()
 
-	res, progErr, err := simrun.Deploy(ctx, engine, func(ctx context.Context) error {
+	res, err := engine.RunFunc(ctx, func() error {
 		return deploy(ctx, callbacks.WithObserver(calls))
 	})
 	if err != nil {
 		return nil, err
 	}
+	progErr := res.ProgramErr
 
 	fmt.Fprintf(w, "\n%s:\n", title)
-	simrun.PrintRecord(w, engine, func(ev enginetest.Event) []string { return describe(ev, calls) })
+	printRecord(w, engine, func(ev enginetest.Event) []string { return describe(ev, calls) })
 	fmt.Fprintf(w, "  monitor.Finish returned: the engine was done, the callback server is shut down\n")
 	var pets []string
 	for _, r := range res.State.Resources {
@@ -143,14 +143,14 @@ func checkSecond(r *runResult) []string {
 
 // describe renders one event of the record as a table row, or nil for the
 // events the report leaves out (feature checks, dials, RPC bookkeeping).
-func describe(ev enginetest.Event, calls *simrun.CallLog) []string {
+func describe(ev enginetest.Event, calls *callLog) []string {
 	switch ev.Kind {
 	case enginetest.KindRegisterResourceHook:
 		return []string{fmt.Sprintf("register resource hook %q", ev.Name), "", "(a raw callback)"}
 	case enginetest.KindProviderDelete:
-		return []string{"provider delete", enginetest.URNName(ev.URN), simrun.Outcome(ev)}
+		return []string{"provider delete", enginetest.URNName(ev.URN), outcome(ev)}
 	case enginetest.KindLog:
-		return []string{"message from a callback", enginetest.URNName(ev.URN), simrun.Outcome(ev)}
+		return []string{"message from a callback", enginetest.URNName(ev.URN), outcome(ev)}
 	}
-	return simrun.Describe(ev, calls)
+	return describeCommon(ev, calls)
 }

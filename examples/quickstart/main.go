@@ -1,5 +1,6 @@
-// Command quickstart is a Pulumi Go program that uses every kind of callback
-// this module serves, next to the Go SDK's own pulumi.RunErr:
+// Command quickstart is a Pulumi Go program, run by program.Run in place of
+// the Go SDK's pulumi.Run, that uses every kind of callback this module
+// serves:
 //
 //   - a stack transform that tags every custom resource and keeps all of its
 //     options;
@@ -14,14 +15,14 @@
 // simulator from the enginetest package, deploys the same program against it
 // (with a provider that throttles the first create of the RandomString) and
 // prints what the engine did, the resulting state and the diagnostics. It
-// exits non-zero if anything it expects did not happen.
+// exits non-zero if anything it expects did not happen. The body, deploy, is
+// the same in both cases: program.Run under `pulumi up`, program.RunErr
+// inside enginetest's RunFunc on the simulator.
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -33,6 +34,7 @@ import (
 	"github.com/langhost/callbacks/hooks"
 	"github.com/langhost/callbacks/invoketransforms"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/program"
 	"github.com/langhost/callbacks/transforms"
 )
 
@@ -43,6 +45,7 @@ const (
 	petType    = "random:index/randomPet:RandomPet"
 	stringType = "random:index/randomString:RandomString"
 	getResTok  = "pulumi:pulumi:getResource"
+	stackType  = "pulumi:pulumi:Stack"
 )
 
 // RandomPet is a random:index/randomPet:RandomPet. Its ID is the pet name.
@@ -58,59 +61,33 @@ type RandomString struct {
 }
 
 func main() {
-	if err := run(context.Background(), os.Stdout); err != nil {
+	if os.Getenv(monitor.EnvMonitor) != "" {
+		// Under `pulumi up`: program.Run reports a failure and exits as
+		// pulumi.Run does.
+		program.Run(deploy)
+		return
+	}
+	if err := simulate(context.Background(), os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
 }
 
-// run deploys with the engine that started the program, or, when there is
-// none, with the simulator, and reports to w what happened.
-func run(ctx context.Context, w io.Writer) error {
-	if os.Getenv(monitor.EnvMonitor) != "" {
-		return deploy(ctx)
-	}
-	return simulate(ctx, w)
-}
-
-// deploy runs the program against the engine named by the environment
-// (PULUMI_MONITOR, PULUMI_ENGINE, PULUMI_PROJECT, ...), the way `pulumi up`
-// starts it. opts configure the callback server.
-//
-// The callbacks are registered before pulumi.RunErr starts, so they apply to
-// every resource the program registers. The callback server serves until
-// RunErr has returned: RunErr returns only after SignalAndWaitForShutdown,
-// when the engine has run its last step and called its last hook.
-func deploy(ctx context.Context, opts ...callbacks.Option) (err error) {
-	mon, err := monitor.FromEnv()
-	if err != nil {
+// deploy is the program's body, run by program.Run under `pulumi up` and by
+// program.RunErr on the simulator: it registers the callbacks, then the
+// resources. program.Run serves the callbacks until the engine has called
+// its last hook.
+func deploy(ctx *pulumi.Context, mon *monitor.Monitor) error {
+	if err := registerCallbacks(ctx.Context(), mon); err != nil {
 		return err
 	}
-	defer mon.Close()
-
-	// With the engine's address, callbacks.Warn and callbacks.Info show
-	// under the resource in `pulumi up`.
-	opts = append([]callbacks.Option{callbacks.EngineAddress(os.Getenv("PULUMI_ENGINE"))}, opts...)
-	srv, err := callbacks.Listen(opts...)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		err = errors.Join(err, srv.Shutdown(stop))
-	}()
-
-	if err := registerCallbacks(ctx, srv, mon); err != nil {
-		return err
-	}
-	return pulumi.RunErr(program)
+	return resources(ctx)
 }
 
 // registerCallbacks registers the transforms and hooks with the engine. The
 // engine applies stack transforms in registration order, so the tags are in
 // place before hooks are bound, and the hooks see them.
-func registerCallbacks(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) error {
+func registerCallbacks(ctx context.Context, mon *monitor.Monitor) error {
 	info, err := mon.DeploymentInfo(ctx)
 	if err != nil {
 		return err
@@ -122,30 +99,30 @@ func registerCallbacks(ctx context.Context, srv *callbacks.Server, mon *monitor.
 	}
 	timeout := callbacks.Timeout(10 * time.Second)
 
-	if _, err := transforms.RegisterStack(ctx, srv, mon, tagResources(tags),
+	if _, err := transforms.RegisterStack(ctx, mon, tagResources(tags),
 		callbacks.Name("tag-resources"), timeout); err != nil {
 		return err
 	}
-	if _, err := invoketransforms.RegisterStack(ctx, srv, mon, labelLookups(info.GetProject()),
+	if _, err := invoketransforms.RegisterStack(ctx, mon, labelLookups(info.GetProject()),
 		callbacks.Name("label-lookups"), timeout); err != nil {
 		return err
 	}
 
-	audit, err := hooks.Register(ctx, srv, mon, "audit", auditTags, hooks.CallbackOptions(timeout))
+	audit, err := hooks.Register(ctx, mon, "audit", auditTags, timeout)
 	if err != nil {
 		return err
 	}
-	record, err := hooks.Register(ctx, srv, mon, "record", recordID, hooks.CallbackOptions(timeout))
+	record, err := hooks.Register(ctx, mon, "record", recordID, timeout)
 	if err != nil {
 		return err
 	}
-	retry, err := hooks.RegisterErrorHook(ctx, srv, mon, "retry-throttled", retryThrottled, hooks.CallbackOptions(timeout))
+	retry, err := hooks.RegisterErrorHook(ctx, mon, "retry-throttled", retryThrottled, timeout)
 	if err != nil {
 		return err
 	}
 	// Bind the hooks to every custom resource through a stack transform, so
 	// the program's resources need no option of their own.
-	_, err = hooks.Attach(ctx, srv, mon, isCustom, &hooks.Binding{
+	_, err = hooks.Attach(ctx, mon, isCustom, &hooks.Binding{
 		BeforeCreate: []hooks.Ref{audit},
 		AfterCreate:  []hooks.Ref{record},
 		OnError:      []hooks.Ref{retry},
@@ -153,9 +130,9 @@ func registerCallbacks(ctx context.Context, srv *callbacks.Server, mon *monitor.
 	return err
 }
 
-// program is the Pulumi program: plain Go SDK code that knows nothing of the
-// callbacks around it.
-func program(ctx *pulumi.Context) error {
+// resources is the Pulumi program proper: plain Go SDK code that knows
+// nothing of the callbacks around it.
+func resources(ctx *pulumi.Context) error {
 	var pet RandomPet
 	err := ctx.RegisterResource(petType, "pet", pulumi.Map{
 		"length": pulumi.Int(2),

@@ -14,7 +14,7 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
-	"github.com/langhost/callbacks/examples/internal/simrun"
+	"github.com/langhost/callbacks/program"
 )
 
 // Stand-ins for what the random provider would return.
@@ -42,13 +42,14 @@ func simulate(ctx context.Context, w io.Writer) error {
 		engine.Project(), engine.Stack())
 	fmt.Fprintln(w, "create of \"suffix\".")
 
-	calls := &simrun.CallLog{}
-	res, progErr, err := simrun.Deploy(ctx, engine, func(ctx context.Context) error {
-		return deploy(ctx, callbacks.WithObserver(calls))
+	calls := &callLog{}
+	res, err := engine.RunFunc(ctx, func() error {
+		return program.RunErr(deploy, program.ServerOptions(callbacks.WithObserver(calls)))
 	})
 	if err != nil {
 		return err
 	}
+	progErr := res.ProgramErr
 
 	report(w, engine, res, calls)
 	problems := check(engine, res, calls)
@@ -58,7 +59,7 @@ func simulate(ctx context.Context, w io.Writer) error {
 	if res.Err != nil {
 		problems = append(problems, "the deployment failed: "+res.Err.Error())
 	}
-	if err := simrun.Verdict(w, "quickstart", problems); err != nil {
+	if err := verdict(w, "quickstart", problems); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nquickstart: ok (%d resources, %d callback calls)\n", len(res.State.Resources), calls.Count())
@@ -92,10 +93,10 @@ func fakeCreate(_ context.Context, req *enginetest.CreateRequest) (*enginetest.C
 }
 
 // report prints what the engine did, the final state and the diagnostics.
-func report(w io.Writer, engine *enginetest.Engine, res *enginetest.Result, calls *simrun.CallLog) {
+func report(w io.Writer, engine *enginetest.Engine, res *enginetest.Result, calls *callLog) {
 	stack := engine.StackURN()
 	fmt.Fprintln(w, "\nWhat the engine did (the stack's own events left out):")
-	simrun.PrintRecord(w, engine, func(ev enginetest.Event) []string { return describe(ev, calls) })
+	printRecord(w, engine, func(ev enginetest.Event) []string { return describe(ev, calls) })
 
 	fmt.Fprintf(w, "\nFinal state (%d resources):\n", len(res.State.Resources))
 	var rows [][]string
@@ -111,7 +112,7 @@ func report(w io.Writer, engine *enginetest.Engine, res *enginetest.Result, call
 		}
 		rows = append(rows, row)
 	}
-	simrun.Table(w, rows)
+	table(w, rows)
 
 	fmt.Fprintln(w, "\nDiagnostics:")
 	rows = nil
@@ -122,12 +123,12 @@ func report(w io.Writer, engine *enginetest.Engine, res *enginetest.Result, call
 		}
 		rows = append(rows, []string{string(d.Severity), enginetest.URNName(d.URN), d.Message, from})
 	}
-	simrun.Table(w, rows)
+	table(w, rows)
 }
 
 // describe renders one event of the record as a table row, or nil for the
 // events the report leaves out (feature checks, dials, RPC bookkeeping).
-func describe(ev enginetest.Event, calls *simrun.CallLog) []string {
+func describe(ev enginetest.Event, calls *callLog) []string {
 	switch ev.Kind {
 	case enginetest.KindRegisterStackTransform:
 		return []string{"register stack transform " + calls.Name(ev.Token)}
@@ -142,15 +143,15 @@ func describe(ev enginetest.Event, calls *simrun.CallLog) []string {
 			return []string{"invoke transform " + calls.Name(ev.Token), ev.Name, argsChange(ev)}
 		}
 	case enginetest.KindErrorHook:
-		outcome := simrun.Outcome(ev)
+		outcome := outcome(ev)
 		if r, ok := ev.Response.(*pulumirpc.ErrorHookResponse); ok && ev.Err == "" && r.GetRetry() {
 			outcome = "asks for a retry"
 		}
 		return []string{fmt.Sprintf("error hook %q", ev.Name), enginetest.URNName(ev.URN), outcome}
 	case enginetest.KindInvoke:
-		return []string{"invoke", ev.Name, simrun.Outcome(ev)}
+		return []string{"invoke", ev.Name, outcome(ev)}
 	}
-	return simrun.Describe(ev, calls)
+	return describeCommon(ev, calls)
 }
 
 // argsChange says which arguments an invoke transform added.
@@ -185,7 +186,7 @@ func flat(s *structpb.Struct) string {
 }
 
 // check lists what the program was meant to do and did not.
-func check(engine *enginetest.Engine, res *enginetest.Result, calls *simrun.CallLog) []string {
+func check(engine *enginetest.Engine, res *enginetest.Result, calls *callLog) []string {
 	var problems []string
 	fail := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 

@@ -88,20 +88,20 @@ func Notify(ctx context.Context, args *hooks.Args) error {
 
 // Setup registers the transform and the hooks with the engine, and binds
 // the hooks to every custom resource.
-func Setup(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) error {
-	if _, err := transforms.RegisterStack(ctx, srv, mon, OwnerTags(Owner), callbacks.Name(tagTransform)); err != nil {
+func Setup(ctx context.Context, mon *monitor.Monitor) error {
+	if _, err := transforms.RegisterStack(ctx, mon, OwnerTags(Owner), callbacks.Name(tagTransform)); err != nil {
 		return err
 	}
-	check, err := hooks.Register(ctx, srv, mon, checkHook, CheckOwner, hooks.OnDryRun())
+	check, err := hooks.Register(ctx, mon, checkHook, CheckOwner, hooks.OnDryRun())
 	if err != nil {
 		return err
 	}
-	notify, err := hooks.Register(ctx, srv, mon, notifyHook, Notify)
+	notify, err := hooks.Register(ctx, mon, notifyHook, Notify)
 	if err != nil {
 		return err
 	}
 	custom := func(args *transforms.Args) bool { return args.Custom }
-	_, err = hooks.Attach(ctx, srv, mon, custom, &hooks.Binding{
+	_, err = hooks.Attach(ctx, mon, custom, &hooks.Binding{
 		BeforeCreate: []hooks.Ref{check},
 		AfterCreate:  []hooks.Ref{notify},
 	})

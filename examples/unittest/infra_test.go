@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -12,27 +11,19 @@ import (
 
 	"github.com/langhost/callbacks/enginetest"
 	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/program"
 	"github.com/langhost/callbacks/transforms"
 )
 
 // deployOn runs the program against a simulated engine, as `pulumi up` would
 // run it against the real one, and returns the deployment's result. The
-// engine's variables (PULUMI_MONITOR, PULUMI_ENGINE, ...) are set for the
-// test only.
+// engine is closed when the test ends.
 func deployOn(t *testing.T, opts ...enginetest.Option) (*enginetest.Engine, *enginetest.Result) {
 	t.Helper()
 	opts = append([]enginetest.Option{enginetest.WithProject("unittest"), enginetest.WithStack("test")}, opts...)
-	engine, err := enginetest.Start(opts...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = engine.Close() })
-	for _, kv := range engine.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
-
-	require.NoError(t, deploy(t.Context()), "the program failed:\n%s", engine.Trace())
-	res, err := engine.Wait(t.Context())
-	require.NoError(t, err)
+	engine := enginetest.New(t, opts...)
+	res := engine.Run(t, func() error { return program.RunErr(deploy) })
+	require.NoError(t, res.ProgramErr, "the program failed:\n%s", engine.Trace())
 	require.NoError(t, res.Err, "the deployment failed:\n%s", engine.Trace())
 	return engine, res
 }
@@ -58,7 +49,7 @@ func hookCalls(t *testing.T, engine *enginetest.Engine, name string) (called []*
 			skipped++
 			continue
 		}
-		args, err := hooks.ArgsFromProto(ev.Request.(*pulumirpc.ResourceHookRequest))
+		args, err := hooks.DecodeRequest(ev.Request.(*pulumirpc.ResourceHookRequest))
 		require.NoError(t, err)
 		called = append(called, args)
 	}

@@ -11,46 +11,44 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
-	"github.com/langhost/callbacks/examples/internal/simrun"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/program"
 )
 
 func main() {
-	if err := run(context.Background(), os.Stdout); err != nil {
+	if os.Getenv(monitor.EnvMonitor) != "" {
+		program.Run(deploy) // under `pulumi up`
+		return
+	}
+	if err := simulate(context.Background(), os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "unittest:", err)
 		os.Exit(1)
 	}
 }
 
-// run deploys with the engine that started the program, or, when there is
-// none, with the simulator, and prints the tags the resources ended with.
-func run(ctx context.Context, w io.Writer) error {
-	if os.Getenv(monitor.EnvMonitor) != "" {
-		return deploy(ctx)
-	}
+// simulate deploys on the simulator and prints the tags the resources ended
+// with.
+func simulate(ctx context.Context, w io.Writer) error {
 	engine, err := enginetest.Start(enginetest.WithProject("unittest"), enginetest.WithStack("dev"))
 	if err != nil {
 		return err
 	}
 	defer engine.Close()
-	if err := simrun.RunProgram(ctx, engine, deploy); err != nil {
-		return err
-	}
-	res, err := engine.Wait(ctx)
+	res, err := engine.RunFunc(ctx, func() error { return program.RunErr(deploy) })
 	if err != nil {
 		return err
+	}
+	if res.ProgramErr != nil {
+		return res.ProgramErr
 	}
 	if res.Err != nil {
 		return res.Err
@@ -68,26 +66,10 @@ func run(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
-// deploy runs Setup, then Program, against the engine named by the
-// environment. The callback server serves until pulumi.RunErr has returned,
-// that is until the engine has called its last hook.
-func deploy(ctx context.Context) (err error) {
-	mon, err := monitor.FromEnv()
-	if err != nil {
+// deploy is the program's body: Setup, then Program.
+func deploy(ctx *pulumi.Context, mon *monitor.Monitor) error {
+	if err := Setup(ctx.Context(), mon); err != nil {
 		return err
 	}
-	defer mon.Close()
-	srv, err := callbacks.Listen(callbacks.EngineAddress(os.Getenv("PULUMI_ENGINE")))
-	if err != nil {
-		return err
-	}
-	defer func() {
-		stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		err = errors.Join(err, srv.Shutdown(stop))
-	}()
-	if err := Setup(ctx, srv, mon); err != nil {
-		return err
-	}
-	return pulumi.RunErr(Program)
+	return Program(ctx)
 }

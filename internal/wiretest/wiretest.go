@@ -5,6 +5,8 @@
 package wiretest
 
 import (
+	"github.com/langhost/callbacks/monitor"
+	"sync"
 	"testing"
 
 	"github.com/langhost/callbacks"
@@ -137,4 +139,35 @@ func Output(value *structpb.Value, secret bool, deps ...string) *structpb.Value 
 		f["dependencies"] = structpb.NewListValue(&structpb.ListValue{Values: l})
 	}
 	return Sig(resource.OutputValueSig, f)
+}
+
+var bound sync.Map // boundKey → *monitor.Monitor
+
+type boundKey struct {
+	mon *monitor.Monitor
+	srv *callbacks.Server
+}
+
+// Bind returns a monitor that talks to mon's engine but hands out callbacks
+// from srv, for tests that serve callbacks on a server of their own. The
+// same pair always gives the same monitor, so hook names stay checked.
+func Bind(tb testing.TB, mon *monitor.Monitor, srv *callbacks.Server) *monitor.Monitor {
+	tb.Helper()
+	if mon == nil || srv == nil {
+		return nil
+	}
+	if mon.Server() == srv {
+		return mon
+	}
+	k := boundKey{mon, srv}
+	if m, ok := bound.Load(k); ok {
+		return m.(*monitor.Monitor)
+	}
+	m, err := monitor.New(mon.Client(), srv)
+	if err != nil {
+		tb.Fatalf("wiretest: %v", err)
+	}
+	got, _ := bound.LoadOrStore(k, m)
+	tb.Cleanup(func() { bound.Delete(k) })
+	return got.(*monitor.Monitor)
 }

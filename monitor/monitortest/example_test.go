@@ -34,7 +34,7 @@ func Example() {
 		panic(err)
 	}
 	defer srv.Close()
-	cb, err := transforms.RegisterStack(ctx, srv, mon, func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+	cb, err := transforms.RegisterStack(ctx, mon, func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
 		return a.Result(), nil
 	})
 	if err != nil {

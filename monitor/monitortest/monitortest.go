@@ -129,9 +129,10 @@ func (f *Fake) record(ctx context.Context, req any, info *grpc.UnaryServerInfo, 
 	return handler(ctx, req)
 }
 
-// Serve serves f in memory and returns a Monitor connected to it. The
-// connection and the server are closed when tb's test ends.
-func Serve(tb testing.TB, f *Fake) *monitor.Monitor {
+// Serve serves f in memory and returns a Monitor connected to it, bound to a
+// callback server on loopback made with opts (see [callbacks.Listen]). The
+// connection and both servers are closed when tb's test ends.
+func Serve(tb testing.TB, f *Fake, opts ...callbacks.ServerOption) *monitor.Monitor {
 	tb.Helper()
 	lis := bufconn.Listen(1 << 20)
 	stop := start(f, lis)
@@ -149,7 +150,16 @@ func Serve(tb testing.TB, f *Fake) *monitor.Monitor {
 		_ = conn.Close()
 		stop()
 	})
-	return monitor.NewFromConn(conn)
+	srv, err := callbacks.Listen(opts...)
+	if err != nil {
+		tb.Fatalf("monitortest: starting the callback server: %v", err)
+	}
+	tb.Cleanup(func() { _ = srv.Close() })
+	mon, err := monitor.New(pulumirpc.NewResourceMonitorClient(conn), srv)
+	if err != nil {
+		tb.Fatalf("monitortest: %v", err)
+	}
+	return mon
 }
 
 // Listen serves f on a loopback TCP port, as the engine serves its monitor,

@@ -3,6 +3,7 @@ package monitortest_test
 import (
 	"context"
 	"errors"
+	"github.com/langhost/callbacks"
 	"testing"
 
 	"github.com/langhost/callbacks/monitor"
@@ -156,7 +157,10 @@ func TestEngines(t *testing.T) {
 func TestListen(t *testing.T) {
 	t.Parallel()
 	fake := &monitortest.Fake{DeploymentInfo: monitortest.CurrentEngine(monitor.ResourceHooks)}
-	mon, err := monitor.Dial(monitortest.Listen(t, fake))
+	srv, err := callbacks.Listen()
+	require.NoError(t, err)
+	defer srv.Close()
+	mon, err := monitor.Dial(monitortest.Listen(t, fake), srv)
 	require.NoError(t, err)
 	defer mon.Close()
 	require.NoError(t, mon.Require(t.Context(), monitor.ResourceHooks))

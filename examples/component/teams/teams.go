@@ -36,7 +36,6 @@ const (
 
 // Library is the registered hooks of the package, for one deployment.
 type Library struct {
-	srv    *callbacks.Server
 	mon    *monitor.Monitor
 	naming *hooks.Hook
 	audit  *hooks.Hook
@@ -46,23 +45,23 @@ type Library struct {
 // srv. If they are registered already (another part of the program called
 // New), it finds them with hooks.Lookup instead: a hook name can be
 // registered once per deployment.
-func New(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor) (*Library, error) {
-	naming, err := lookupOrRegister(ctx, srv, mon, NamingHook, checkNaming)
+func New(ctx context.Context, mon *monitor.Monitor) (*Library, error) {
+	naming, err := lookupOrRegister(ctx, mon, NamingHook, checkNaming)
 	if err != nil {
 		return nil, err
 	}
-	audit, err := lookupOrRegister(ctx, srv, mon, AuditHook, reportOwner)
+	audit, err := lookupOrRegister(ctx, mon, AuditHook, reportOwner)
 	if err != nil {
 		return nil, err
 	}
-	return &Library{srv: srv, mon: mon, naming: naming, audit: audit}, nil
+	return &Library{mon: mon, naming: naming, audit: audit}, nil
 }
 
-func lookupOrRegister(ctx context.Context, srv *callbacks.Server, mon *monitor.Monitor, name string, fn hooks.Func) (*hooks.Hook, error) {
+func lookupOrRegister(ctx context.Context, mon *monitor.Monitor, name string, fn hooks.Func) (*hooks.Hook, error) {
 	if h, ok := hooks.Lookup(mon, name); ok {
 		return h, nil
 	}
-	return hooks.Register(ctx, srv, mon, name, fn)
+	return hooks.Register(ctx, mon, name, fn)
 }
 
 // Team is a component resource that groups one team's resources.
@@ -82,7 +81,7 @@ func (l *Library) NewTeam(ctx *pulumi.Context, name string, opts ...pulumi.Resou
 	if err := ctx.RegisterComponentResource(TeamType, name, team, opts...); err != nil {
 		return nil, err
 	}
-	_, err := hooks.Attach(ctx.Context(), l.srv, l.mon, ChildrenOf(name), &hooks.Binding{
+	_, err := hooks.Attach(ctx.Context(), l.mon, ChildrenOf(name), &hooks.Binding{
 		BeforeCreate: []hooks.Ref{l.naming},
 		AfterCreate:  []hooks.Ref{l.audit},
 	}, callbacks.Name("teams-attach-"+name))

@@ -28,41 +28,42 @@ func main() {
 }
 
 func run(ctx context.Context) error {
-	mon, err := monitor.FromEnv()
-	if err != nil {
-		return err
-	}
-	defer mon.Close()
 	srv, err := callbacks.Listen(callbacks.EngineAddress(os.Getenv("PULUMI_ENGINE")))
 	if err != nil {
 		return err
 	}
+	mon, err := monitor.FromEnv(srv)
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
+	defer mon.Close()
 	// Identity callbacks: the transforms decode what they get and send it
 	// back (properties and every option), the hooks succeed, and the error
 	// hook declines to retry.
-	if _, err := transforms.RegisterStack(ctx, srv, mon,
+	if _, err := transforms.RegisterStack(ctx, mon,
 		func(_ context.Context, args *transforms.Args) (*transforms.Result, error) {
 			return &transforms.Result{Properties: args.Properties(), Options: args.Options}, nil
 		},
 		callbacks.Name("conform-transform")); err != nil {
 		return err
 	}
-	if _, err := invoketransforms.RegisterStack(ctx, srv, mon,
+	if _, err := invoketransforms.RegisterStack(ctx, mon,
 		func(_ context.Context, args *invoketransforms.Args) (*invoketransforms.Result, error) {
 			return args.Result(), nil
 		},
 		callbacks.Name("conform-invoke-transform")); err != nil {
 		return err
 	}
-	if _, err := hooks.Register(ctx, srv, mon, "conform-hook",
+	if _, err := hooks.Register(ctx, mon, "conform-hook",
 		func(context.Context, *hooks.Args) error { return nil }); err != nil {
 		return err
 	}
-	if _, err := hooks.RegisterErrorHook(ctx, srv, mon, "conform-error-hook",
+	if _, err := hooks.RegisterErrorHook(ctx, mon, "conform-error-hook",
 		func(context.Context, *hooks.ErrorArgs) (bool, error) { return false, nil }); err != nil {
 		return err
 	}
 	stop, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	return mon.Finish(stop, srv)
+	return mon.Finish(stop)
 }

@@ -1,4 +1,4 @@
-package optconv
+package transforms
 
 import (
 	"reflect"

@@ -1,0 +1,53 @@
+// Package access lets the packages of this module reach each other's
+// plumbing without exporting it to users: the package that owns a piece of
+// plumbing stores a function in one of these variables in its init, and the
+// packages that need it call it through the typed getters of the owner's
+// callers. The variables hold values of types this package cannot name
+// without an import cycle, hence any.
+package access
+
+// Set by package callbacks.
+var (
+	// SetDryRun is func(*callbacks.Registry, bool): records whether the
+	// deployment is a preview, for CallInfo.DryRun.
+	SetDryRun any
+	// SetCallResource is func(ctx context.Context, urn, typ, name string):
+	// records which resource the current call is about.
+	SetCallResource any
+	// RawAs is func(callbacks.Kind, callbacks.RawFunc) callbacks.Func: a
+	// function over undecoded payloads registered as a callback of a kind.
+	RawAs any
+	// NewResourceHookOption is func(func(*HookConfig)) callbacks.ResourceHookOption.
+	NewResourceHookOption any
+	// NewHookOption is func(func(*HookConfig)) callbacks.HookOption: an
+	// option for both hook kinds.
+	NewHookOption any
+	// ApplyHookOption is func(opt any, c *HookConfig): applies a
+	// callbacks.ResourceHookOption or callbacks.ErrorHookOption to c.
+	ApplyHookOption any
+)
+
+// Set by package monitor.
+var (
+	// MonitorNames is func(*monitor.Monitor) *Names: the hook name space of the
+	// monitor's deployment.
+	MonitorNames any
+	// MonitorPrepare is func(context.Context, *monitor.Monitor) error: reads
+	// whether the deployment is a preview and tells the monitor's server.
+	MonitorPrepare any
+	// MonitorScope is func(*monitor.Monitor) (parent string, ok bool): the URN of
+	// the component whose Construct the monitor was opened for.
+	MonitorScope any
+)
+
+// HookConfig collects the options of a hook registration.
+type HookConfig struct {
+	OnDryRun       bool
+	IgnoreErrors   bool
+	RequireOptions bool
+	Shared         bool
+	// ResourceOnly names the options given that apply to resource hooks only.
+	ResourceOnly []string
+	// Register holds the callbacks.RegisterOption values given, in order.
+	Register []any
+}
