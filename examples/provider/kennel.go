@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/hooks"
@@ -111,8 +112,12 @@ func (k *Kennel) Attach(_ context.Context, req *pulumirpc.PluginAttach) (*emptyp
 }
 
 // Construct implements pulumirpc.ResourceProviderServer. It registers the
-// kennel's callbacks through the monitor named in the request, bound to the
-// kennel's own children, then builds the component with the SDK.
+// kennel component itself, over the monitor named in the request, with the
+// kennel's callbacks in the transforms of its own registration: the engine
+// applies them to the component and its descendants only, and never calls
+// them about any other resource of the deployment. The SDK's
+// provider.Construct then builds the children in the ordinary pulumi.Context
+// programming model, under the component it reads back by URN.
 func (k *Kennel) Construct(ctx context.Context, req *pulumirpc.ConstructRequest) (*pulumirpc.ConstructResponse, error) {
 	if req.GetType() != KennelType {
 		return nil, status.Errorf(codes.InvalidArgument, "kennel: unknown component type %q", req.GetType())
@@ -123,46 +128,105 @@ func (k *Kennel) Construct(ctx context.Context, req *pulumirpc.ConstructRequest)
 	if engine == nil {
 		return nil, status.Error(codes.FailedPrecondition, "kennel: no engine connection yet")
 	}
-	if err := k.bindCallbacks(ctx, req); err != nil {
-		return nil, err
-	}
-	return provider.Construct(ctx, req, engine, buildKennel)
-}
-
-// bindCallbacks registers the audit hook and binds it, with a transform that
-// labels each pet with its kennel, to the descendants of the component this
-// request builds. Every Construct registers the hook under the same name:
-// with hooks.Shared, the second one gets the first one's hook back.
-func (k *Kennel) bindCallbacks(ctx context.Context, req *pulumirpc.ConstructRequest) error {
 	mon, err := monitor.FromConstruct(req, k.srv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// The registrations outlive the connection: the engine calls k.srv.
 	defer mon.Close()
-
-	audit, err := hooks.Register(ctx, mon, AuditHook, auditPet, hooks.Shared())
+	own, err := k.kennelTransforms(ctx, mon, req)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	kennel, _ := mon.Component()
-	if _, err := transforms.RegisterStack(ctx, mon, labelPet(resource.URN(kennel)),
-		callbacks.Name("kennel-label-"+req.GetName())); err != nil {
-		return err
-	}
-	// Through a monitor from FromConstruct, Attach binds only to the
-	// component's descendants.
-	_, err = hooks.Attach(ctx, mon, hooks.ByType(PetType), &hooks.Binding{BeforeCreate: []hooks.Ref{audit}},
-		callbacks.Name("kennel-attach-"+req.GetName()))
-	return err
+	register := func() (string, error) { return registerKennel(ctx, mon, req, own) }
+	return provider.Construct(ctx, req, engine, func(pctx *pulumi.Context, typ, name string,
+		inputs provider.ConstructInputs, _ pulumi.ResourceOption,
+	) (*provider.ConstructResult, error) {
+		return buildKennel(pctx, typ, name, inputs, register)
+	})
 }
 
-// labelPet returns a transform that adds kennel=<name> to the keepers of
-// the pets whose parent is the kennel component. Every other resource of the
-// deployment is left alone.
-func labelPet(kennel resource.URN) transforms.Func {
+// kennelTransforms registers the audit hook and returns the callbacks of the
+// kennel's two transforms: one labels each pet with its kennel, the other
+// binds the audit hook to it. Every Construct registers the hook under the
+// same name: with hooks.Shared, the second one gets the first one's hook
+// back. The transforms are registered with the callback server only; the
+// engine learns of them from the component's registration.
+func (k *Kennel) kennelTransforms(ctx context.Context, mon *monitor.Monitor, req *pulumirpc.ConstructRequest) ([]*pulumirpc.Callback, error) {
+	audit, err := hooks.Register(ctx, mon, AuditHook, auditPet, hooks.Shared())
+	if err != nil {
+		return nil, err
+	}
+	label, err := transforms.Callback(ctx, mon, labelPet(req.GetName()),
+		callbacks.Name("kennel-label-"+req.GetName()))
+	if err != nil {
+		return nil, err
+	}
+	bind, err := hooks.Transform(ctx, mon, hooks.ByType(PetType), &hooks.Binding{BeforeCreate: []hooks.Ref{audit}},
+		callbacks.Name("kennel-bind-"+req.GetName()))
+	if err != nil {
+		return nil, err
+	}
+	// The engine applies a resource's own transforms in order: the label
+	// comes first, so the audit hook sees it.
+	return []*pulumirpc.Callback{label, bind}, nil
+}
+
+// registerKennel registers the component the request asks for, with the
+// options of the request, as the SDK's provider.Construct would, plus own
+// in its transforms. It returns the component's URN.
+func registerKennel(ctx context.Context, mon *monitor.Monitor, req *pulumirpc.ConstructRequest, own []*pulumirpc.Callback) (string, error) {
+	rr := &pulumirpc.RegisterResourceRequest{
+		Type:                    req.GetType(),
+		Name:                    req.GetName(),
+		Parent:                  req.GetParent(),
+		Object:                  &structpb.Struct{},
+		Protect:                 req.Protect,
+		Dependencies:            req.GetDependencies(),
+		Providers:               req.GetProviders(),
+		Aliases:                 req.GetAliases(),
+		AliasSpecs:              true,
+		AcceptSecrets:           true,
+		AcceptResources:         true,
+		AdditionalSecretOutputs: req.GetAdditionalSecretOutputs(),
+		DeletedWith:             req.GetDeletedWith(),
+		ReplaceWith:             req.GetReplaceWith(),
+		ReplacementTrigger:      req.GetReplacementTrigger(),
+		IgnoreChanges:           req.GetIgnoreChanges(),
+		ReplaceOnChanges:        req.GetReplaceOnChanges(),
+		RetainOnDelete:          req.RetainOnDelete,
+		Transforms:              own,
+	}
+	if req.DeleteBeforeReplace != nil {
+		rr.DeleteBeforeReplace = req.GetDeleteBeforeReplace()
+		rr.DeleteBeforeReplaceDefined = true
+	}
+	if t := req.GetCustomTimeouts(); t != nil {
+		rr.CustomTimeouts = &pulumirpc.RegisterResourceRequest_CustomTimeouts{
+			Create: t.GetCreate(), Update: t.GetUpdate(), Delete: t.GetDelete(),
+		}
+	}
+	if h := req.GetResourceHooks(); h != nil {
+		rr.Hooks = &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{
+			BeforeCreate: h.GetBeforeCreate(), AfterCreate: h.GetAfterCreate(),
+			BeforeUpdate: h.GetBeforeUpdate(), AfterUpdate: h.GetAfterUpdate(),
+			BeforeDelete: h.GetBeforeDelete(), AfterDelete: h.GetAfterDelete(),
+			OnError: h.GetOnError(),
+		}
+	}
+	resp, err := mon.Client().RegisterResource(ctx, rr)
+	if err != nil {
+		return "", fmt.Errorf("kennel %s: registering the component: %w", req.GetName(), err)
+	}
+	return resp.GetUrn(), nil
+}
+
+// labelPet returns a transform that adds kennel=<kennel> to the keepers of
+// each pet. It is given in the kennel's own registration, so the engine
+// asks it about the kennel and the kennel's descendants only.
+func labelPet(kennel string) transforms.Func {
 	return func(_ context.Context, args *transforms.Args) (*transforms.Result, error) {
-		if kennel == "" || args.Parent != kennel || args.Type != PetType {
+		if args.Type != PetType {
 			return nil, nil
 		}
 		return args.WithProperties(func(p resource.PropertyMap) {
@@ -170,7 +234,7 @@ func labelPet(kennel resource.URN) transforms.Func {
 			if cur := p["keepers"]; cur.IsObject() {
 				keepers = cur.ObjectValue().Copy()
 			}
-			keepers["kennel"] = resource.NewProperty(kennel.Name())
+			keepers["kennel"] = resource.NewProperty(kennel)
 			p["keepers"] = resource.NewProperty(keepers)
 		}), nil
 	}
@@ -200,9 +264,11 @@ type KennelArgs struct {
 }
 
 // buildKennel is the component in the SDK's programming model: a RandomPet
-// per requested pet, each a child of the component.
+// per requested pet, each a child of the component. register registers the
+// component with the engine and returns its URN; the SDK reads it back from
+// the engine by that URN (pulumi.URN_) instead of registering it again.
 func buildKennel(ctx *pulumi.Context, typ, name string, inputs provider.ConstructInputs,
-	opts pulumi.ResourceOption,
+	register func() (string, error),
 ) (*provider.ConstructResult, error) {
 	var args struct {
 		Pets int `pulumi:"pets"`
@@ -210,8 +276,12 @@ func buildKennel(ctx *pulumi.Context, typ, name string, inputs provider.Construc
 	if err := inputs.CopyTo(&args); err != nil {
 		return nil, fmt.Errorf("kennel %s: reading inputs: %w", name, err)
 	}
+	urn, err := register()
+	if err != nil {
+		return nil, err
+	}
 	comp := &KennelComponent{}
-	if err := ctx.RegisterComponentResource(typ, name, comp, opts); err != nil {
+	if err := ctx.RegisterComponentResource(typ, name, comp, pulumi.URN_(urn)); err != nil {
 		return nil, err
 	}
 	for i := range args.Pets {

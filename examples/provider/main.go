@@ -11,9 +11,11 @@
 // to reach the engine's ResourceMonitor. So the provider is the SDK's
 // lower-level provider.Main with a ResourceProviderServer of four methods
 // (GetPluginInfo, GetSchema, Configure, Construct; see kennel.go). Construct
-// registers the callbacks from the request, then hands the request to the
+// registers the callbacks from the request, and hands the request to the
 // SDK's provider.Construct, which builds the component with the ordinary
-// pulumi.Context programming model.
+// pulumi.Context programming model. The component itself is registered over
+// the monitor, with the callbacks in its own transforms (the SDK's resource
+// options cannot carry them), and read back into the SDK by URN.
 //
 // # Lifetime of the callback server
 //
