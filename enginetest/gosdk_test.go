@@ -220,3 +220,70 @@ func TestGoSDKProgramFailedStep(t *testing.T) {
 		t.Fatalf("program error %v reached a deployment that was already over", again.ProgramErr)
 	}
 }
+
+// A resource registered earlier in the deployment can be read back by URN
+// (pulumi.URN_, the built-in pulumi:pulumi:getResource invoke), as a
+// component provider does with a component it registered over the monitor:
+// the engine answers from the new state and registers nothing again, and
+// children parented to the resource read back are its children. An unknown
+// URN is an error.
+func TestGoSDKProgramReadsBackAResourceOfThisDeployment(t *testing.T) {
+	t.Parallel()
+	const boxType = "test:index:Box"
+	e := startEngine(t)
+	var readURN atomic.Value
+	err := runGoProgram(e, func(ctx *pulumi.Context) error {
+		var box pulumi.ResourceState
+		if err := ctx.RegisterComponentResource(boxType, "box", &box); err != nil {
+			return err
+		}
+		// Read it back once the engine has registered it.
+		box.URN().ApplyT(func(urn pulumi.URN) (pulumi.URN, error) {
+			var again pulumi.ResourceState
+			if err := ctx.RegisterComponentResource(boxType, "box", &again, pulumi.URN_(string(urn))); err != nil {
+				return "", err
+			}
+			var inside Thing
+			if err := ctx.RegisterResource(thingType, "inside", pulumi.Map{"name": pulumi.String("x")}, &inside,
+				pulumi.Parent(&again)); err != nil {
+				return "", err
+			}
+			again.URN().ApplyT(func(u pulumi.URN) pulumi.URN { readURN.Store(string(u)); return u })
+			return urn, nil
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("program failed: %v\n%s", err, e.Trace())
+	}
+	res := wait(t, e)
+	if res.Err != nil {
+		t.Fatalf("deployment failed: %v\n%s", res.Err, e.Trace())
+	}
+	boxURN := e.URN(e.StackURN(), boxType, "box")
+	if got := readURN.Load(); got != boxURN {
+		t.Fatalf("read back URN %v, want %s\n%s", got, boxURN, e.Trace())
+	}
+	if res.State.Get(e.URN(boxURN, thingType, "inside")) == nil {
+		t.Fatalf("the child of the box read back is not under it: %v", res.State.URNs())
+	}
+	registered := 0
+	for _, ev := range e.Events(enginetest.KindRegisterResource) {
+		if ev.URN == boxURN {
+			registered++
+		}
+	}
+	if registered != 1 {
+		t.Fatalf("box registered %d times, want 1\n%s", registered, e.Trace())
+	}
+
+	e2 := startEngine(t)
+	err = runGoProgram(e2, func(ctx *pulumi.Context) error {
+		var ghost pulumi.ResourceState
+		return ctx.RegisterComponentResource(boxType, "ghost", &ghost,
+			pulumi.URN_(e2.URN(e2.StackURN(), boxType, "ghost")))
+	})
+	if err == nil || !strings.Contains(err.Error(), "unknown resource") {
+		t.Fatalf("reading an unknown URN: %v\n%s", err, e2.Trace())
+	}
+}
