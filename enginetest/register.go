@@ -139,16 +139,24 @@ func (e *Engine) registerResource(
 	remoteKey := req.GetParent() + "::" + req.GetType() + "::" + req.GetName()
 	useTransforms := e.cfg.supports("transforms")
 	if useTransforms {
+		// As in the engine, the provider's registration of a remote
+		// component gets the transforms the program gave the remote
+		// registration, if it gave any, in place of its own.
 		if !req.GetRemote() {
 			e.mu.Lock()
-			own = append(own, e.remoteTransforms[remoteKey]...)
+			if pending := e.remoteTransforms[remoteKey]; len(pending) > 0 {
+				own = pending
+				delete(e.remoteTransforms, remoteKey)
+			}
 			e.mu.Unlock()
 		}
-		for _, cb := range req.GetTransforms() {
-			if err := e.register(cb); err != nil {
-				return nil, err
+		if own == nil {
+			for _, cb := range req.GetTransforms() {
+				if err := e.register(cb); err != nil {
+					return nil, err
+				}
+				own = append(own, proto.Clone(cb).(*pulumirpc.Callback))
 			}
-			own = append(own, proto.Clone(cb).(*pulumirpc.Callback))
 		}
 	}
 
@@ -218,9 +226,11 @@ func (e *Engine) registerResource(
 	}
 
 	if req.GetRemote() {
-		e.mu.Lock()
-		e.remoteTransforms[remoteKey] = own
-		e.mu.Unlock()
+		if len(own) > 0 {
+			e.mu.Lock()
+			e.remoteTransforms[remoteKey] = own
+			e.mu.Unlock()
+		}
 		return e.construct(ctx, req, urn, inputs, opts)
 	}
 

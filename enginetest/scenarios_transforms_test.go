@@ -606,3 +606,68 @@ func enterTracked(inFlight, maxInFlight *atomic.Int32) {
 		}
 	}
 }
+
+// As in the engine, the transforms a program gives a remote component
+// (kept under parent::type::name) take the place of the ones the provider
+// puts in its own registration of the component; when the program gives
+// none, the provider's apply to the component and its descendants.
+func TestRemoteComponentProviderTransforms(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name        string
+		programGive bool
+		want        []string
+	}{
+		{"the program gives none", false, []string{"provider:comp", "provider:comp-child"}},
+		{"the program gives its own", true, []string{"program:comp", "program:comp", "program:comp-child"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var seen []string
+			cbs := newCallbackServer(t)
+			record := func(who string) *pulumirpc.Callback {
+				return cbs.transform(func(_ context.Context, req *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
+					mu.Lock()
+					seen = append(seen, who+":"+req.GetName())
+					mu.Unlock()
+					return nil, nil
+				})
+			}
+			fromProvider := record("provider")
+			e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
+				OnConstruct: func(ctx context.Context, req *enginetest.ConstructRequest) (*enginetest.ConstructResponse, error) {
+					comp, err := req.Monitor.RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
+						Type: req.Type, Name: req.Name, Parent: req.Parent, Object: req.Inputs,
+						Transforms: []*pulumirpc.Callback{fromProvider},
+					})
+					if err != nil {
+						return nil, err
+					}
+					if _, err := req.Monitor.RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
+						Type: thingType, Name: req.Name + "-child", Parent: comp.GetUrn(), Custom: true,
+					}); err != nil {
+						return nil, err
+					}
+					if _, err := req.Monitor.RegisterResourceOutputs(ctx, &pulumirpc.RegisterResourceOutputsRequest{Urn: comp.GetUrn()}); err != nil {
+						return nil, err
+					}
+					return &enginetest.ConstructResponse{URN: comp.GetUrn()}, nil
+				},
+			}))
+			p := newProgram(t, e)
+			fromProgram := record("program")
+			p.mustRegister(res{typ: "pkg:index:Comp", name: "comp", mod: func(r *pulumirpc.RegisterResourceRequest) {
+				r.Remote = true
+				if tt.programGive {
+					r.Transforms = []*pulumirpc.Callback{fromProgram}
+				}
+			}})
+			p.mustRegister(res{typ: thingType, name: "other", mod: func(r *pulumirpc.RegisterResourceRequest) { r.Custom = true }})
+			p.finish()
+			mu.Lock()
+			defer mu.Unlock()
+			wantEqualStrings(t, "transform calls", seen, tt.want)
+		})
+	}
+}
