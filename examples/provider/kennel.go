@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -134,11 +135,26 @@ func (k *Kennel) Construct(ctx context.Context, req *pulumirpc.ConstructRequest)
 	}
 	// The registrations outlive the connection: the engine calls k.srv.
 	defer mon.Close()
-	own, err := k.kennelTransforms(ctx, mon, req)
+	audit, err := hooks.Register(ctx, mon, AuditHook, auditPet, hooks.Shared())
 	if err != nil {
 		return nil, err
 	}
-	register := func() (string, error) { return registerKennel(ctx, mon, req, own) }
+	// The engine applies a resource's own transforms to the resource
+	// itself too: the label transform notes that it saw the kennel.
+	var applied atomic.Bool
+	own, err := kennelTransforms(ctx, mon, req, audit, &applied)
+	if err != nil {
+		return nil, err
+	}
+	register := func() (string, error) {
+		urn, err := registerKennel(ctx, mon, req, own)
+		if err != nil || applied.Load() {
+			return urn, err
+		}
+		// The engine used the transforms the program gave the Kennel in
+		// place of the kennel's own: bind through stack transforms.
+		return urn, attachToChildren(ctx, mon, req, urn, audit)
+	}
 	return provider.Construct(ctx, req, engine, func(pctx *pulumi.Context, typ, name string,
 		inputs provider.ConstructInputs, _ pulumi.ResourceOption,
 	) (*provider.ConstructResult, error) {
@@ -146,19 +162,21 @@ func (k *Kennel) Construct(ctx context.Context, req *pulumirpc.ConstructRequest)
 	})
 }
 
-// kennelTransforms registers the audit hook and returns the callbacks of the
-// kennel's two transforms: one labels each pet with its kennel, the other
-// binds the audit hook to it. Every Construct registers the hook under the
-// same name: with hooks.Shared, the second one gets the first one's hook
-// back. The transforms are registered with the callback server only; the
-// engine learns of them from the component's registration.
-func (k *Kennel) kennelTransforms(ctx context.Context, mon *monitor.Monitor, req *pulumirpc.ConstructRequest) ([]*pulumirpc.Callback, error) {
-	audit, err := hooks.Register(ctx, mon, AuditHook, auditPet, hooks.Shared())
-	if err != nil {
-		return nil, err
-	}
-	label, err := transforms.Callback(ctx, mon, labelPet(req.GetName()),
-		callbacks.Name("kennel-label-"+req.GetName()))
+// kennelTransforms returns the callbacks of the kennel's two transforms:
+// one labels each pet with its kennel, the other binds the audit hook to it.
+// They are registered with the callback server only; the engine learns of
+// them from the component's registration. The label transform sets applied
+// when the engine asks it about the kennel itself.
+func kennelTransforms(ctx context.Context, mon *monitor.Monitor, req *pulumirpc.ConstructRequest,
+	audit *hooks.Hook, applied *atomic.Bool,
+) ([]*pulumirpc.Callback, error) {
+	labelFn := labelPet(req.GetName())
+	label, err := transforms.Callback(ctx, mon, func(ctx context.Context, args *transforms.Args) (*transforms.Result, error) {
+		if args.Type == req.GetType() && args.Name == req.GetName() && string(args.Parent) == req.GetParent() {
+			applied.Store(true)
+		}
+		return labelFn(ctx, args)
+	}, callbacks.Name("kennel-label-"+req.GetName()))
 	if err != nil {
 		return nil, err
 	}
@@ -170,6 +188,29 @@ func (k *Kennel) kennelTransforms(ctx context.Context, mon *monitor.Monitor, req
 	// The engine applies a resource's own transforms in order: the label
 	// comes first, so the audit hook sees it.
 	return []*pulumirpc.Callback{label, bind}, nil
+}
+
+// attachToChildren binds the label and the audit hook through stack
+// transforms, for when the engine did not apply the kennel's own: the
+// program gave the Kennel transforms of its own, which the engine uses in
+// place of those of the provider's registration. Through a monitor from
+// FromConstruct, hooks.Attach binds only to the component's descendants;
+// the label transform checks the parent. The engine asks both about every
+// later resource of the deployment.
+func attachToChildren(ctx context.Context, mon *monitor.Monitor, req *pulumirpc.ConstructRequest, kennel string, audit *hooks.Hook) error {
+	labelFn := labelPet(req.GetName())
+	_, err := transforms.RegisterStack(ctx, mon, func(ctx context.Context, args *transforms.Args) (*transforms.Result, error) {
+		if string(args.Parent) != kennel {
+			return nil, nil
+		}
+		return labelFn(ctx, args)
+	}, callbacks.Name("kennel-label-stack-"+req.GetName()))
+	if err != nil {
+		return err
+	}
+	_, err = hooks.Attach(ctx, mon, hooks.ByType(PetType), &hooks.Binding{BeforeCreate: []hooks.Ref{audit}},
+		callbacks.Name("kennel-attach-"+req.GetName()))
+	return err
 }
 
 // registerKennel registers the component the request asks for, with the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -59,11 +60,16 @@ func startKennel(t *testing.T, opts ...enginetest.Option) (*enginetest.Engine, *
 // twoKennelsAndAStray is a user's program: two kennels, then a pet of its
 // own outside both.
 func twoKennelsAndAStray(ctx *pulumi.Context) error {
+	return kennelsAndAStray(ctx)
+}
+
+// kennelsAndAStray is twoKennelsAndAStray with opts given to both kennels.
+func kennelsAndAStray(ctx *pulumi.Context, opts ...pulumi.ResourceOption) error {
 	var north, south pulumi.ResourceState
-	if err := ctx.RegisterRemoteComponentResource(KennelType, "north", pulumi.Map{"pets": pulumi.Int(2)}, &north); err != nil {
+	if err := ctx.RegisterRemoteComponentResource(KennelType, "north", pulumi.Map{"pets": pulumi.Int(2)}, &north, opts...); err != nil {
 		return err
 	}
-	if err := ctx.RegisterRemoteComponentResource(KennelType, "south", pulumi.Map{"pets": pulumi.Int(1)}, &south); err != nil {
+	if err := ctx.RegisterRemoteComponentResource(KennelType, "south", pulumi.Map{"pets": pulumi.Int(1)}, &south, opts...); err != nil {
 		return err
 	}
 	var stray pulumi.CustomResourceState
@@ -119,4 +125,52 @@ func TestKennelBindsItsCallbacksToItsOwnChildren(t *testing.T) {
 
 	// One hook name, registered with the engine once for the two Constructs.
 	assert.Len(t, eng.Events(enginetest.KindRegisterResourceHook), 1)
+}
+
+// When the user's program gives the Kennels transforms of their own, the
+// engine uses those for the component's registration in place of the
+// kennel's: the kennel notices that its transforms were not applied to the
+// component and binds through stack transforms instead. The label and the
+// hook still reach the Kennels' pets and nothing else.
+func TestKennelBindsWhenTheProgramGivesTheKennelTransforms(t *testing.T) {
+	eng, kennel := startKennel(t)
+	var seenByUser atomic.Int32
+	userTransform := func(context.Context, *pulumi.ResourceTransformArgs) *pulumi.ResourceTransformResult {
+		seenByUser.Add(1)
+		return nil
+	}
+	res := eng.Run(t, func() error {
+		return pulumi.RunErr(func(ctx *pulumi.Context) error {
+			return kennelsAndAStray(ctx, pulumi.Transforms([]pulumi.ResourceTransform{userTransform}))
+		})
+	})
+	require.NoError(t, res.ProgramErr, eng.Trace())
+	require.NoError(t, res.Err, eng.Trace())
+	// The user's transform ran on the kennels and their pets.
+	assert.Positive(t, seenByUser.Load())
+
+	audited := map[string]int{}
+	for _, ev := range eng.Events(enginetest.KindHook) {
+		audited[enginetest.URNName(ev.URN)]++
+	}
+	for pet, kennelName := range map[string]string{"north-pet-1": "north", "north-pet-2": "north", "south-pet-1": "south"} {
+		parent := eng.URN(eng.StackURN(), KennelType, kennelName)
+		st := res.State.Get(eng.URN(parent, PetType, pet))
+		if assert.NotNil(t, st, "%s is not in the state: %v", pet, res.State.URNs()) {
+			assert.Equal(t, kennelName, st.Inputs.GetFields()["keepers"].GetStructValue().GetFields()["kennel"].GetStringValue(), pet)
+		}
+		assert.Equal(t, 1, audited[pet], "audit hook calls for %s", pet)
+	}
+	stray := res.State.Get(eng.URN(eng.StackURN(), PetType, "stray"))
+	require.NotNil(t, stray)
+	assert.NotContains(t, stray.Inputs.GetFields(), "keepers", "the kennel's transform changed the user's pet")
+	assert.Zero(t, audited["stray"], "the kennel's hook ran for the user's pet")
+	// Bound through stack transforms, the kennel is asked about the stray.
+	asked := 0
+	for _, ev := range eng.Events(enginetest.KindCallback) {
+		if ev.Target == kennel.srv.Target() && enginetest.URNName(ev.URN) == "stray" {
+			asked++
+		}
+	}
+	assert.Positive(t, asked, "the fallback did not go through stack transforms")
 }
