@@ -129,8 +129,12 @@ func Attach(ctx context.Context, mon *monitor.Monitor, sel Selector, b *Binding,
 // of b to the resources sel picks, for a component to put in the transforms
 // of its own registration (RegisterResourceRequest.transforms). The engine
 // then applies it to the component's descendants only, and never calls it
-// for other resources. It checks the engine's features as [Attach] does but
-// registers nothing with the engine. Every error is a [*callbacks.Error].
+// for other resources. The engine applies it to the component itself too,
+// and, for a remote component, uses the transforms the program gave the
+// component, if it gave any, in place of those of the provider's
+// registration: examples/provider shows how a provider notices that and
+// falls back to [Attach]. It checks the engine's features as [Attach] does
+// but registers nothing with the engine. Every error is a [*callbacks.Error].
 func Transform(ctx context.Context, mon *monitor.Monitor, sel Selector, b *Binding, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
 	fn, err := attachTransform(ctx, mon, sel, b)
 	if err != nil {
