@@ -4,12 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/hooks"
-	"github.com/langhost/callbacks/internal/wiretest"
-	"github.com/langhost/callbacks/monitor"
-	"github.com/langhost/callbacks/monitor/monitortest"
-	"github.com/langhost/callbacks/transforms"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,6 +12,13 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/internal/wiretest"
+	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/monitor/monitortest"
+	"github.com/langhost/callbacks/transforms"
 )
 
 const (
@@ -154,7 +155,7 @@ func TestAttach(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newServer(t)
+			srv := wiretest.Listen(t)
 			fake := fakeEngine(allFeatures...)
 			mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 
@@ -166,7 +167,7 @@ func TestAttach(t *testing.T) {
 
 			req := transformRequest(t, tt.typ, tt.resName, tt.custom, binding(tt.existing))
 			var resp pulumirpc.TransformResponse
-			require.NoError(t, invoke(t, cb, req, &resp))
+			require.NoError(t, wiretest.Call(t, cb, req, &resp))
 
 			assert.Nil(t, resp.GetProperties(), "properties must be left alone")
 			if tt.want == nil {
@@ -185,7 +186,7 @@ func TestAttach(t *testing.T) {
 // and then the combined result again: nothing is bound twice.
 func TestAttachTwice(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
+	srv := wiretest.Listen(t)
 	fake := fakeEngine(allFeatures...)
 	mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 	first, err := hooks.Attach(t.Context(), wiretest.Bind(t, mon, srv), hooks.ByType(bucketType), &hooks.Binding{BeforeCreate: names("audit"), AfterCreate: names("tag")})
@@ -196,7 +197,7 @@ func TestAttachTwice(t *testing.T) {
 	req := transformRequest(t, bucketType, "logs", true, nil)
 	apply := func(cb *pulumirpc.Callback) bool {
 		var resp pulumirpc.TransformResponse
-		require.NoError(t, invoke(t, cb, req, &resp))
+		require.NoError(t, wiretest.Call(t, cb, req, &resp))
 		if resp.GetOptions() == nil {
 			return false
 		}
@@ -212,7 +213,7 @@ func TestAttachTwice(t *testing.T) {
 
 func TestAttachWithRegisteredHooks(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
+	srv := wiretest.Listen(t)
 	fake := fakeEngine(allFeatures...)
 	mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 	audit, err := hooks.Register(t.Context(), wiretest.Bind(t, mon, srv), "audit", noop)
@@ -227,7 +228,7 @@ func TestAttachWithRegisteredHooks(t *testing.T) {
 
 	req := transformRequest(t, bucketType, "logs", true, nil)
 	var resp pulumirpc.TransformResponse
-	require.NoError(t, invoke(t, cb, req, &resp))
+	require.NoError(t, wiretest.Call(t, cb, req, &resp))
 	wiretest.RequireProtoEqual(t, binding(map[string][]string{"BeforeCreate": {"audit"}, "OnError": {"retry"}}), resp.GetOptions().GetHooks())
 }
 
@@ -292,7 +293,7 @@ func TestAttachRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newServer(t)
+			srv := wiretest.Listen(t)
 			fake := fakeEngine(allFeatures...)
 			if tt.fake != nil {
 				fake = tt.fake()

@@ -4,12 +4,14 @@ import (
 	"context"
 	"testing"
 
-	"github.com/langhost/callbacks/hooks"
-	"github.com/langhost/callbacks/monitor"
-	"github.com/langhost/callbacks/monitor/monitortest"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/internal/wiretest"
+	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/monitor/monitortest"
 )
 
 const (
@@ -27,7 +29,7 @@ func constructRequest(endpoint string) *pulumirpc.ConstructRequest {
 func TestAttachFromConstructBindsOnlyDescendants(t *testing.T) {
 	t.Parallel()
 	fake := fakeEngine(allFeatures...)
-	mon, err := monitor.FromConstruct(constructRequest(monitortest.Listen(t, fake)), newServer(t))
+	mon, err := monitor.FromConstruct(constructRequest(monitortest.Listen(t, fake)), wiretest.Listen(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = mon.Close() })
 	urn, ok := mon.Component()
@@ -40,7 +42,7 @@ func TestAttachFromConstructBindsOnlyDescendants(t *testing.T) {
 	bound := func(typ, name, parent string) bool {
 		t.Helper()
 		var res pulumirpc.TransformResponse
-		require.NoError(t, invoke(t, cb, &pulumirpc.TransformRequest{Type: typ, Name: name, Parent: parent, Custom: true}, &res))
+		require.NoError(t, wiretest.Call(t, cb, &pulumirpc.TransformRequest{Type: typ, Name: name, Parent: parent, Custom: true}, &res))
 		return len(res.GetOptions().GetHooks().GetAfterCreate()) > 0
 	}
 	assert.False(t, bound("teams:index:Team", "payments", stackURN), "the component itself")
@@ -64,7 +66,7 @@ func TestTransformIsNotAStackTransform(t *testing.T) {
 	_, _, stack := recorded(fake)
 	assert.Empty(t, stack)
 	var res pulumirpc.TransformResponse
-	require.NoError(t, invoke(t, cb, &pulumirpc.TransformRequest{Type: "t:i:T", Name: "a", Parent: componentURN}, &res))
+	require.NoError(t, wiretest.Call(t, cb, &pulumirpc.TransformRequest{Type: "t:i:T", Name: "a", Parent: componentURN}, &res))
 	assert.Equal(t, []string{"check"}, res.GetOptions().GetHooks().GetBeforeCreate())
 }
 
@@ -74,7 +76,7 @@ func TestSharedHookAcrossConstructs(t *testing.T) {
 	t.Parallel()
 	fake := fakeEngine(allFeatures...)
 	addr := monitortest.Listen(t, fake)
-	srv := newServer(t)
+	srv := wiretest.Listen(t)
 	noop := func(context.Context, *hooks.Args) error { return nil }
 	var first *hooks.Hook
 	for i := range 2 {

@@ -6,10 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/enginetest"
-	"github.com/langhost/callbacks/hooks"
-	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -17,6 +13,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/enginetest"
+	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/internal/wiretest"
+	"github.com/langhost/callbacks/monitor"
 )
 
 const thingType = "test:index:Thing"
@@ -34,7 +36,7 @@ func startDeployment(t *testing.T, opts ...enginetest.Option) *deployment {
 	e, err := enginetest.Start(opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = e.Close() })
-	srv := newServer(t)
+	srv := wiretest.Listen(t)
 	mon, err := monitor.Dial(e.MonitorAddr(), srv)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = mon.Close() })

@@ -3,10 +3,12 @@ package hooks_test
 import (
 	"testing"
 
-	"github.com/langhost/callbacks/hooks"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/internal/wiretest"
 )
 
 // FuzzResourceHookRequest feeds arbitrary payloads to the request decoder:
@@ -14,7 +16,7 @@ import (
 // decodes and encodes to itself.
 func FuzzResourceHookRequest(f *testing.F) {
 	for _, req := range []*pulumirpc.ResourceHookRequest{
-		{Urn: urnBucket, NewInputs: object(map[string]*structpb.Value{"s": secret(str("x")), "u": unknown(), "b": byteString([]byte{0xff})})},
+		{Urn: urnBucket, NewInputs: object(map[string]*structpb.Value{"s": secret(str("x")), "u": unknown(), "b": wiretest.ByteString([]byte{0xff})})},
 		{Urn: urnBucket, OldOutputs: object(map[string]*structpb.Value{"r": ref(urnRole, "id"), "o": output(nil, true, urnComp)}), NewOptions: fullOptions()},
 	} {
 		b, err := proto.Marshal(req)

@@ -4,16 +4,11 @@ import (
 	"context"
 	"testing"
 
-	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/wiretest"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"go.uber.org/goleak"
+
 	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/monitor/monitortest"
-	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/protobuf/proto"
 )
 
 func TestMain(m *testing.M) {
@@ -23,24 +18,6 @@ func TestMain(m *testing.M) {
 }
 
 // newServer starts a real callback server on loopback, closed with the test.
-func newServer(t *testing.T) *callbacks.Server {
-	t.Helper()
-	srv, err := callbacks.Listen()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Close() })
-	return srv
-}
-
-// invoke calls cb over gRPC the way the engine does, with req marshalled as
-// the payload, and decodes the response into resp when the call succeeds.
-func invoke(t *testing.T, cb *pulumirpc.Callback, req, resp proto.Message) error {
-	t.Helper()
-	conn, err := grpc.NewClient(cb.GetTarget(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer conn.Close()
-	return wiretest.Invoke(t, pulumirpc.NewCallbacksClient(conn), cb, req, resp)
-}
-
 // allFeatures is what a current engine advertises, minus STATE_MIGRATIONS.
 var allFeatures = []pulumirpc.ResourceMonitorFeature{
 	monitor.Transforms, monitor.InvokeTransforms, monitor.ResourceHooks, monitor.ErrorHooks,

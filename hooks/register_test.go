@@ -8,16 +8,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/hooks"
-	"github.com/langhost/callbacks/internal/wiretest"
-	"github.com/langhost/callbacks/monitor"
-	"github.com/langhost/callbacks/monitor/monitortest"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/internal/wiretest"
+	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/monitor/monitortest"
 )
 
 func noop(context.Context, *hooks.Args) error { return nil }
@@ -40,7 +41,7 @@ func TestRegister(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newServer(t)
+			srv := wiretest.Listen(t)
 			fake := fakeEngine(allFeatures...)
 			mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 
@@ -76,7 +77,7 @@ func TestRegister(t *testing.T) {
 
 			// The callback handed to the engine runs the function.
 			var resp pulumirpc.ResourceHookResponse
-			require.NoError(t, invoke(t, reqs[0].GetCallback(), &pulumirpc.ResourceHookRequest{Urn: urnBucket, Name: "logs"}, &resp))
+			require.NoError(t, wiretest.Call(t, reqs[0].GetCallback(), &pulumirpc.ResourceHookRequest{Urn: urnBucket, Name: "logs"}, &resp))
 			name, n := seen.get()
 			assert.Equal(t, 1, n)
 			assert.Equal(t, "logs", name)
@@ -86,7 +87,7 @@ func TestRegister(t *testing.T) {
 
 func TestRegisterErrorHook(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
+	srv := wiretest.Listen(t)
 	fake := fakeEngine(allFeatures...)
 	mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 
@@ -112,7 +113,7 @@ func TestRegisterErrorHook(t *testing.T) {
 		want bool
 	}{{[]string{"a"}, true}, {[]string{"b", "a"}, true}, {[]string{"c", "b", "a"}, false}} {
 		var resp pulumirpc.ErrorHookResponse
-		require.NoError(t, invoke(t, h.Callback(), &pulumirpc.ErrorHookRequest{Urn: urnBucket, FailedOperation: "create", Errors: tc.errs}, &resp))
+		require.NoError(t, wiretest.Call(t, h.Callback(), &pulumirpc.ErrorHookRequest{Urn: urnBucket, FailedOperation: "create", Errors: tc.errs}, &resp))
 		assert.Equal(t, tc.want, resp.GetRetry(), "after %d failures", len(tc.errs))
 	}
 }
@@ -136,7 +137,7 @@ func TestRegisterEngineRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newServer(t)
+			srv := wiretest.Listen(t)
 			var refuse atomic.Bool
 			refuse.Store(true)
 			fake := fakeEngine(allFeatures...)
@@ -196,7 +197,7 @@ func TestRegisterDuplicateName(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newServer(t)
+			srv := wiretest.Listen(t)
 			fake := fakeEngine(allFeatures...)
 			mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 
@@ -248,7 +249,7 @@ func TestRegisterMissingFeature(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newServer(t)
+			srv := wiretest.Listen(t)
 			fake := tt.fake()
 			mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 
@@ -267,7 +268,7 @@ func TestRegisterMissingFeature(t *testing.T) {
 
 	t.Run("options-not-sent", func(t *testing.T) {
 		t.Parallel()
-		srv := newServer(t)
+		srv := wiretest.Listen(t)
 		mon := wiretest.Bind(t, monitortest.Serve(t, withoutOptions()), srv)
 		h, err := hooks.Register(t.Context(), wiretest.Bind(t, mon, srv), "h", noop)
 		require.NoError(t, err)
@@ -280,7 +281,7 @@ func TestRegisterMissingFeature(t *testing.T) {
 
 func TestRegisterBadArguments(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
+	srv := wiretest.Listen(t)
 	fake := fakeEngine(allFeatures...)
 	mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 	closed, err := callbacks.Listen()
@@ -328,7 +329,7 @@ func TestRegisterBadArguments(t *testing.T) {
 // name must end up registered exactly once, with the engine and the server.
 func TestRegisterConcurrent(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
+	srv := wiretest.Listen(t)
 	fake := fakeEngine(allFeatures...)
 	mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 	const names = 20
@@ -356,7 +357,7 @@ func TestRegisterConcurrent(t *testing.T) {
 // their kind belongs.
 func TestBindingValidateKinds(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
+	srv := wiretest.Listen(t)
 	mon := wiretest.Bind(t, monitortest.Serve(t, fakeEngine(allFeatures...)), srv)
 	h, err := hooks.Register(t.Context(), wiretest.Bind(t, mon, srv), "r", noop)
 	require.NoError(t, err)

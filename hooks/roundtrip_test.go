@@ -7,9 +7,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/hooks"
-	"github.com/langhost/callbacks/internal/wiretest"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
@@ -17,6 +14,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/internal/wiretest"
 )
 
 // capture remembers the last value a hook saw.
@@ -43,7 +44,7 @@ func (c *capture[T]) get() (T, int) {
 // gives back exactly the request the engine sent.
 func TestResourceHookRoundTrip(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
+	srv := wiretest.Listen(t)
 	bytesIn := string([]byte{0xff, 0xfe, 0x00, 'a'})
 
 	tests := []struct {
@@ -155,8 +156,8 @@ func TestResourceHookRoundTrip(t *testing.T) {
 			name: "byte-strings",
 			req: &pulumirpc.ResourceHookRequest{
 				Urn:        urnBucket,
-				NewInputs:  object(map[string]*structpb.Value{"blob": byteString([]byte(bytesIn))}),
-				OldOutputs: object(map[string]*structpb.Value{"blobs": list(byteString([]byte{0x80}), str("text"))}),
+				NewInputs:  object(map[string]*structpb.Value{"blob": wiretest.ByteString([]byte(bytesIn))}),
+				OldOutputs: object(map[string]*structpb.Value{"blobs": list(wiretest.ByteString([]byte{0x80}), str("text"))}),
 			},
 			check: func(t *testing.T, a *hooks.Args) {
 				assert.Equal(t, bytesIn, a.NewInputs["blob"].StringValue())
@@ -252,7 +253,7 @@ func TestResourceHookRoundTrip(t *testing.T) {
 			require.NoError(t, err)
 
 			var resp pulumirpc.ResourceHookResponse
-			require.NoError(t, invoke(t, cb, tt.req, &resp))
+			require.NoError(t, wiretest.Call(t, cb, tt.req, &resp))
 			assert.Empty(t, resp.GetError())
 
 			got, n := again.get()
@@ -268,7 +269,7 @@ func TestResourceHookRoundTrip(t *testing.T) {
 
 func TestErrorHookRoundTrip(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
+	srv := wiretest.Listen(t)
 	tests := []struct {
 		name  string
 		req   *pulumirpc.ErrorHookRequest
@@ -280,7 +281,7 @@ func TestErrorHookRoundTrip(t *testing.T) {
 				Urn: urnBucket, Name: "logs", Type: "aws:s3/bucket:Bucket",
 				FailedOperation: "create",
 				Errors:          []string{"second: throttled", "first: timeout"},
-				NewInputs:       object(map[string]*structpb.Value{"pw": secret(str("s")), "b": byteString([]byte{0xc3})}),
+				NewInputs:       object(map[string]*structpb.Value{"pw": secret(str("s")), "b": wiretest.ByteString([]byte{0xc3})}),
 				NewOptions:      fullOptions(),
 			},
 			check: func(t *testing.T, a *hooks.ErrorArgs) {
@@ -341,7 +342,7 @@ func TestErrorHookRoundTrip(t *testing.T) {
 			require.NoError(t, err)
 
 			var resp pulumirpc.ErrorHookResponse
-			require.NoError(t, invoke(t, cb, tt.req, &resp))
+			require.NoError(t, wiretest.Call(t, cb, tt.req, &resp))
 			wiretest.RequireProtoEqual(t, &pulumirpc.ErrorHookResponse{}, &resp)
 
 			got, n := again.get()
@@ -357,7 +358,7 @@ func TestErrorHookRoundTrip(t *testing.T) {
 // hook: errors travel in the response, with a gRPC OK.
 func TestHookResults(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
+	srv := wiretest.Listen(t)
 	req := &pulumirpc.ResourceHookRequest{Urn: urnBucket, NewInputs: object(nil)}
 
 	t.Run("resource", func(t *testing.T) {
@@ -379,7 +380,7 @@ func TestHookResults(t *testing.T) {
 				cb, err := srv.Register(context.Background(), hooks.Adapt(func(context.Context, *hooks.Args) error { return tt.err }))
 				require.NoError(t, err)
 				var resp pulumirpc.ResourceHookResponse
-				require.NoError(t, invoke(t, cb, req, &resp), "the call itself must succeed")
+				require.NoError(t, wiretest.Call(t, cb, req, &resp), "the call itself must succeed")
 				wiretest.RequireProtoEqual(t, tt.want, &resp)
 			})
 		}
@@ -405,7 +406,7 @@ func TestHookResults(t *testing.T) {
 				cb, err := srv.Register(context.Background(), hooks.AdaptErrorHook(func(context.Context, *hooks.ErrorArgs) (bool, error) { return tt.retry, tt.err }))
 				require.NoError(t, err)
 				var resp pulumirpc.ErrorHookResponse
-				require.NoError(t, invoke(t, cb, ereq, &resp), "the call itself must succeed")
+				require.NoError(t, wiretest.Call(t, cb, ereq, &resp), "the call itself must succeed")
 				wiretest.RequireProtoEqual(t, tt.want, &resp)
 			})
 		}
@@ -419,7 +420,7 @@ func TestHookResults(t *testing.T) {
 		bad := &pulumirpc.ResourceHookRequest{Urn: urnBucket, NewInputs: object(map[string]*structpb.Value{
 			"s": withSig(secretSig, nil), // a secret without a value
 		})}
-		err = invoke(t, cb, bad, &pulumirpc.ResourceHookResponse{})
+		err = wiretest.Call(t, cb, bad, &pulumirpc.ResourceHookResponse{})
 		require.Error(t, err)
 		assert.Equal(t, codes.InvalidArgument, status.Code(err), "error: %v", err)
 		assert.Contains(t, err.Error(), urnBucket)
@@ -439,7 +440,7 @@ func TestHookResults(t *testing.T) {
 		}), callbacks.Name("audit"))
 		require.NoError(t, err)
 		var resp pulumirpc.ResourceHookResponse
-		require.NoError(t, invoke(t, cb, req, &resp))
+		require.NoError(t, wiretest.Call(t, cb, req, &resp))
 		require.Empty(t, resp.GetError())
 		ci, n := info.get()
 		require.Equal(t, 1, n)

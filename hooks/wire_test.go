@@ -1,7 +1,6 @@
 package hooks_test
 
 import (
-	"encoding/base64"
 	"strings"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -94,10 +93,6 @@ func output(v *structpb.Value, isSecret bool, deps ...string) *structpb.Value {
 		f["dependencies"] = list(ds...)
 	}
 	return withSig(outputValueSig, f)
-}
-
-func byteString(b []byte) *structpb.Value {
-	return withSig(byteStringSig, map[string]*structpb.Value{"value": str(base64.StdEncoding.EncodeToString(b))})
 }
 
 func ptr[T any](v T) *T { return &v }

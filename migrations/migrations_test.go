@@ -7,20 +7,20 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/enginetest"
-	"github.com/langhost/callbacks/migrations"
-	"github.com/langhost/callbacks/monitor"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/enginetest"
+	"github.com/langhost/callbacks/internal/wiretest"
+	"github.com/langhost/callbacks/migrations"
+	"github.com/langhost/callbacks/monitor"
 )
 
 func TestMain(m *testing.M) {
@@ -48,28 +48,13 @@ const oldState = `[
  {"urn": "` + urnChild + `", "custom": true, "id": "p-1", "type": "my:index:Policy", "parent": "` + urnOld + `"}
 ]`
 
-func newServer(t *testing.T) *callbacks.Server {
-	t.Helper()
-	srv, err := callbacks.Listen()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Close() })
-	return srv
-}
-
 // invoke calls cb over gRPC as the engine would.
 func invoke(t *testing.T, cb *pulumirpc.Callback, req *pulumirpc.StateMigrationRequest) (*pulumirpc.StateMigrationResponse, error) {
 	t.Helper()
-	conn, err := grpc.NewClient(cb.GetTarget(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer conn.Close()
-	payload, err := proto.Marshal(req)
-	require.NoError(t, err)
-	out, err := pulumirpc.NewCallbacksClient(conn).Invoke(t.Context(), &pulumirpc.CallbackInvokeRequest{Token: cb.GetToken(), Request: payload})
-	if err != nil {
+	var resp pulumirpc.StateMigrationResponse
+	if err := wiretest.Call(t, cb, req, &resp); err != nil {
 		return nil, err
 	}
-	var resp pulumirpc.StateMigrationResponse
-	require.NoError(t, proto.Unmarshal(out.GetResponse(), &resp))
 	return &resp, nil
 }
 
@@ -82,7 +67,7 @@ func state(t *testing.T, resources ...map[string]any) json.RawMessage {
 
 func TestMigration(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
+	srv := wiretest.Listen(t)
 	renamed := map[string]any{"urn": urnNew, "custom": true, "id": "logs-1", "type": "my:index:BucketV2"}
 	child := map[string]any{"urn": urnChild}
 
@@ -280,7 +265,7 @@ func TestReplaceKeepsNumbers(t *testing.T) {
 
 func TestCallbackArguments(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
+	srv := wiretest.Listen(t)
 	_, err := migrations.Callback(t.Context(), nil, func(context.Context, *migrations.Args) (*migrations.Result, error) { return nil, nil })
 	assert.ErrorIs(t, err, callbacks.ErrNilArgument)
 	_, err = srv.Register(context.Background(), migrations.Adapt(nil))
@@ -314,7 +299,7 @@ func TestCheck(t *testing.T) {
 			e, err := enginetest.Start(tt.opts...)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = e.Close() })
-			mon, err := monitor.Dial(e.MonitorAddr(), newServer(t))
+			mon, err := monitor.Dial(e.MonitorAddr(), wiretest.Listen(t))
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = mon.Close() })
 
@@ -348,10 +333,10 @@ func TestRegistrationWithMigrations(t *testing.T) {
 			e, err := enginetest.Start(tt.opts...)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = e.Close() })
-			mon, err := monitor.Dial(e.MonitorAddr(), newServer(t))
+			mon, err := monitor.Dial(e.MonitorAddr(), wiretest.Listen(t))
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = mon.Close() })
-			srv := newServer(t)
+			srv := wiretest.Listen(t)
 
 			cb, err := srv.Register(context.Background(), migrations.Adapt(func(context.Context, *migrations.Args) (*migrations.Result, error) { return nil, nil }))
 			require.NoError(t, err)

@@ -2,15 +2,11 @@ package transforms_test
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"sync"
 	"testing"
 
-	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/wiretest"
-	"github.com/langhost/callbacks/transforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
@@ -19,6 +15,10 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/wiretest"
+	"github.com/langhost/callbacks/transforms"
 )
 
 // recorder is a transform that remembers the last Args it saw, so that
@@ -51,10 +51,6 @@ const (
 	bucketURN = "urn:pulumi:dev::proj::aws:s3/bucket:Bucket::b"
 	compURN   = "urn:pulumi:dev::proj::my:mod:Comp::c"
 )
-
-func byteString(b []byte) *structpb.Value {
-	return wiretest.Sig(resource.ByteStringSig, map[string]*structpb.Value{"value": wiretest.Str(base64.StdEncoding.EncodeToString(b))})
-}
 
 // TestValuesRoundTrip sends each kind of special value through the real
 // server to a transform that returns the properties it got. The response
@@ -125,11 +121,11 @@ func TestValuesRoundTrip(t *testing.T) {
 		}), func(t *testing.T, v resource.PropertyValue) {
 			require.True(t, v.IsArchive())
 		}},
-		{"byte string", byteString([]byte{0xff, 0xfe, 'a', 0}), func(t *testing.T, v resource.PropertyValue) {
+		{"byte string", wiretest.ByteString([]byte{0xff, 0xfe, 'a', 0}), func(t *testing.T, v resource.PropertyValue) {
 			require.True(t, v.IsString())
 			assert.Equal(t, string([]byte{0xff, 0xfe, 'a', 0}), v.StringValue())
 		}},
-		{"nested", wiretest.List(wiretest.Object("k", wiretest.Output(wiretest.List(wiretest.Output(wiretest.Str("inner"), true)), false, bucketURN)), byteString([]byte{0x80})), nil},
+		{"nested", wiretest.List(wiretest.Object("k", wiretest.Output(wiretest.List(wiretest.Output(wiretest.Str("inner"), true)), false, bucketURN)), wiretest.ByteString([]byte{0x80})), nil},
 	}
 	// Each value goes through twice: decoded and encoded again (the
 	// transform reads the properties before returning them), and sent back
@@ -193,7 +189,7 @@ func TestByteStrings(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			wiretest.RequireProtoEqual(t, byteString([]byte(raw)), res.GetProperties().GetFields()["blob"])
+			wiretest.RequireProtoEqual(t, wiretest.ByteString([]byte(raw)), res.GetProperties().GetFields()["blob"])
 			assert.Nil(t, res.GetOptions())
 		})
 	}

@@ -5,11 +5,12 @@
 package wiretest
 
 import (
-	"github.com/langhost/callbacks/monitor"
+	"encoding/base64"
 	"sync"
 	"testing"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
@@ -34,6 +35,32 @@ func StartServer(tb testing.TB) (*callbacks.Server, pulumirpc.CallbacksClient) {
 	}
 	tb.Cleanup(func() { _ = conn.Close() })
 	return srv, pulumirpc.NewCallbacksClient(conn)
+}
+
+// Listen starts a real callback server on loopback, closed when tb's test
+// ends, for tests that reach it the way the engine does, through the target
+// of each callback (see [Call]).
+func Listen(tb testing.TB) *callbacks.Server {
+	tb.Helper()
+	srv, err := callbacks.Listen()
+	if err != nil {
+		tb.Fatalf("starting the callback server: %v", err)
+	}
+	tb.Cleanup(func() { _ = srv.Close() })
+	return srv
+}
+
+// Call plays the engine over a connection of its own to cb's target, as the
+// engine dials each callback's target: it sends req and, when the call
+// succeeds, decodes the answer into resp. It returns the call's error.
+func Call(tb testing.TB, cb *pulumirpc.Callback, req, resp proto.Message) error {
+	tb.Helper()
+	conn, err := grpc.NewClient(cb.GetTarget(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		tb.Fatalf("connecting to %q: %v", cb.GetTarget(), err)
+	}
+	defer conn.Close()
+	return Invoke(tb, pulumirpc.NewCallbacksClient(conn), cb, req, resp)
 }
 
 // Invoke plays the engine: it sends req to the callback cb through client
@@ -120,6 +147,12 @@ func Sig(sig string, fields map[string]*structpb.Value) *structpb.Value {
 		m[k] = v
 	}
 	return structpb.NewStructValue(&structpb.Struct{Fields: m})
+}
+
+// ByteString is b as the engine sends a byte string to a callback that
+// accepts them: an envelope holding b in base64.
+func ByteString(b []byte) *structpb.Value {
+	return Sig(resource.ByteStringSig, map[string]*structpb.Value{"value": Str(base64.StdEncoding.EncodeToString(b))})
 }
 
 // Output is an output value; a nil value makes it unknown.
