@@ -24,7 +24,7 @@ func Example() {
 	defer srv.Close()
 
 	pinRegion := func(_ context.Context, args *invoketransforms.Args) (*invoketransforms.Result, error) {
-		if _, ok := args.Args["region"]; ok {
+		if _, ok := args.Arguments()["region"]; ok {
 			return nil, nil // no change
 		}
 		return args.WithArgs(func(m resource.PropertyMap) {

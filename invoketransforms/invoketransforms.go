@@ -6,12 +6,13 @@ import (
 	"slices"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/props"
+	wirepayload "github.com/langhost/callbacks/internal/payload"
 	"github.com/langhost/callbacks/internal/reach"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -92,26 +93,84 @@ func (o *InvokeOptions) Clone() *InvokeOptions {
 type Args struct {
 	// Token is the function's token, such as "aws:index/getRegion:getRegion".
 	Token string
-	// Args are the function's arguments. Secrets arrive as resource.Secret
-	// values and unknowns as resource.Computed values. Never nil.
-	Args resource.PropertyMap
 	// Options are all of the invoke's options. Never nil.
 	Options *InvokeOptions
+
+	args    resource.PropertyMap
+	raw     []byte // the encoded arguments, while lazy
+	lazy    bool   // raw holds arguments not decoded yet
+	shared  bool   // raw is never written again: decoded strings may share it
+	argsErr error  // why raw did not decode
+}
+
+// Arguments returns the function's arguments, decoding them on the first
+// call. Secrets arrive as resource.Secret values and unknowns as
+// resource.Computed values. The map belongs to a: changes to it show in
+// [Args.Result]. Never nil.
+//
+// Arguments passed the check when the request arrived, so they decode. Were
+// that ever not so, Arguments would return an empty map and the call would
+// fail with InvalidArgument whatever the function returned.
+func (a *Args) Arguments() resource.PropertyMap {
+	if a.lazy {
+		a.lazy = false
+		a.args, a.argsErr = decodeArgs(a.raw, a.shared)
+		a.raw = nil
+	}
+	if a.args == nil {
+		a.args = resource.PropertyMap{}
+	}
+	return a.args
+}
+
+// SetArguments replaces the function's arguments with m, as later seen by
+// [Args.Arguments] and sent by [Args.Result]. It is how a test builds Args
+// with arguments, and how a transform replaces all of them.
+func (a *Args) SetArguments(m resource.PropertyMap) {
+	a.lazy, a.raw, a.args = false, nil, m
 }
 
 // Result is what an invoke transform returns. A nil *Result changes nothing.
 type Result struct {
-	// Args replace the function's arguments. Nil leaves them unchanged; an
-	// empty non-nil map removes them all.
+	// Args replace the function's arguments. Nil leaves them unchanged
+	// (unless the Result came from [Args.Result]); an empty non-nil map
+	// removes them all.
 	Args resource.PropertyMap
 	// Options replace ALL of the invoke's options. Nil leaves them unchanged.
 	// To change one option, change it in [Args].Options and return that.
 	Options *InvokeOptions
+
+	// from is the Args whose arguments are sent when Args is nil: set by
+	// Args.Result, so that arguments nobody read are sent as the engine
+	// encoded them.
+	from *Args
 }
 
 // Result returns a result that sends the arguments and options back as they
-// are in a. Changes made to a later show in the result.
-func (a *Args) Result() *Result { return &Result{Args: a.Args, Options: a.Options} }
+// are in a when the response is encoded, so changes made to a after the
+// call show in the result. If the arguments were never read, the result's
+// Args field is nil and they are sent exactly as the engine encoded them,
+// without being decoded.
+func (a *Args) Result() *Result {
+	if a.lazy {
+		return &Result{Options: a.Options, from: a}
+	}
+	return &Result{Args: a.Arguments(), Options: a.Options}
+}
+
+// arguments returns what res sends as arguments: a map, or the encoded
+// arguments of the Args it came from, or neither (unchanged).
+func (res *Result) arguments() (resource.PropertyMap, []byte, bool) {
+	switch {
+	case res.Args != nil:
+		return res.Args, nil, true
+	case res.from == nil:
+		return nil, nil, false
+	case res.from.lazy:
+		return nil, res.from.raw, true
+	}
+	return res.from.Arguments(), nil, true
+}
 
 // WithOptions calls edit on a's options and returns a result that sends them,
 // leaving the arguments unchanged. The options edit does not touch are kept.
@@ -128,13 +187,11 @@ func (a *Args) WithOptions(edit func(*InvokeOptions)) *Result {
 // WithArgs calls edit on a's arguments and returns a result that sends them,
 // leaving the options unchanged.
 func (a *Args) WithArgs(edit func(resource.PropertyMap)) *Result {
-	if a.Args == nil {
-		a.Args = resource.PropertyMap{}
-	}
+	m := a.Arguments()
 	if edit != nil {
-		edit(a.Args)
+		edit(m)
 	}
-	return &Result{Args: a.Args}
+	return &Result{Args: m}
 }
 
 // Func is an invoke transform. The engine calls invoke transforms one at a
@@ -143,36 +200,35 @@ func (a *Args) WithArgs(edit func(resource.PropertyMap)) *Result {
 // invoke with that error, unwrapped.
 type Func func(ctx context.Context, args *Args) (*Result, error)
 
-// DecodeRequest converts an invoke transform request into [Args]. The Args
-// share the request's map of checksums.
+// DecodeRequest converts an invoke transform request into [Args]. It runs
+// the decoder the adapter runs on the engine's payload (on the message's
+// encoding), so it accepts and refuses exactly what a registered invoke
+// transform does; the arguments are decoded when [Args.Arguments] is first
+// called.
 func DecodeRequest(req *pulumirpc.TransformInvokeRequest) (*Args, error) {
-	args, err := props.Unmarshal(req.GetArgs())
+	b, err := proto.Marshal(req)
 	if err != nil {
-		return nil, fmt.Errorf("args: %w", err)
+		return nil, err
 	}
-	if args == nil {
-		args = resource.PropertyMap{}
-	}
-	return &Args{Token: req.GetToken(), Args: args, Options: OptionsFromProto(req.GetOptions())}, nil
+	return decodePayload(b, true) // b is this call's own encoding
 }
 
-// EncodeResult converts a result into an invoke transform response. A nil
-// result gives an empty response, which the engine reads as "no change".
-// Strings that are not valid UTF-8 are sent as byte strings if
-// acceptsByteStrings is set and are an error otherwise.
+// EncodeResult converts a result into an invoke transform response, with
+// the encoder the adapter runs. A nil result gives an empty response, which
+// the engine reads as "no change". Strings that are not valid UTF-8 are sent
+// as byte strings if acceptsByteStrings is set and are an error otherwise.
 func EncodeResult(res *Result, acceptsByteStrings bool) (*pulumirpc.TransformInvokeResponse, error) {
 	out := &pulumirpc.TransformInvokeResponse{}
 	if res == nil {
 		return out, nil
 	}
-	if res.Args != nil {
-		s, err := props.Marshal(res.Args, acceptsByteStrings)
-		if err != nil {
-			return nil, fmt.Errorf("args: %w", err)
-		}
-		out.Args = s
+	b, err := encodePayload(res, acceptsByteStrings, 0)
+	if err != nil {
+		return nil, err
 	}
-	out.Options = res.Options.ToProto()
+	if err := proto.Unmarshal(b, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -188,13 +244,20 @@ func Adapt(fn Func) callbacks.Func {
 }
 
 func adapt(fn Func) callbacks.Func {
-	return callbacks.InvokeTransform(func(ctx context.Context, req *pulumirpc.TransformInvokeRequest) (*pulumirpc.TransformInvokeResponse, error) {
-		args, err := DecodeRequest(req)
+	return reach.RawAs(callbacks.KindInvokeTransform, func(ctx context.Context, payload []byte) ([]byte, error) {
+		args, err := decodePayload(payload, wirepayload.Owned(ctx))
 		if err != nil {
 			return nil, callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest,
-				req.GetToken()+": request does not decode", err)
+				args.Token+": request does not decode", err)
 		}
+		reach.SetCallResource(ctx, "", args.Token, "")
 		res, err := fn(ctx, args)
+		if args.argsErr != nil {
+			// The function saw an empty map in place of the arguments;
+			// whatever it made of them must not reach the engine.
+			return nil, callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest,
+				args.Token+": request does not decode", fmt.Errorf("args: %w", args.argsErr))
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -203,7 +266,7 @@ func adapt(fn Func) callbacks.Func {
 		}
 		info, _ := callbacks.CallInfoFrom(ctx)
 		accept := info.AcceptsByteStrings
-		out, err := EncodeResult(res, accept)
+		out, err := encodePayload(res, accept, len(payload))
 		if err != nil {
 			if !accept {
 				err = fmt.Errorf("%w (byte strings are refused: the callback is registered with callbacks.AcceptsByteStrings(false))", err)

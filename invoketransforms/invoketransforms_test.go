@@ -247,7 +247,7 @@ func TestValuesRoundTrip(t *testing.T) {
 			assert.Equal(t, req.GetToken(), args.Token)
 			assert.Equal(t, req.GetToken(), info.Type)
 			if tt.check != nil {
-				tt.check(t, args.Args["v"])
+				tt.check(t, args.Arguments()["v"])
 			}
 		})
 	}

@@ -214,7 +214,7 @@ func labelLookups(caller string) invoketransforms.Func {
 		if !strings.HasPrefix(args.Token, "pulumi:pulumi:") {
 			return nil, nil
 		}
-		if _, ok := args.Args["requestedBy"]; ok {
+		if _, ok := args.Arguments()["requestedBy"]; ok {
 			return nil, nil
 		}
 		return args.WithArgs(func(m resource.PropertyMap) {

@@ -1,0 +1,171 @@
+package invoketransforms_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/invoketransforms"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// spliceableArgs is a Struct that also carries a field Struct does not have
+// (number 15): valid, and kept by a copy, but dropped by a decode, so a
+// response that carries these exact bytes was not decoded and re-encoded.
+func spliceableArgs() []byte {
+	entry := func(key, value string) []byte {
+		v := protowire.AppendString(protowire.AppendTag(nil, 3, protowire.BytesType), value)
+		e := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), key)
+		e = protowire.AppendBytes(protowire.AppendTag(e, 2, protowire.BytesType), v)
+		return protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), e)
+	}
+	b := append(entry("region", "us-west-2"), entry("mostRecent", "yes")...)
+	return protowire.AppendVarint(protowire.AppendTag(b, 15, protowire.VarintType), 7)
+}
+
+// invokePayload encodes a TransformInvokeRequest with the given arguments
+// bytes.
+func invokePayload(t testing.TB, args []byte) []byte {
+	t.Helper()
+	b, err := proto.Marshal(&pulumirpc.TransformInvokeRequest{
+		Token:   "aws:index/getRegion:getRegion",
+		Options: &pulumirpc.TransformInvokeOptions{Version: "6.0.0"},
+	})
+	require.NoError(t, err)
+	b = protowire.AppendTag(b, 2, protowire.BytesType)
+	return protowire.AppendBytes(b, args)
+}
+
+// responseArgs returns the raw bytes of a TransformInvokeResponse's args
+// field, and whether it had one.
+func responseArgs(t *testing.T, b []byte) ([]byte, bool) {
+	t.Helper()
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		require.GreaterOrEqual(t, n, 0)
+		b = b[n:]
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		require.GreaterOrEqual(t, m, 0)
+		if num == 1 {
+			v, _ := protowire.ConsumeBytes(b)
+			return v, true
+		}
+		b = b[m:]
+	}
+	return nil, false
+}
+
+func TestLazyArguments(t *testing.T) {
+	t.Parallel()
+	args := spliceableArgs()
+	both := resource.PropertyMap{"mostRecent": resource.NewProperty("yes"), "region": resource.NewProperty("us-west-2")}
+	tests := []struct {
+		name string
+		fn   invoketransforms.Func
+		// raw means the response's arguments must be the request's bytes.
+		raw  bool
+		want resource.PropertyMap
+	}{
+		{"unread, sent back as received", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+			return a.Result(), nil
+		}, true, nil},
+		{"options changed, arguments unread", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+			a.Options.Version = "7.0.0"
+			return a.Result(), nil
+		}, true, nil},
+		{"read, then sent back", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+			_ = a.Arguments()
+			return a.Result(), nil
+		}, false, both},
+		{"changed after Result", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+			res := a.Result()
+			a.Arguments()["region"] = resource.NewProperty("eu-north-1")
+			return res, nil
+		}, false, resource.PropertyMap{"mostRecent": resource.NewProperty("yes"), "region": resource.NewProperty("eu-north-1")}},
+		{"replaced", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+			a.SetArguments(resource.PropertyMap{"only": resource.NewProperty(1.0)})
+			return a.Result(), nil
+		}, false, resource.PropertyMap{"only": resource.NewProperty(1.0)}},
+		{"WithArgs", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+			return a.WithArgs(func(m resource.PropertyMap) { delete(m, "mostRecent") }), nil
+		}, false, resource.PropertyMap{"region": resource.NewProperty("us-west-2")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			reg, err := callbacks.NewRegistry()
+			require.NoError(t, err)
+			token, err := reg.Register(invoketransforms.Adapt(tt.fn))
+			require.NoError(t, err)
+			out, err := reg.Invoke(t.Context(), token, invokePayload(t, args))
+			require.NoError(t, err)
+			got, ok := responseArgs(t, out)
+			require.True(t, ok, "the response has no arguments")
+			if tt.raw {
+				assert.True(t, bytes.Equal(args, got), "arguments were re-encoded:\nsent %x\ngot  %x", args, got)
+				return
+			}
+			assert.False(t, bytes.Equal(args, got), "arguments read by the function were sent as received")
+			res := &pulumirpc.TransformInvokeResponse{}
+			require.NoError(t, proto.Unmarshal(out, res))
+			back, err := invoketransforms.DecodeRequest(&pulumirpc.TransformInvokeRequest{Args: res.GetArgs()})
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, back.Arguments())
+		})
+	}
+}
+
+// The arguments' bytes are checked when the request arrives, read or not:
+// what a decode refuses is refused with InvalidArgument, and the function
+// never runs.
+func TestLazyArgumentsAreChecked(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, bad, want string
+	}{
+		{"key not UTF-8", string(append(spliceableArgs(), 0x0a, 0x03, 0x0a, 0x01, 0xff)), "args: proto: string field contains invalid UTF-8"},
+		{"truncated entry", string(append(spliceableArgs(), 0x0a, 0x05, 0x0a)), "args:"},
+		{"bad wire type", string(append(spliceableArgs(), 0x0b)), "args:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ran := false
+			reg, err := callbacks.NewRegistry()
+			require.NoError(t, err)
+			token, err := reg.Register(invoketransforms.Adapt(func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+				ran = true
+				return a.Result(), nil
+			}))
+			require.NoError(t, err)
+			_, err = reg.Invoke(t.Context(), token, invokePayload(t, []byte(tt.bad)))
+			require.ErrorIs(t, err, callbacks.ErrInvalidRequest)
+			assert.Equal(t, codes.InvalidArgument, status.Code(err))
+			assert.Contains(t, err.Error(), tt.want)
+			assert.False(t, ran, "the function ran on a request that does not decode")
+		})
+	}
+}
+
+// Args built by hand, as in a unit test of an invoke transform, behave like
+// Args from a request with no arguments.
+func TestArgsByHand(t *testing.T) {
+	t.Parallel()
+	a := &invoketransforms.Args{Token: "t"}
+	require.NotNil(t, a.Arguments())
+	assert.Empty(t, a.Arguments())
+	a.Arguments()["k"] = resource.NewProperty("v")
+	assert.Equal(t, resource.PropertyMap{"k": resource.NewProperty("v")}, a.Result().Args)
+
+	a.SetArguments(resource.PropertyMap{"x": resource.NewProperty(true)})
+	assert.Equal(t, resource.PropertyMap{"x": resource.NewProperty(true)}, a.Arguments())
+	assert.Equal(t, resource.PropertyMap{"x": resource.NewProperty(true)}, a.WithArgs(nil).Args)
+}
