@@ -2,7 +2,6 @@ package invoketransforms_test
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"sync"
 	"testing"
@@ -180,10 +179,6 @@ func secret(v *structpb.Value) *structpb.Value {
 	return wiretest.Sig(resource.SecretSig, map[string]*structpb.Value{"value": v})
 }
 
-func byteString(b []byte) *structpb.Value {
-	return wiretest.Sig(resource.ByteStringSig, map[string]*structpb.Value{"value": wiretest.Str(base64.StdEncoding.EncodeToString(b))})
-}
-
 const bucketURN = "urn:pulumi:dev::proj::aws:s3/bucket:Bucket::b"
 
 // TestValuesRoundTrip sends each kind of value, in the form the engine uses
@@ -227,7 +222,7 @@ func TestValuesRoundTrip(t *testing.T) {
 			assert.True(t, v.IsResourceReference())
 		}},
 		{"asset", wiretest.Sig(resource.AssetSig, map[string]*structpb.Value{"hash": wiretest.Str("h"), "text": wiretest.Str("hello")}), nil},
-		{"byte string", byteString([]byte{0xff, 0}), func(t *testing.T, v resource.PropertyValue) {
+		{"byte string", wiretest.ByteString([]byte{0xff, 0}), func(t *testing.T, v resource.PropertyValue) {
 			assert.Equal(t, string([]byte{0xff, 0}), v.StringValue())
 		}},
 	}
@@ -273,7 +268,7 @@ func TestByteStrings(t *testing.T) {
 			continue
 		}
 		require.NoError(t, err)
-		wiretest.RequireProtoEqual(t, byteString([]byte(raw)), res.GetArgs().GetFields()["blob"])
+		wiretest.RequireProtoEqual(t, wiretest.ByteString([]byte(raw)), res.GetArgs().GetFields()["blob"])
 		assert.Nil(t, res.GetOptions())
 	}
 }
