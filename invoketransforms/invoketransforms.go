@@ -8,6 +8,7 @@ import (
 	"github.com/langhost/callbacks"
 	wirepayload "github.com/langhost/callbacks/internal/payload"
 	"github.com/langhost/callbacks/internal/reach"
+	"github.com/langhost/callbacks/internal/wireprops"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -114,7 +115,7 @@ type Args struct {
 func (a *Args) Arguments() resource.PropertyMap {
 	if a.lazy {
 		a.lazy = false
-		a.args, a.argsErr = decodeArgs(a.raw, a.shared)
+		a.args, a.argsErr = wireprops.DecodeFrom(a.raw, a.shared)
 		a.raw = nil
 	}
 	if a.args == nil {

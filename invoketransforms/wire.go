@@ -1,13 +1,11 @@
 package invoketransforms
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"unicode/utf8"
 
 	"github.com/langhost/callbacks/internal/wireprops"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -81,7 +79,7 @@ func decodePayload(b []byte, shared bool) (*Args, error) {
 	case err == nil:
 		a.raw, a.lazy = args, true
 	case errors.Is(err, wireprops.ErrMerged):
-		if a.args, err = decodeArgs(args, shared); err != nil {
+		if a.args, err = wireprops.DecodeFrom(args, shared); err != nil {
 			return a, fmt.Errorf("args: %w", err)
 		}
 	default:
@@ -99,15 +97,6 @@ func decodePayload(b []byte, shared bool) (*Args, error) {
 	return a, nil
 }
 
-// decodeArgs decodes arguments, sharing their bytes if they are never
-// written again.
-func decodeArgs(b []byte, shared bool) (resource.PropertyMap, error) {
-	if shared {
-		return wireprops.DecodeShared(b)
-	}
-	return wireprops.Decode(b)
-}
-
 // encodePayload encodes res as a serialized TransformInvokeResponse,
 // writing the arguments straight to the wire. sizeHint is the request's
 // size, which an identity-like result's response matches.
@@ -120,30 +109,8 @@ func encodePayload(res *Result, acceptsByteStrings bool, sizeHint int) ([]byte, 
 		}
 	}
 	m, raw, sendArgs := res.arguments()
-	if m == nil {
-		// Nothing to encode: the response is the arguments as the engine
-		// sent them (if any) and the options, in one exactly sized buffer.
-		out := make([]byte, 0, 2*binary.MaxVarintLen64+len(raw)+len(ob))
-		if sendArgs {
-			out = protowire.AppendTag(out, resArgs, protowire.BytesType)
-			out = protowire.AppendBytes(out, raw)
-		}
-		if res.Options != nil {
-			out = protowire.AppendTag(out, resOptions, protowire.BytesType)
-			out = protowire.AppendBytes(out, ob)
-		}
-		return out, nil
-	}
-	w := wireprops.NewWriter(32 + len(ob) + sizeHint)
-	if res.Options != nil {
-		w.PrependBytes(ob)
-		w.PrependVarint(uint64(len(ob)))
-		w.PrependTag(resOptions, protowire.BytesType)
-	}
-	mark := w.Len()
-	if err := wireprops.Encode(w, m, acceptsByteStrings); err != nil {
-		return nil, err
-	}
-	w.PrependMessageField(resArgs, mark)
-	return w.Bytes(), nil
+	return wireprops.EncodeResponse(wireprops.Response{
+		Props: m, Raw: raw, SendRaw: sendArgs,
+		Options: ob, SendOptions: res.Options != nil,
+	}, acceptsByteStrings, sizeHint)
 }

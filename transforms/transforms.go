@@ -7,6 +7,7 @@ import (
 	"github.com/langhost/callbacks"
 	wirepayload "github.com/langhost/callbacks/internal/payload"
 	"github.com/langhost/callbacks/internal/reach"
+	"github.com/langhost/callbacks/internal/wireprops"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
@@ -59,7 +60,7 @@ type Args struct {
 func (a *Args) Properties() resource.PropertyMap {
 	if a.lazy {
 		a.lazy = false
-		a.props, a.propsErr = decodeProps(a.raw, a.shared)
+		a.props, a.propsErr = wireprops.DecodeFrom(a.raw, a.shared)
 		a.raw = nil
 	}
 	if a.props == nil {

@@ -1,7 +1,6 @@
 package transforms
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -101,7 +100,7 @@ func decodePayload(b []byte, shared bool) (*Args, error) {
 	case err == nil:
 		a.raw, a.lazy = props, true
 	case errors.Is(err, wireprops.ErrMerged):
-		if a.props, err = decodeProps(props, shared); err != nil {
+		if a.props, err = wireprops.DecodeFrom(props, shared); err != nil {
 			return a, fmt.Errorf("properties: %w", err)
 		}
 	default:
@@ -123,15 +122,6 @@ func decodePayload(b []byte, shared bool) (*Args, error) {
 	return a, nil
 }
 
-// decodeProps decodes properties, sharing their bytes if they are never
-// written again.
-func decodeProps(b []byte, shared bool) (resource.PropertyMap, error) {
-	if shared {
-		return wireprops.DecodeShared(b)
-	}
-	return wireprops.Decode(b)
-}
-
 // encodePayload encodes res as a serialized TransformResponse, writing the
 // properties straight to the wire. sizeHint is the request's size, which
 // an identity-like result's response matches.
@@ -147,32 +137,8 @@ func encodePayload(res *Result, acceptsByteStrings bool, sizeHint int) ([]byte, 
 		}
 	}
 	m, raw, sendProps := res.properties()
-	if m == nil {
-		// Nothing to encode: the response is the properties as the engine
-		// sent them (if any) and the options, in one exactly sized buffer.
-		out := make([]byte, 0, 2*binary.MaxVarintLen64+len(raw)+len(ob))
-		if sendProps {
-			out = protowire.AppendTag(out, resProperties, protowire.BytesType)
-			out = protowire.AppendBytes(out, raw)
-		}
-		if res.Options != nil {
-			out = protowire.AppendTag(out, resOptions, protowire.BytesType)
-			out = protowire.AppendBytes(out, ob)
-		}
-		return out, nil
-	}
-	// The properties are written back to front after the options; the
-	// request's size is about what an identity-like result needs.
-	w := wireprops.NewWriter(32 + len(ob) + sizeHint)
-	if res.Options != nil {
-		w.PrependBytes(ob)
-		w.PrependVarint(uint64(len(ob)))
-		w.PrependTag(resOptions, protowire.BytesType)
-	}
-	mark := w.Len()
-	if err := wireprops.Encode(w, m, acceptsByteStrings); err != nil {
-		return nil, err
-	}
-	w.PrependMessageField(resProperties, mark)
-	return w.Bytes(), nil
+	return wireprops.EncodeResponse(wireprops.Response{
+		Props: m, Raw: raw, SendRaw: sendProps,
+		Options: ob, SendOptions: res.Options != nil,
+	}, acceptsByteStrings, sizeHint)
 }
