@@ -97,11 +97,7 @@ type Args struct {
 	// Options are all of the invoke's options. Never nil.
 	Options *InvokeOptions
 
-	args    resource.PropertyMap
-	raw     []byte // the encoded arguments, while lazy
-	lazy    bool   // raw holds arguments not decoded yet
-	shared  bool   // raw is never written again: decoded strings may share it
-	argsErr error  // why raw did not decode
+	args wireprops.Lazy
 }
 
 // Arguments returns the function's arguments, decoding them on the first
@@ -113,22 +109,14 @@ type Args struct {
 // that ever not so, Arguments would return an empty map and the call would
 // fail with InvalidArgument whatever the function returned.
 func (a *Args) Arguments() resource.PropertyMap {
-	if a.lazy {
-		a.lazy = false
-		a.args, a.argsErr = wireprops.DecodeFrom(a.raw, a.shared)
-		a.raw = nil
-	}
-	if a.args == nil {
-		a.args = resource.PropertyMap{}
-	}
-	return a.args
+	return a.args.Map()
 }
 
 // SetArguments replaces the function's arguments with m, as later seen by
 // [Args.Arguments] and sent by [Args.Result]. It is how a test builds Args
 // with arguments, and how a transform replaces all of them.
 func (a *Args) SetArguments(m resource.PropertyMap) {
-	a.lazy, a.raw, a.args = false, nil, m
+	a.args.Set(m)
 }
 
 // Result is what an invoke transform returns. A nil *Result changes nothing.
@@ -153,7 +141,7 @@ type Result struct {
 // Args field is nil and they are sent exactly as the engine encoded them,
 // without being decoded.
 func (a *Args) Result() *Result {
-	if a.lazy {
+	if _, unread := a.args.Unread(); unread {
 		return &Result{Options: a.Options, from: a}
 	}
 	return &Result{Args: a.Arguments(), Options: a.Options}
@@ -167,8 +155,9 @@ func (res *Result) arguments() (resource.PropertyMap, []byte, bool) {
 		return res.Args, nil, true
 	case res.from == nil:
 		return nil, nil, false
-	case res.from.lazy:
-		return nil, res.from.raw, true
+	}
+	if raw, unread := res.from.args.Unread(); unread {
+		return nil, raw, true
 	}
 	return res.from.Arguments(), nil, true
 }
@@ -253,11 +242,11 @@ func adapt(fn Func) callbacks.Func {
 		}
 		reach.SetCallResource(ctx, "", args.Token, "")
 		res, err := fn(ctx, args)
-		if args.argsErr != nil {
+		if args.args.Err() != nil {
 			// The function saw an empty map in place of the arguments;
 			// whatever it made of them must not reach the engine.
 			return nil, callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest,
-				args.Token+": request does not decode", fmt.Errorf("args: %w", args.argsErr))
+				args.Token+": request does not decode", fmt.Errorf("args: %w", args.args.Err()))
 		}
 		if err != nil {
 			return nil, err

@@ -29,7 +29,7 @@ var errBadRequest = errors.New("malformed protobuf encoding")
 // the returned Args holds the token if it was read. With shared, b is never
 // written again, and decoded strings may share it.
 func decodePayload(b []byte, shared bool) (*Args, error) {
-	a := &Args{shared: shared}
+	a := &Args{}
 	var args, opts []byte
 	var haveArgs, haveOpts bool
 	for len(b) > 0 {
@@ -75,14 +75,7 @@ func decodePayload(b []byte, shared bool) (*Args, error) {
 	}
 	// Check the arguments' encoding now and decode them when they are asked
 	// for; encodings only a decode can judge are decoded now.
-	switch err := wireprops.Validate(args); {
-	case err == nil:
-		a.raw, a.lazy = args, true
-	case errors.Is(err, wireprops.ErrMerged):
-		if a.args, err = wireprops.DecodeFrom(args, shared); err != nil {
-			return a, fmt.Errorf("args: %w", err)
-		}
-	default:
+	if err := a.args.Check(args, shared); err != nil {
 		return a, fmt.Errorf("args: %w", err)
 	}
 	var pb *pulumirpc.TransformInvokeOptions

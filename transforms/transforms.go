@@ -40,11 +40,7 @@ type Args struct {
 	// Options are all of the resource's options. Never nil.
 	Options *ResourceOptions
 
-	props    resource.PropertyMap
-	raw      []byte // the encoded properties, while lazy
-	lazy     bool   // raw holds properties not decoded yet
-	shared   bool   // raw is never written again: decoded strings may share it
-	propsErr error  // why raw did not decode
+	props wireprops.Lazy
 }
 
 // Properties returns the resource's inputs, decoding them on the first
@@ -58,22 +54,14 @@ type Args struct {
 // that ever not so, Properties would return an empty map and the call would
 // fail with InvalidArgument whatever the function returned.
 func (a *Args) Properties() resource.PropertyMap {
-	if a.lazy {
-		a.lazy = false
-		a.props, a.propsErr = wireprops.DecodeFrom(a.raw, a.shared)
-		a.raw = nil
-	}
-	if a.props == nil {
-		a.props = resource.PropertyMap{}
-	}
-	return a.props
+	return a.props.Map()
 }
 
 // SetProperties replaces the resource's inputs with m, as later seen by
 // [Args.Properties] and sent by [Args.Result]. It is how a test builds Args
 // with properties, and how a transform replaces all of them.
 func (a *Args) SetProperties(m resource.PropertyMap) {
-	a.lazy, a.raw, a.props = false, nil, m
+	a.props.Set(m)
 }
 
 // Result is what a transform returns. A nil *Result changes nothing.
@@ -99,7 +87,7 @@ type Result struct {
 // the result's Properties field is nil and they are sent exactly as the
 // engine encoded them, without being decoded.
 func (a *Args) Result() *Result {
-	if a.lazy {
+	if _, unread := a.props.Unread(); unread {
 		return &Result{Options: a.Options, from: a}
 	}
 	return &Result{Properties: a.Properties(), Options: a.Options}
@@ -113,8 +101,9 @@ func (res *Result) properties() (resource.PropertyMap, []byte, bool) {
 		return res.Properties, nil, true
 	case res.from == nil:
 		return nil, nil, false
-	case res.from.lazy:
-		return nil, res.from.raw, true
+	}
+	if raw, unread := res.from.props.Unread(); unread {
+		return nil, raw, true
 	}
 	return res.from.Properties(), nil, true
 }
@@ -211,11 +200,11 @@ func adapt(fn Func) callbacks.Func {
 		}
 		reach.SetCallResource(ctx, string(args.URN), args.Type, args.Name)
 		res, err := fn(ctx, args)
-		if args.propsErr != nil {
+		if args.props.Err() != nil {
 			// The function saw an empty map in place of the properties;
 			// whatever it made of them must not reach the engine.
 			return nil, callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest,
-				fmt.Sprintf("%s: request does not decode", resourceLabel(args)), fmt.Errorf("properties: %w", args.propsErr))
+				fmt.Sprintf("%s: request does not decode", resourceLabel(args)), fmt.Errorf("properties: %w", args.props.Err()))
 		}
 		if err != nil {
 			return nil, err

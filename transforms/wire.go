@@ -33,7 +33,7 @@ var errBadRequest = errors.New("malformed protobuf encoding")
 // holds the type and name if they were read.
 // With shared, b is never written again, and decoded strings may share it.
 func decodePayload(b []byte, shared bool) (*Args, error) {
-	a := &Args{shared: shared}
+	a := &Args{}
 	var props, opts []byte
 	var haveProps, haveOpts bool
 	for len(b) > 0 {
@@ -96,14 +96,7 @@ func decodePayload(b []byte, shared bool) (*Args, error) {
 	}
 	// Check the properties' encoding now and decode them when they are
 	// asked for; encodings only a decode can judge are decoded now.
-	switch err := wireprops.Validate(props); {
-	case err == nil:
-		a.raw, a.lazy = props, true
-	case errors.Is(err, wireprops.ErrMerged):
-		if a.props, err = wireprops.DecodeFrom(props, shared); err != nil {
-			return a, fmt.Errorf("properties: %w", err)
-		}
-	default:
+	if err := a.props.Check(props, shared); err != nil {
 		return a, fmt.Errorf("properties: %w", err)
 	}
 	var err error
