@@ -31,7 +31,7 @@ func Validate(b []byte) error {
 	// A view of b as a string, never retained, for UTF-8 checks and key
 	// comparisons without copying.
 	c := checker{b: b, s: unsafe.String(unsafe.SliceData(b), len(b))}
-	ok := c.structAt(0, len(b), 1, nil)
+	ok, _ := c.structAt(0, len(b), 1)
 	switch {
 	case c.merged:
 		return ErrMerged
@@ -100,61 +100,66 @@ func (c *checker) field(i, end int) (protowire.Number, protowire.Type, int, int)
 	return num, typ, p, p + n
 }
 
-// special holds where the fields a signature object is judged by are: the
-// value ranges of the last entries (the last one wins, as in a map) keyed
-// by the signature key and by the three field names the checks read.
-type special struct {
-	sig, value, secret, deps [2]int
-	has                      [4]bool
-}
-
-func (c *checker) structAt(i, end, depth int, sp *special) bool {
+// structAt checks the Struct at b[i:end], depth messages deep, and reports
+// whether it is well-formed and whether it has an entry keyed by the
+// signature key (which makes it a signature object if it is a value).
+func (c *checker) structAt(i, end, depth int) (ok, signed bool) {
 	if depth > MaxDepth {
-		return false
+		return false, false
 	}
+	// The fast path checks scalar values itself, two messages down.
+	fast := depth+2 <= MaxDepth
+	b := c.b[:end]
 	for i < end {
-		var a, b int
-		if c.b[i] == structEntryTag {
-			// The usual field: an entry, its tag one byte.
-			if n := c.len1(i+1, end); n >= 0 {
-				a, b = i+2, i+2+n
-			} else if a, b = c.longLength(i+1, end); a < 0 {
-				return false
+		// The usual entry, checked here without a call: every length one
+		// byte, the key then the value, nothing else,
+		//	0a L 0a K key 12 V value
+		// and the value a number, bool, null or short string in its usual
+		// form; other values are left to value. Anything else is left to
+		// the general path below.
+		if fast && i+3 < end && b[i] == structEntryTag && b[i+1] < 0x80 && b[i+2] == entryKeyTag {
+			// L < 0x80, so K and V, which fit in it, are below 0x80 too.
+			a, e := i+2, i+2+int(b[i+1])
+			ka, kb := a+2, a+2+int(b[a+1])
+			if kb+2 <= e && e <= end && b[kb] == entryValueTag && int(b[kb+1]) == e-kb-2 {
+				if !c.text(ka, kb) {
+					return false, false
+				}
+				if kb-ka == len(resource.SigKey) && c.s[ka:kb] == resource.SigKey {
+					signed = true
+				}
+				if vi := kb + 2; !c.scalarAt(vi, e) && !c.value(c.s[ka:kb], vi, e, depth+2) {
+					return false, false
+				}
+				i = e
+				continue
+			}
+		}
+		var a, e int
+		if b[i] == structEntryTag {
+			if a, e = c.length(i+1, end); a < 0 {
+				return false, false
 			}
 		} else {
 			num, typ, fa, fb := c.field(i, end)
 			if fa < 0 {
-				return false
+				return false, false
 			}
 			if i = fb; num != structFields || typ != protowire.BytesType {
 				continue
 			}
-			a, b = fa, fb
+			a, e = fa, fb
 		}
-		i = b
-		key, vi, ve, ok := c.entry(a, b, depth+1)
+		i = e
+		key, ok := c.entry(a, e, depth+1)
 		if !ok {
-			return false
+			return false, false
 		}
-		if sp == nil || len(key) < len("value") {
-			continue
-		}
-		n := -1
-		switch key {
-		case resource.SigKey:
-			n, sp.sig = 0, [2]int{vi, ve}
-		case "value":
-			n, sp.value = 1, [2]int{vi, ve}
-		case "secret":
-			n, sp.secret = 2, [2]int{vi, ve}
-		case "dependencies":
-			n, sp.deps = 3, [2]int{vi, ve}
-		}
-		if n >= 0 {
-			sp.has[n] = true
+		if key == resource.SigKey {
+			signed = true
 		}
 	}
-	return true
+	return true, signed
 }
 
 // length reads a length prefix at b[i:end] and returns the range of the
@@ -182,6 +187,11 @@ func (c *checker) len1(i, end int) int {
 func (c *checker) ascii8(a, end int) bool {
 	return end-a <= 8 && a+8 <= len(c.b) &&
 		binary.LittleEndian.Uint64(c.b[a:])&(0x8080808080808080>>(64-8*uint(end-a))) == 0
+}
+
+// text reports whether b[a:end] is valid UTF-8.
+func (c *checker) text(a, end int) bool {
+	return c.ascii8(a, end) || c.utf8At(a, end)
 }
 
 func (c *checker) longLength(i, end int) (int, int) {
@@ -235,31 +245,21 @@ func (c *checker) utf8At(a, end int) bool {
 	return utf8.Valid(c.b[a:end])
 }
 
-func (c *checker) entry(i, end, depth int) (string, int, int, bool) {
+// entry checks the Struct entry at b[i:end] and returns its key.
+func (c *checker) entry(i, end, depth int) (string, bool) {
 	if depth > MaxDepth {
-		return "", 0, 0, false
+		return "", false
 	}
-	// The usual entry: the key, then the value, nothing else; scalar
-	// values are checked here, the others by value.
+	// The usual entry with longer lengths: the key, then the value,
+	// nothing else.
 	if i < end && c.b[i] == entryKeyTag {
 		if ka, kb := c.length(i+1, end); ka >= 0 && kb < end && c.b[kb] == entryValueTag {
 			if vi, ve := c.length(kb+1, end); vi >= 0 && ve == end {
 				key := c.s[ka:kb]
-				if !c.ascii8(ka, kb) && !c.utf8At(ka, kb) {
-					return "", 0, 0, false
+				if c.text(ka, kb) && (depth < MaxDepth && c.scalarAt(vi, ve) || c.value(key, vi, ve, depth+1)) {
+					return key, true
 				}
-				if depth < MaxDepth {
-					switch c.scalar(vi, ve) {
-					case scalarValid:
-						return key, vi, ve, true
-					case scalarInvalid:
-						return "", 0, 0, false
-					}
-				}
-				if !c.value(key, vi, ve, depth+1) {
-					return "", 0, 0, false
-				}
-				return key, vi, ve, true
+				return "", false
 			}
 		}
 	}
@@ -268,7 +268,7 @@ func (c *checker) entry(i, end, depth int) (string, int, int, bool) {
 	for i < end {
 		num, typ, a, b := c.field(i, end)
 		if a < 0 {
-			return "", 0, 0, false
+			return "", false
 		}
 		i = b
 		if typ != protowire.BytesType {
@@ -277,20 +277,37 @@ func (c *checker) entry(i, end, depth int) (string, int, int, bool) {
 		switch num {
 		case entryKey:
 			if key = c.s[a:b]; !c.utf8At(a, b) {
-				return "", 0, 0, false
+				return "", false
 			}
 		case entryValue:
 			if haveValue {
 				c.merged = true
-				return "", 0, 0, false
+				return "", false
 			}
 			vi, ve, haveValue = a, b, true
 		}
 	}
 	if !haveValue || !c.value(key, vi, ve, depth+1) {
-		return "", 0, 0, false
+		return "", false
 	}
-	return key, vi, ve, true
+	return key, true
+}
+
+// scalarAt reports whether the Value at b[i:end] is a number, bool, null
+// or string of at most 127 bytes in its usual form (one field, a one-byte
+// length) and valid. When it is not, value judges it: what scalarAt
+// refuses may still be valid. It does not count depth: the caller makes
+// sure that a value there may be a scalar.
+func (c *checker) scalarAt(i, end int) bool {
+	switch n := end - i; {
+	case n == 9 && c.b[i] == numberTag:
+		return true
+	case n == 2 && (c.b[i] == boolTag || c.b[i] == nullTag) && c.b[i+1] < 0x80:
+		return true
+	case n >= 2 && c.b[i] == stringTag && int(c.b[i+1]) == n-2:
+		return c.text(i+2, end)
+	}
+	return false
 }
 
 func (c *checker) value(key string, i, end, depth int) bool {
@@ -302,7 +319,7 @@ func (c *checker) value(key string, i, end, depth int) bool {
 		switch c.b[i] {
 		case stringTag:
 			if a, b := c.length(i+1, end); a >= 0 && b == end {
-				return c.ascii8(a, b) || c.utf8At(a, b)
+				return c.text(a, b)
 			}
 		case numberTag:
 			if i+9 == end {
@@ -353,90 +370,100 @@ func (c *checker) value(key string, i, end, depth int) bool {
 	return true
 }
 
-// Verdicts of scalar.
-const (
-	scalarOther   = iota // not a scalar in the usual form: ask value
-	scalarValid          // a valid scalar
-	scalarInvalid        // a string that is not UTF-8
-)
-
-// scalar checks the Value at b[i:end] if it is a string, number, bool or
-// null in the usual form (one field, a one-byte length), which is most
-// values, without the call to value; the caller makes sure the value is
-// not too deep.
-func (c *checker) scalar(i, end int) int {
-	if i >= end {
-		return scalarOther
-	}
-	switch c.b[i] {
-	case stringTag:
-		if n := c.len1(i+1, end); n >= 0 && i+2+n == end {
-			if c.ascii8(i+2, end) || c.utf8At(i+2, end) {
-				return scalarValid
-			}
-			return scalarInvalid
-		}
-	case numberTag:
-		if i+9 == end {
-			return scalarValid
-		}
-	case boolTag, nullTag:
-		if i+2 == end && c.b[i+1] < 0x80 {
-			return scalarValid
-		}
-	}
-	return scalarOther
-}
-
 // structValue checks the Struct at b[i:end] of the Value at b[vi:ve],
 // and the signature object it may be.
 func (c *checker) structValue(key string, i, end, vi, ve, depth int) bool {
-	var sp special
-	if !c.structAt(i, end, depth+1, &sp) {
-		return false
-	}
-	if !sp.has[0] {
-		return true
-	}
-	return c.special(key, sp, vi, ve, depth)
+	ok, signed := c.structAt(i, end, depth+1)
+	return ok && (!signed || c.special(key, i, end, vi, ve, depth))
 }
 
 func (c *checker) list(key string, i, end, depth int) bool {
 	if depth > MaxDepth {
 		return false
 	}
+	// The fast path checks scalar values itself, one message down.
+	fast := depth+1 <= MaxDepth
+	b := c.b[:end]
 	for i < end {
-		if c.b[i] == structEntryTag { // ListValue.values, its tag one byte
-			a, b := c.length(i+1, end)
-			if a < 0 {
+		if b[i] == structEntryTag { // ListValue.values, its tag one byte
+			a, e := c.length(i+1, end)
+			if a < 0 || !(fast && c.scalarAt(a, e)) && !c.value(key, a, e, depth+1) {
 				return false
 			}
-			r := scalarOther
-			if depth < MaxDepth {
-				r = c.scalar(a, b)
-			}
-			if r == scalarInvalid || r == scalarOther && !c.value(key, a, b, depth+1) {
-				return false
-			}
-			i = b
+			i = e
 			continue
 		}
-		num, typ, a, b := c.field(i, end)
+		num, typ, a, e := c.field(i, end)
 		if a < 0 {
 			return false
 		}
-		i = b
-		if num == listValues && typ == protowire.BytesType && !c.value(key, a, b, depth+1) {
+		i = e
+		if num == listValues && typ == protowire.BytesType && !c.value(key, a, e, depth+1) {
 			return false
 		}
 	}
 	return true
 }
 
-// special checks a signature object the way the decoder's special does:
-// secrets and output values here, without allocating; the rarer kinds by
-// decoding the value.
-func (c *checker) special(key string, sp special, i, end, depth int) bool {
+// signature holds where the fields a signature object is judged by are:
+// the value ranges of the last entries (the last one wins, as in a map)
+// keyed by the signature key and by the three field names the checks read.
+type signature struct {
+	sig, value, secret, deps [2]int
+	has                      [4]bool
+}
+
+// signatureOf finds the fields of the checked Struct at b[i:end] that a
+// signature object is judged by.
+func (c *checker) signatureOf(i, end int) signature {
+	var sp signature
+	for i < end {
+		num, typ, a, b := c.field(i, end)
+		if a < 0 {
+			break // not reached: the struct is well-formed
+		}
+		i = b
+		if num != structFields || typ != protowire.BytesType {
+			continue
+		}
+		// The entry's last key and its only value, as entry reads them.
+		var key string
+		var v [2]int
+		for j := a; j < b; {
+			n, t, x, y := c.field(j, b)
+			if x < 0 {
+				break
+			}
+			if j = y; t != protowire.BytesType {
+				continue
+			}
+			switch n {
+			case entryKey:
+				key = c.s[x:y]
+			case entryValue:
+				v = [2]int{x, y}
+			}
+		}
+		switch key {
+		case resource.SigKey:
+			sp.sig, sp.has[0] = v, true
+		case "value":
+			sp.value, sp.has[1] = v, true
+		case "secret":
+			sp.secret, sp.has[2] = v, true
+		case "dependencies":
+			sp.deps, sp.has[3] = v, true
+		}
+	}
+	return sp
+}
+
+// special checks the signature object whose Struct is at b[si:se] and
+// whose Value is at b[i:end] the way the decoder's special does: secrets
+// and output values here, without allocating; the rarer kinds by decoding
+// the value.
+func (c *checker) special(key string, si, se, i, end, depth int) bool {
+	sp := c.signatureOf(si, se)
 	var name string
 	if k, a, b := c.kindOf(sp.sig); k == valueString && !isUnknown(c.s[a:b]) {
 		name = c.s[a:b]
