@@ -122,14 +122,24 @@ func (c *checker) structAt(i, end, depth int) (ok, signed bool) {
 			a, e := i+2, i+2+int(b[i+1])
 			ka, kb := a+2, a+2+int(b[a+1])
 			if kb+2 <= e && e <= end && b[kb] == entryValueTag && int(b[kb+1]) == e-kb-2 {
-				if !c.text(ka, kb) {
+				if !c.ascii8(ka, kb) && !c.utf8At(ka, kb) {
 					return false, false
 				}
 				if kb-ka == len(resource.SigKey) && c.s[ka:kb] == resource.SigKey {
 					signed = true
 				}
-				if vi := kb + 2; !c.scalarAt(vi, e) && !c.value(c.s[ka:kb], vi, e, depth+2) {
-					return false, false
+				// The value, as scalarAt checks it, inline.
+				switch vi, n := kb+2, e-kb-2; {
+				case n == 9 && b[vi] == numberTag:
+				case n == 2 && (b[vi] == boolTag || b[vi] == nullTag) && b[vi+1] < 0x80:
+				case n >= 2 && b[vi] == stringTag && int(b[vi+1]) == n-2:
+					if !c.ascii8(vi+2, e) && !c.utf8At(vi+2, e) {
+						return false, false
+					}
+				default:
+					if !c.value(c.s[ka:kb], vi, e, depth+2) {
+						return false, false
+					}
 				}
 				i = e
 				continue
@@ -385,9 +395,31 @@ func (c *checker) list(key string, i, end, depth int) bool {
 	fast := depth+1 <= MaxDepth
 	b := c.b[:end]
 	for i < end {
+		// The usual element, checked here: its tag and length one byte
+		// each, and a scalar as scalarAt checks it.
+		if fast && i+1 < end && b[i] == structEntryTag && b[i+1] < 0x80 {
+			vi, e := i+2, i+2+int(b[i+1])
+			if e > end {
+				return false
+			}
+			switch n := e - vi; {
+			case n == 9 && b[vi] == numberTag:
+			case n == 2 && (b[vi] == boolTag || b[vi] == nullTag) && b[vi+1] < 0x80:
+			case n >= 2 && b[vi] == stringTag && int(b[vi+1]) == n-2:
+				if !c.ascii8(vi+2, e) && !c.utf8At(vi+2, e) {
+					return false
+				}
+			default:
+				if !c.value(key, vi, e, depth+1) {
+					return false
+				}
+			}
+			i = e
+			continue
+		}
 		if b[i] == structEntryTag { // ListValue.values, its tag one byte
 			a, e := c.length(i+1, end)
-			if a < 0 || !(fast && c.scalarAt(a, e)) && !c.value(key, a, e, depth+1) {
+			if a < 0 || !c.value(key, a, e, depth+1) {
 				return false
 			}
 			i = e

@@ -141,6 +141,70 @@ func TestValidateUnusualEntries(t *testing.T) {
 	}
 }
 
+// Values that look like the usual scalars until their last byte, as entry
+// values (short and long entries take different paths) and list elements,
+// whole and cut short anywhere.
+func TestValidateUnusualValues(t *testing.T) {
+	t.Parallel()
+	unknown := protowire.AppendVarint(protowire.AppendTag(nil, 9, protowire.VarintType), 1)
+	tests := []struct {
+		name  string
+		value []byte
+		valid bool
+	}{
+		{"number", wireNumber(), true},
+		{"number cut short", wireNumber()[:8], false},
+		{"number with a field after it", append(wireNumber(), unknown...), true},
+		{"number with a stray byte after it", append(wireNumber(), 0x65), false},
+		{"bool with a stray byte after it", append(wireBool(), 0x65), false},
+		{"bool", wireBool(), true},
+		{"bool of a long varint", []byte{0x20, 0x81, 0x00}, true},
+		{"bool of an unended varint", []byte{0x20, 0x81}, false},
+		{"null", []byte{0x08, 0x00}, true},
+		{"null of an unended varint", []byte{0x08, 0xff}, false},
+		{"string", wireString("short"), true},
+		{"empty string", wireString(""), true},
+		{"string of a padded length", append([]byte{0x1a, 0x85, 0x00}, "short"...), true},
+		{"string longer than the value", []byte{0x1a, 0x06, 'a', 'b', 'c', 'd', 'e'}, false},
+		{"string shorter than the value", []byte{0x1a, 0x04, 'a', 'b', 'c', 'd', 'e'}, false},
+		{"string with a field after it", append(wireString("short"), unknown...), true},
+		{"string, bad byte", wireString("sh\xffrt"), false},
+		{"two kinds", append(wireNumber(), wireString("x")...), true},
+		{"no kind", nil, false},
+		{"only an unknown field", unknown, false},
+		{"empty struct", wireStruct(nil), true},
+		{"empty list", wireList(nil), true},
+		{"struct cut short", wireStruct(wireEntry("a", wireNumber()))[:10], false},
+	}
+	longKey := strings.Repeat("k", 130)
+	for _, tt := range tests {
+		for _, b := range [][]byte{
+			wireEntry("k", tt.value),
+			append(wireEntry("k", tt.value), wireEntry("z", wireNumber())...),
+			wireEntry(longKey, tt.value),
+			wireEntry("k", wireList(lenField(nil, 1, tt.value))),
+			wireEntry("k", wireList(append(lenField(nil, 1, tt.value), lenField(nil, 1, wireBool())...))),
+		} {
+			_, err := wireprops.Decode(b)
+			checkValidate(t, b, err)
+			verr := wireprops.Validate(b)
+			if (err == nil) != tt.valid || verr != nil && tt.valid && !errors.Is(verr, wireprops.ErrMerged) {
+				t.Errorf("%s: Validate %v, Decode %v, want valid %v\n%x", tt.name, verr, err, tt.valid, b)
+			}
+			for n := range len(b) {
+				_, err := wireprops.Decode(b[:n])
+				checkValidate(t, b[:n], err)
+			}
+		}
+		// A list cut short in its last element, inside a longer payload.
+		l := wireList(lenField(nil, 1, tt.value))
+		l[1]--
+		b := append(wireEntry("k", l[:len(l)-1]), wireEntry("z", wireNumber())...)
+		_, err := wireprops.Decode(b)
+		checkValidate(t, b, err)
+	}
+}
+
 // Multi-byte characters, good and bad, at every offset of keys and strings
 // of lengths on both sides of the 8-byte blocks the check reads at once.
 func TestValidateUTF8AcrossBlocks(t *testing.T) {
