@@ -193,10 +193,14 @@ func (c *checker) len1(i, end int) int {
 }
 
 // ascii8 reports whether b[a:end] is at most eight bytes of ASCII, with one
-// load. Small enough to be inlined; utf8At judges what it does not.
+// load. Small enough to be inlined; utf8At judges what it does not, and
+// what it reports false for though it is ASCII: an empty string, whose
+// mask is the eight bytes after it, and a string near the end of b.
 func (c *checker) ascii8(a, end int) bool {
-	return end-a <= 8 && a+8 <= len(c.b) &&
-		binary.LittleEndian.Uint64(c.b[a:])&(0x8080808080808080>>(64-8*uint(end-a))) == 0
+	n := uint(end - a)
+	// The shift is below 64, which spares the code for longer ones.
+	return n <= 8 && a+8 <= len(c.b) &&
+		binary.LittleEndian.Uint64(c.b[a:])&(0x8080808080808080>>((64-8*n)&63)) == 0
 }
 
 // text reports whether b[a:end] is valid UTF-8.
@@ -245,11 +249,18 @@ func (c *checker) utf8At(a, end int) bool {
 		}
 		return true
 	}
-	var or uint64
-	for i := a; i+8 <= end; i += 8 {
-		or |= binary.LittleEndian.Uint64(c.b[i:])
+	// 32 bytes a round, then 8, then the last 8 (which may overlap the
+	// ones before): the high bits of all of them or'ed together.
+	s := c.b[a:end]
+	or := binary.LittleEndian.Uint64(s[len(s)-8:])
+	for ; len(s) >= 32; s = s[32:] {
+		or |= binary.LittleEndian.Uint64(s) | binary.LittleEndian.Uint64(s[8:]) |
+			binary.LittleEndian.Uint64(s[16:]) | binary.LittleEndian.Uint64(s[24:])
 	}
-	if (or|binary.LittleEndian.Uint64(c.b[end-8:]))&high == 0 {
+	for ; len(s) >= 8; s = s[8:] {
+		or |= binary.LittleEndian.Uint64(s)
+	}
+	if or&high == 0 {
 		return true
 	}
 	return utf8.Valid(c.b[a:end])
@@ -341,7 +352,8 @@ func (c *checker) value(key string, i, end, depth int) bool {
 			}
 		case structTag:
 			if a, b := c.length(i+1, end); a >= 0 && b == end {
-				return c.structValue(key, a, b, i, end, depth)
+				ok, signed := c.structAt(a, b, depth+1)
+				return ok && (!signed || c.special(key, a, b, i, end, depth))
 			}
 		case listTag:
 			if a, b := c.length(i+1, end); a >= 0 && b == end {
