@@ -175,8 +175,19 @@ func (c *checker) structAt(i, end, depth int) (ok, signed bool) {
 // length reads a length prefix at b[i:end] and returns the range of the
 // bytes it announces, or -1.
 func (c *checker) length(i, end int) (int, int) {
-	if n := c.len1(i, end); n >= 0 {
-		return i + 1, i + 1 + n
+	// One- and two-byte lengths (up to 16 KiB) without a call.
+	if i+1 < end {
+		n, p := int(c.b[i]), i+1
+		if n >= 0x80 {
+			if c.b[i+1] >= 0x80 {
+				return c.longLength(i, end)
+			}
+			n, p = n&0x7f|int(c.b[i+1])<<7, i+2
+		}
+		if n > end-p {
+			return -1, -1
+		}
+		return p, p + n
 	}
 	return c.longLength(i, end)
 }
