@@ -15,8 +15,11 @@ import (
 // the property map. It checks everything the decoder checks (well-formed
 // fields, valid UTF-8 in keys and strings, every entry with a value and
 // every value with a kind, at most [MaxDepth] messages deep, well-formed
-// secrets and output values) in one pass over the bytes, without
-// allocating. The rare signature objects (byte strings, assets, archives,
+// secrets and output values) in one pass over the bytes (and a second
+// over the fields of each signature object), without allocating. The
+// usual shapes of entries and values are checked inline; everything else
+// takes a general path that reads any encoding the decoder reads. The rare
+// signature objects (byte strings, assets, archives,
 // resource references and unknown signatures) are decoded to judge them.
 // Only when it finds a fault does it run Decode, for the decoder's own
 // message.
@@ -145,6 +148,8 @@ func (c *checker) structAt(i, end, depth int) (ok, signed bool) {
 				continue
 			}
 		}
+		// The general path: any other entry, or any field, or an entry
+		// near the depth limit.
 		var a, e int
 		if b[i] == structEntryTag {
 			if a, e = c.length(i+1, end); a < 0 {
@@ -175,7 +180,7 @@ func (c *checker) structAt(i, end, depth int) (ok, signed bool) {
 // length reads a length prefix at b[i:end] and returns the range of the
 // bytes it announces, or -1.
 func (c *checker) length(i, end int) (int, int) {
-	// One- and two-byte lengths (up to 16 KiB) without a call.
+	// One- and two-byte lengths (below 16 KiB) without a call.
 	if i+1 < end {
 		n, p := int(c.b[i]), i+1
 		if n >= 0x80 {
@@ -190,17 +195,6 @@ func (c *checker) length(i, end int) (int, int) {
 		return p, p + n
 	}
 	return c.longLength(i, end)
-}
-
-// len1 returns a length prefix at b[i:end] that is one byte long and
-// fits, or -1. Small enough to be inlined.
-func (c *checker) len1(i, end int) int {
-	if i < end {
-		if n := int(c.b[i]); n < 0x80 && n < end-i {
-			return n
-		}
-	}
-	return -1
 }
 
 // ascii8 reports whether b[a:end] is at most eight bytes of ASCII, with one
@@ -241,7 +235,7 @@ const (
 )
 
 // utf8At reports whether b[a:end] is valid UTF-8, checking the ASCII case,
-// by far the most common, eight bytes at a time without a call.
+// by far the most common, a word at a time without a call.
 func (c *checker) utf8At(a, end int) bool {
 	const high = 0x8080808080808080
 	n := end - a
@@ -410,6 +404,7 @@ func (c *checker) structValue(key string, i, end, vi, ve, depth int) bool {
 	return ok && (!signed || c.special(key, i, end, vi, ve, depth))
 }
 
+// list checks the ListValue at b[i:end]; key names the property it is in.
 func (c *checker) list(key string, i, end, depth int) bool {
 	if depth > MaxDepth {
 		return false
@@ -419,7 +414,8 @@ func (c *checker) list(key string, i, end, depth int) bool {
 	b := c.b[:end]
 	for i < end {
 		// The usual element, checked here: its tag and length one byte
-		// each, and a scalar as scalarAt checks it.
+		// each, and a scalar as scalarAt checks it; other values are left
+		// to value, other fields to the general path below.
 		if fast && i+1 < end && b[i] == structEntryTag && b[i+1] < 0x80 {
 			vi, e := i+2, i+2+int(b[i+1])
 			if e > end {
