@@ -169,3 +169,67 @@ func TestArgsByHand(t *testing.T) {
 	assert.Equal(t, resource.PropertyMap{"x": resource.NewProperty(true)}, a.Arguments())
 	assert.Equal(t, resource.PropertyMap{"x": resource.NewProperty(true)}, a.WithArgs(nil).Args)
 }
+
+// Options are decoded from the wire by hand: what protobuf refuses in them
+// is refused with InvalidArgument before the function runs, and options
+// that protobuf would not encode fail the call with Internal.
+func TestOptionsAreChecked(t *testing.T) {
+	t.Parallel()
+	const refused = "aws:index/getRegion:getRegion: request does not decode: options: not a valid TransformInvokeOptions encoding"
+	str := func(num protowire.Number, s string) []byte {
+		return protowire.AppendString(protowire.AppendTag(nil, num, protowire.BytesType), s)
+	}
+	tests := []struct {
+		name string
+		opts []byte
+	}{
+		{"provider not UTF-8", str(1, "\xff")},
+		{"checksum key not UTF-8", str(4, string(str(1, "\xfe")))},
+		{"truncated", []byte{0x1a, 0x04, 'x'}},
+		{"field number 0", []byte{0x00, 0x01}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ran := false
+			reg, err := callbacks.NewRegistry()
+			require.NoError(t, err)
+			token, err := reg.Register(invoketransforms.Adapt(func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+				ran = true
+				return a.Result(), nil
+			}))
+			require.NoError(t, err)
+			payload := protowire.AppendBytes(protowire.AppendTag(invokePayload(t, spliceableArgs()), 3, protowire.BytesType), tt.opts)
+			_, err = reg.Invoke(t.Context(), token, payload)
+			require.ErrorIs(t, err, callbacks.ErrInvalidRequest)
+			assert.Equal(t, codes.InvalidArgument, status.Code(err))
+			assert.Contains(t, err.Error(), refused)
+			assert.False(t, ran, "the function ran on a request that does not decode")
+		})
+	}
+	// The request around them is held to protobuf's field numbers too.
+	reg, err := callbacks.NewRegistry()
+	require.NoError(t, err)
+	token, err := reg.Register(invoketransforms.Adapt(identity))
+	require.NoError(t, err)
+	past := protowire.AppendTag(invokePayload(t, spliceableArgs()), protowire.MaxValidNumber+1, protowire.VarintType)
+	_, err = reg.Invoke(t.Context(), token, append(past, 0))
+	require.ErrorIs(t, err, callbacks.ErrInvalidRequest)
+	assert.Contains(t, err.Error(), "request does not decode: malformed protobuf encoding")
+
+	for _, edit := range []func(*invoketransforms.InvokeOptions){
+		func(o *invoketransforms.InvokeOptions) { o.Version = "\xc3" },
+		func(o *invoketransforms.InvokeOptions) { o.PluginChecksums = map[string][]byte{"\xff": nil} },
+	} {
+		reg, err := callbacks.NewRegistry()
+		require.NoError(t, err)
+		token, err := reg.Register(invoketransforms.Adapt(func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+			return a.WithOptions(edit), nil
+		}))
+		require.NoError(t, err)
+		_, err = reg.Invoke(t.Context(), token, invokePayload(t, spliceableArgs()))
+		require.ErrorIs(t, err, callbacks.ErrEncode)
+		assert.Equal(t, codes.Internal, status.Code(err))
+		assert.Contains(t, err.Error(), "aws:index/getRegion:getRegion: result does not encode: string field contains invalid UTF-8")
+	}
+}

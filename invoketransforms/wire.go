@@ -6,9 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/langhost/callbacks/internal/wireprops"
-	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 )
 
 // Field numbers of TransformInvokeRequest and TransformInvokeResponse.
@@ -30,26 +28,29 @@ var errBadRequest = errors.New("malformed protobuf encoding")
 // written again, and decoded strings may share it.
 func decodePayload(b []byte, shared bool) (*Args, error) {
 	a := &Args{}
-	var args, opts []byte
+	var token, args, opts []byte
 	var haveArgs, haveOpts bool
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
+		num, typ, n := consumeTag(b)
 		if n < 0 {
+			a.setToken(token, shared)
 			return a, errBadRequest
 		}
 		b = b[n:]
 		if typ == protowire.BytesType && num >= reqToken && num <= reqOptions {
 			v, m := protowire.ConsumeBytes(b)
 			if m < 0 {
+				a.setToken(token, shared)
 				return a, errBadRequest
 			}
 			b = b[m:]
 			switch num {
 			case reqToken:
 				if !utf8.Valid(v) {
+					a.setToken(token, shared)
 					return a, errors.New("a string field holds invalid UTF-8")
 				}
-				a.Token = string(v)
+				token = v
 			case reqArgs:
 				// A repeated embedded message is merged, as protobuf
 				// merges it: the concatenation decodes to the merge.
@@ -69,39 +70,79 @@ func decodePayload(b []byte, shared bool) (*Args, error) {
 		}
 		m := protowire.ConsumeFieldValue(num, typ, b)
 		if m < 0 {
+			a.setToken(token, shared)
 			return a, errBadRequest
 		}
 		b = b[m:]
 	}
+	if !shared && len(token)+len(opts) > 0 {
+		// The strings of the token and the options share one copy, made
+		// here, which is never written again.
+		c := make([]byte, len(token)+len(opts))
+		copy(c, token)
+		copy(c[len(token):], opts)
+		token, opts = c[:len(token)], c[len(token):]
+	}
+	a.Token = view(token)
 	// Check the arguments' encoding now and decode them when they are asked
 	// for; encodings only a decode can judge are decoded now.
 	if err := a.args.Check(args, shared); err != nil {
 		return a, fmt.Errorf("args: %w", err)
 	}
-	var pb *pulumirpc.TransformInvokeOptions
-	if haveOpts {
-		pb = &pulumirpc.TransformInvokeOptions{}
-		if err := proto.Unmarshal(opts, pb); err != nil {
-			// protobuf's own wording varies between runs; say it plainly.
-			return a, errors.New("options: not a valid TransformInvokeOptions encoding")
-		}
+	o := &InvokeOptions{}
+	if err := decodeOptions(opts, o); err != nil {
+		return a, err
 	}
-	a.Options = OptionsFromProto(pb)
+	a.Options = o
 	return a, nil
 }
 
+// setToken sets a's token to b, a copy of it unless shared.
+func (a *Args) setToken(b []byte, shared bool) {
+	if shared {
+		a.Token = view(b)
+	} else {
+		a.Token = string(b)
+	}
+}
+
 // encodePayload encodes res as a serialized TransformInvokeResponse,
-// writing the arguments straight to the wire. sizeHint is the request's
-// size, which an identity-like result's response matches.
+// writing the arguments and the options straight to the wire. sizeHint is
+// the request's size, which an identity-like result's response matches.
 func encodePayload(res *Result, acceptsByteStrings bool, sizeHint int) ([]byte, error) {
-	var ob []byte
 	if res.Options != nil {
-		var err error
-		if ob, err = proto.Marshal(res.Options.ToProto()); err != nil {
+		if err := checkOptions(res.Options); err != nil {
 			return nil, err
 		}
 	}
 	m, raw, sendArgs := res.arguments()
+	if m == nil {
+		// Nothing to encode: the arguments as received (if sent) and the
+		// options, in one exactly sized buffer.
+		size, osize := 0, 0
+		if sendArgs {
+			size += 1 + protowire.SizeBytes(len(raw))
+		}
+		if res.Options != nil {
+			osize = sizeOptions(res.Options)
+			size += 1 + protowire.SizeBytes(osize)
+		}
+		out := make([]byte, 0, size)
+		if sendArgs {
+			out = protowire.AppendTag(out, resArgs, protowire.BytesType)
+			out = protowire.AppendBytes(out, raw)
+		}
+		if res.Options != nil {
+			out = protowire.AppendTag(out, resOptions, protowire.BytesType)
+			out = protowire.AppendVarint(out, uint64(osize))
+			out = appendOptions(out, res.Options)
+		}
+		return out, nil
+	}
+	var ob []byte
+	if res.Options != nil {
+		ob = appendOptions(make([]byte, 0, sizeOptions(res.Options)), res.Options)
+	}
 	return wireprops.EncodeResponse(wireprops.Response{
 		Props: m, Raw: raw, SendRaw: sendArgs,
 		Options: ob, SendOptions: res.Options != nil,

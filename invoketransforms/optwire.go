@@ -1,0 +1,200 @@
+package invoketransforms
+
+import (
+	"errors"
+	"unicode/utf8"
+	"unsafe"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// The options travel in every request and every response, so they are read
+// and written straight from and to the wire rather than through a
+// pulumirpc.TransformInvokeOptions message: decodeOptions accepts, refuses
+// and produces what proto.Unmarshal followed by OptionsFromProto does, and
+// appendOptions writes what proto.Marshal of ToProto does (the tests hold
+// both to the protobuf runtime).
+
+// Field numbers of TransformInvokeOptions and of its plugin_checksums map
+// entries.
+const (
+	optProvider          = 1
+	optPluginDownloadURL = 2
+	optVersion           = 3
+	optPluginChecksums   = 4
+	entryKey             = 1
+	entryValue           = 2
+)
+
+// errBadOptions says that the options do not decode. protobuf's own wording
+// varies between runs, so every refusal says it plainly, in one way.
+var errBadOptions = errors.New("options: not a valid TransformInvokeOptions encoding")
+
+// errOptionsUTF8 is why options whose strings are not valid UTF-8 do not
+// encode: the message is proto3, whose strings must be UTF-8. The wording is
+// the protobuf runtime's.
+var errOptionsUTF8 = errors.New("string field contains invalid UTF-8")
+
+// consumeTag reads a field's tag as the protobuf runtime does, refusing
+// field numbers outside 1..2^29-1.
+func consumeTag(b []byte) (protowire.Number, protowire.Type, int) {
+	num, typ, n := protowire.ConsumeTag(b)
+	if n >= 0 && num > protowire.MaxValidNumber {
+		return 0, 0, -1
+	}
+	return num, typ, n
+}
+
+// view returns b as a string without copying it; b must never be written
+// again.
+func view(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// decodeOptions decodes a serialized TransformInvokeOptions into o, which
+// must be empty. The strings of o share b, which must never be written
+// again; the checksums and the unknown fields are copies. On error, o holds
+// what was decoded before it.
+//
+// As protobuf decodes: the last occurrence of a string field wins, strings
+// must be UTF-8, a field of a known number but the wrong wire type is an
+// unknown field, and unknown fields are kept in order, each with its tag
+// re-encoded in its shortest form.
+func decodeOptions(b []byte, o *InvokeOptions) error {
+	for len(b) > 0 {
+		num, typ, n := consumeTag(b)
+		if n < 0 {
+			return errBadOptions
+		}
+		b = b[n:]
+		if num == optPluginChecksums && o.PluginChecksums == nil {
+			// protobuf makes the map before it looks at the wire type.
+			o.PluginChecksums = map[string][]byte{}
+		}
+		if typ == protowire.BytesType && num >= optProvider && num <= optPluginChecksums {
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				return errBadOptions
+			}
+			b = b[m:]
+			if num == optPluginChecksums {
+				if err := decodeChecksum(v, o.PluginChecksums); err != nil {
+					return err
+				}
+				continue
+			}
+			if !utf8.Valid(v) {
+				return errBadOptions
+			}
+			switch num {
+			case optProvider:
+				o.Provider = view(v)
+			case optPluginDownloadURL:
+				o.PluginDownloadURL = view(v)
+			default:
+				o.Version = view(v)
+			}
+			continue
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			return errBadOptions
+		}
+		o.unknown = protowire.AppendTag(o.unknown, num, typ)
+		o.unknown = append(o.unknown, b[:m]...)
+		b = b[m:]
+	}
+	return nil
+}
+
+// decodeChecksum decodes one plugin_checksums map entry into m, as protobuf
+// decodes map entries: a missing key is "", a missing value is nil, the last
+// occurrence of either wins, and unknown fields are dropped.
+func decodeChecksum(b []byte, m map[string][]byte) error {
+	var key string
+	var value []byte
+	for len(b) > 0 {
+		num, typ, n := consumeTag(b)
+		if n < 0 {
+			return errBadOptions
+		}
+		b = b[n:]
+		if typ == protowire.BytesType && (num == entryKey || num == entryValue) {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return errBadOptions
+			}
+			b = b[n:]
+			if num == entryValue {
+				value = append([]byte{}, v...)
+				continue
+			}
+			if !utf8.Valid(v) {
+				return errBadOptions
+			}
+			key = view(v)
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return errBadOptions
+		}
+		b = b[n:]
+	}
+	m[key] = value
+	return nil
+}
+
+// sizeOptions is the size of o's encoding.
+func sizeOptions(o *InvokeOptions) int {
+	n := 0
+	for _, s := range [...]string{o.Provider, o.PluginDownloadURL, o.Version} {
+		if s != "" {
+			n += 1 + protowire.SizeBytes(len(s))
+		}
+	}
+	for k, v := range o.PluginChecksums {
+		n += 1 + protowire.SizeBytes(sizeEntry(k, v))
+	}
+	return n + len(o.unknown)
+}
+
+// sizeEntry is the size of a plugin_checksums entry's encoding, which, as
+// protobuf writes map entries, always holds both the key and the value.
+func sizeEntry(k string, v []byte) int {
+	return 1 + protowire.SizeBytes(len(k)) + 1 + protowire.SizeBytes(len(v))
+}
+
+// checkOptions reports whether o encodes: its strings, checksum keys
+// included, must be UTF-8.
+func checkOptions(o *InvokeOptions) error {
+	if !utf8.ValidString(o.Provider) || !utf8.ValidString(o.PluginDownloadURL) || !utf8.ValidString(o.Version) {
+		return errOptionsUTF8
+	}
+	for k := range o.PluginChecksums {
+		if !utf8.ValidString(k) {
+			return errOptionsUTF8
+		}
+	}
+	return nil
+}
+
+// appendOptions appends the encoding of o, which checkOptions accepted, to
+// b: the fields in order of number, then the unknown fields as received.
+func appendOptions(b []byte, o *InvokeOptions) []byte {
+	for i, s := range [...]string{o.Provider, o.PluginDownloadURL, o.Version} {
+		if s != "" {
+			b = protowire.AppendTag(b, protowire.Number(optProvider+i), protowire.BytesType)
+			b = protowire.AppendString(b, s)
+		}
+	}
+	for k, v := range o.PluginChecksums {
+		b = protowire.AppendTag(b, optPluginChecksums, protowire.BytesType)
+		b = protowire.AppendVarint(b, uint64(sizeEntry(k, v)))
+		b = protowire.AppendTag(b, entryKey, protowire.BytesType)
+		b = protowire.AppendString(b, k)
+		b = protowire.AppendTag(b, entryValue, protowire.BytesType)
+		b = protowire.AppendBytes(b, v)
+	}
+	return append(b, o.unknown...)
+}
