@@ -98,6 +98,22 @@ type Args struct {
 	Options *InvokeOptions
 
 	args wireprops.Lazy
+
+	// Room for the options as decoded and for the first result, so that a
+	// call allocates its Args, their options and its result at once.
+	opts       InvokeOptions
+	result     Result
+	resultUsed bool
+}
+
+// newResult returns an empty result: the room in a the first time, a new
+// one after that.
+func (a *Args) newResult() *Result {
+	if a.resultUsed {
+		return &Result{}
+	}
+	a.resultUsed = true
+	return &a.result
 }
 
 // Arguments returns the function's arguments, decoding them on the first
@@ -141,10 +157,13 @@ type Result struct {
 // Args field is nil and they are sent exactly as the engine encoded them,
 // without being decoded.
 func (a *Args) Result() *Result {
+	res := a.newResult()
 	if _, unread := a.args.Unread(); unread {
-		return &Result{Options: a.Options, from: a}
+		*res = Result{Options: a.Options, from: a}
+	} else {
+		*res = Result{Args: a.Arguments(), Options: a.Options}
 	}
-	return &Result{Args: a.Arguments(), Options: a.Options}
+	return res
 }
 
 // arguments returns what res sends as arguments: a map, or the encoded
@@ -171,7 +190,9 @@ func (a *Args) WithOptions(edit func(*InvokeOptions)) *Result {
 	if edit != nil {
 		edit(a.Options)
 	}
-	return &Result{Options: a.Options}
+	res := a.newResult()
+	*res = Result{Options: a.Options}
+	return res
 }
 
 // WithArgs calls edit on a's arguments and returns a result that sends them,
@@ -181,7 +202,9 @@ func (a *Args) WithArgs(edit func(resource.PropertyMap)) *Result {
 	if edit != nil {
 		edit(m)
 	}
-	return &Result{Args: m}
+	res := a.newResult()
+	*res = Result{Args: m}
+	return res
 }
 
 // Func is an invoke transform. The engine calls invoke transforms one at a
@@ -234,19 +257,21 @@ func Adapt(fn Func) callbacks.Func {
 }
 
 func adapt(fn Func) callbacks.Func {
+	// The function runs on a goroutine of its own, which starts with a
+	// small stack: the adapter keeps its frame small, and what only a
+	// failing call needs in functions of their own, so that a call that
+	// reads nothing does not grow the stack.
 	return reach.RawAs(callbacks.KindInvokeTransform, func(ctx context.Context, payload []byte) ([]byte, error) {
 		args, err := decodePayload(payload, wirepayload.Owned(ctx))
 		if err != nil {
-			return nil, callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest,
-				args.Token+": request does not decode", err)
+			return nil, badRequest(ctx, args.Token, err)
 		}
 		reach.SetCallResource(ctx, "", args.Token, "")
 		res, err := fn(ctx, args)
-		if args.args.Err() != nil {
+		if err := args.args.Err(); err != nil {
 			// The function saw an empty map in place of the arguments;
 			// whatever it made of them must not reach the engine.
-			return nil, callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest,
-				args.Token+": request does not decode", fmt.Errorf("args: %w", args.args.Err()))
+			return nil, badRequest(ctx, args.Token, fmt.Errorf("args: %w", err))
 		}
 		if err != nil {
 			return nil, err
@@ -254,17 +279,44 @@ func adapt(fn Func) callbacks.Func {
 		if res == nil {
 			return nil, nil
 		}
-		info, _ := callbacks.CallInfoFrom(ctx)
-		accept := info.AcceptsByteStrings
+		// Only a property map's encoding depends on the byte-string
+		// choice, and looking it up is a deep call: a result that sends
+		// no map does without it.
+		accept := false
+		if m, _, _ := res.arguments(); m != nil {
+			accept = acceptsByteStrings(ctx)
+		}
 		out, err := encodePayload(res, accept, len(payload))
 		if err != nil {
-			if !accept {
-				err = fmt.Errorf("%w (byte strings are refused: the callback is registered with callbacks.AcceptsByteStrings(false))", err)
-			}
-			return nil, callError(ctx, codes.Internal, callbacks.ErrEncode, args.Token+": result does not encode", err)
+			return nil, badResult(ctx, args.Token, err)
 		}
 		return out, nil
 	})
+}
+
+// acceptsByteStrings is the call's byte-string choice.
+//
+//go:noinline
+func acceptsByteStrings(ctx context.Context) bool {
+	info, _ := callbacks.CallInfoFrom(ctx)
+	return info.AcceptsByteStrings
+}
+
+// badRequest is the error for a request that does not decode.
+//
+//go:noinline
+func badRequest(ctx context.Context, token string, err error) error {
+	return callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest, token+": request does not decode", err)
+}
+
+// badResult is the error for a result that does not encode.
+//
+//go:noinline
+func badResult(ctx context.Context, token string, err error) error {
+	if !acceptsByteStrings(ctx) {
+		err = fmt.Errorf("%w (byte strings are refused: the callback is registered with callbacks.AcceptsByteStrings(false))", err)
+	}
+	return callError(ctx, codes.Internal, callbacks.ErrEncode, token+": result does not encode", err)
 }
 
 func callError(ctx context.Context, code codes.Code, sentinel error, what string, err error) error {

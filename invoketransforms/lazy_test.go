@@ -233,3 +233,18 @@ func TestOptionsAreChecked(t *testing.T) {
 		assert.Contains(t, err.Error(), "aws:index/getRegion:getRegion: result does not encode: string field contains invalid UTF-8")
 	}
 }
+
+// Each result is the caller's own, however many an Args makes.
+func TestResultsAreDistinct(t *testing.T) {
+	t.Parallel()
+	a := &invoketransforms.Args{Token: "t", Options: &invoketransforms.InvokeOptions{Version: "1"}}
+	first, second := a.Result(), a.WithOptions(nil)
+	require.NotSame(t, first, second)
+	first.Options = &invoketransforms.InvokeOptions{Version: "2"}
+	assert.Equal(t, "1", second.Options.Version)
+	third := a.WithArgs(nil)
+	require.NotSame(t, first, third)
+	require.NotSame(t, second, third)
+	assert.Equal(t, "2", first.Options.Version)
+	assert.Nil(t, third.Options)
+}

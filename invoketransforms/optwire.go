@@ -145,18 +145,35 @@ func decodeChecksum(b []byte, m map[string][]byte) error {
 	return nil
 }
 
+// The encoders below run on the call's goroutine, whose stack starts small:
+// the checksums, rare and the only map, are handled in functions of their
+// own, so that options without them encode in small frames.
+
 // sizeOptions is the size of o's encoding.
 func sizeOptions(o *InvokeOptions) int {
-	n := 0
-	for _, s := range [...]string{o.Provider, o.PluginDownloadURL, o.Version} {
-		if s != "" {
-			n += 1 + protowire.SizeBytes(len(s))
-		}
-	}
-	for k, v := range o.PluginChecksums {
-		n += 1 + protowire.SizeBytes(sizeEntry(k, v))
+	n := sizeString(o.Provider) + sizeString(o.PluginDownloadURL) + sizeString(o.Version)
+	if len(o.PluginChecksums) > 0 {
+		n += sizeChecksums(o.PluginChecksums)
 	}
 	return n + len(o.unknown)
+}
+
+// sizeString is the size of a string field's encoding, which is empty for
+// the empty string (proto3 omits it).
+func sizeString(s string) int {
+	if s == "" {
+		return 0
+	}
+	return 1 + protowire.SizeBytes(len(s))
+}
+
+//go:noinline
+func sizeChecksums(m map[string][]byte) int {
+	n := 0
+	for k, v := range m {
+		n += 1 + protowire.SizeBytes(sizeEntry(k, v))
+	}
+	return n
 }
 
 // sizeEntry is the size of a plugin_checksums entry's encoding, which, as
@@ -171,7 +188,15 @@ func checkOptions(o *InvokeOptions) error {
 	if !utf8.ValidString(o.Provider) || !utf8.ValidString(o.PluginDownloadURL) || !utf8.ValidString(o.Version) {
 		return errOptionsUTF8
 	}
-	for k := range o.PluginChecksums {
+	if len(o.PluginChecksums) > 0 {
+		return checkChecksums(o.PluginChecksums)
+	}
+	return nil
+}
+
+//go:noinline
+func checkChecksums(m map[string][]byte) error {
+	for k := range m {
 		if !utf8.ValidString(k) {
 			return errOptionsUTF8
 		}
@@ -182,13 +207,27 @@ func checkOptions(o *InvokeOptions) error {
 // appendOptions appends the encoding of o, which checkOptions accepted, to
 // b: the fields in order of number, then the unknown fields as received.
 func appendOptions(b []byte, o *InvokeOptions) []byte {
-	for i, s := range [...]string{o.Provider, o.PluginDownloadURL, o.Version} {
-		if s != "" {
-			b = protowire.AppendTag(b, protowire.Number(optProvider+i), protowire.BytesType)
-			b = protowire.AppendString(b, s)
-		}
+	b = appendString(b, optProvider, o.Provider)
+	b = appendString(b, optPluginDownloadURL, o.PluginDownloadURL)
+	b = appendString(b, optVersion, o.Version)
+	if len(o.PluginChecksums) > 0 {
+		b = appendChecksums(b, o.PluginChecksums)
 	}
-	for k, v := range o.PluginChecksums {
+	return append(b, o.unknown...)
+}
+
+// appendString appends a string field, unless s is empty (proto3 omits it).
+func appendString(b []byte, num protowire.Number, s string) []byte {
+	if s == "" {
+		return b
+	}
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	return protowire.AppendString(b, s)
+}
+
+//go:noinline
+func appendChecksums(b []byte, m map[string][]byte) []byte {
+	for k, v := range m {
 		b = protowire.AppendTag(b, optPluginChecksums, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(sizeEntry(k, v)))
 		b = protowire.AppendTag(b, entryKey, protowire.BytesType)
@@ -196,5 +235,5 @@ func appendOptions(b []byte, o *InvokeOptions) []byte {
 		b = protowire.AppendTag(b, entryValue, protowire.BytesType)
 		b = protowire.AppendBytes(b, v)
 	}
-	return append(b, o.unknown...)
+	return b
 }

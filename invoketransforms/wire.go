@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/langhost/callbacks/internal/wireprops"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -22,33 +23,68 @@ const (
 // adapter's message names the request already, so this carries no prefix.
 var errBadRequest = errors.New("malformed protobuf encoding")
 
+// errTokenUTF8 says that the request's token is not valid UTF-8.
+var errTokenUTF8 = errors.New("a string field holds invalid UTF-8")
+
 // decodePayload decodes a serialized TransformInvokeRequest into Args,
 // checking the arguments' encoding without decoding them. Even on error,
 // the returned Args holds the token if it was read. With shared, b is never
 // written again, and decoded strings may share it.
+//
+// The function runs on a goroutine of its own, which starts with a small
+// stack, and checking the arguments goes as deep as they nest: the work is
+// split so that this frame, below the check, stays small.
 func decodePayload(b []byte, shared bool) (*Args, error) {
 	a := &Args{}
-	var token, args, opts []byte
+	args, opts, err := a.scan(b, shared)
+	if err != nil {
+		return a, err
+	}
+	// Check the arguments' encoding now and decode them when they are asked
+	// for; encodings only a decode can judge are decoded now.
+	if err := a.args.Check(args, shared); err != nil {
+		return a, argsError(err)
+	}
+	if err := decodeOptions(opts, &a.opts); err != nil {
+		return a, err
+	}
+	a.Options = &a.opts
+	return a, nil
+}
+
+// argsError is the error for arguments that do not decode.
+//
+//go:noinline
+func argsError(err error) error {
+	return fmt.Errorf("args: %w", err)
+}
+
+// scan reads the fields of a serialized TransformInvokeRequest: it sets a's
+// token, even on error if it was read, and returns the encoded arguments
+// and options. Unless shared, the token and the options are copied (in one
+// allocation), since the strings decoded from them share their bytes.
+func (a *Args) scan(b []byte, shared bool) (args, opts []byte, err error) {
+	var token []byte
 	var haveArgs, haveOpts bool
-	for len(b) > 0 {
+	for len(b) > 0 && err == nil {
 		num, typ, n := consumeTag(b)
 		if n < 0 {
-			a.setToken(token, shared)
-			return a, errBadRequest
+			err = errBadRequest
+			break
 		}
 		b = b[n:]
 		if typ == protowire.BytesType && num >= reqToken && num <= reqOptions {
 			v, m := protowire.ConsumeBytes(b)
 			if m < 0 {
-				a.setToken(token, shared)
-				return a, errBadRequest
+				err = errBadRequest
+				break
 			}
 			b = b[m:]
 			switch num {
 			case reqToken:
 				if !utf8.Valid(v) {
-					a.setToken(token, shared)
-					return a, errors.New("a string field holds invalid UTF-8")
+					err = errTokenUTF8
+					break
 				}
 				token = v
 			case reqArgs:
@@ -70,40 +106,20 @@ func decodePayload(b []byte, shared bool) (*Args, error) {
 		}
 		m := protowire.ConsumeFieldValue(num, typ, b)
 		if m < 0 {
-			a.setToken(token, shared)
-			return a, errBadRequest
+			err = errBadRequest
+			break
 		}
 		b = b[m:]
 	}
 	if !shared && len(token)+len(opts) > 0 {
-		// The strings of the token and the options share one copy, made
-		// here, which is never written again.
+		// The copy is never written again.
 		c := make([]byte, len(token)+len(opts))
 		copy(c, token)
 		copy(c[len(token):], opts)
 		token, opts = c[:len(token)], c[len(token):]
 	}
 	a.Token = view(token)
-	// Check the arguments' encoding now and decode them when they are asked
-	// for; encodings only a decode can judge are decoded now.
-	if err := a.args.Check(args, shared); err != nil {
-		return a, fmt.Errorf("args: %w", err)
-	}
-	o := &InvokeOptions{}
-	if err := decodeOptions(opts, o); err != nil {
-		return a, err
-	}
-	a.Options = o
-	return a, nil
-}
-
-// setToken sets a's token to b, a copy of it unless shared.
-func (a *Args) setToken(b []byte, shared bool) {
-	if shared {
-		a.Token = view(b)
-	} else {
-		a.Token = string(b)
-	}
+	return args, opts, err
 }
 
 // encodePayload encodes res as a serialized TransformInvokeResponse,
@@ -116,35 +132,44 @@ func encodePayload(res *Result, acceptsByteStrings bool, sizeHint int) ([]byte, 
 		}
 	}
 	m, raw, sendArgs := res.arguments()
-	if m == nil {
-		// Nothing to encode: the arguments as received (if sent) and the
-		// options, in one exactly sized buffer.
-		size, osize := 0, 0
-		if sendArgs {
-			size += 1 + protowire.SizeBytes(len(raw))
-		}
-		if res.Options != nil {
-			osize = sizeOptions(res.Options)
-			size += 1 + protowire.SizeBytes(osize)
-		}
-		out := make([]byte, 0, size)
-		if sendArgs {
-			out = protowire.AppendTag(out, resArgs, protowire.BytesType)
-			out = protowire.AppendBytes(out, raw)
-		}
-		if res.Options != nil {
-			out = protowire.AppendTag(out, resOptions, protowire.BytesType)
-			out = protowire.AppendVarint(out, uint64(osize))
-			out = appendOptions(out, res.Options)
-		}
-		return out, nil
+	if m != nil {
+		return encodeWithMap(m, res.Options, acceptsByteStrings, sizeHint)
 	}
-	var ob []byte
+	// Nothing to encode: the arguments as received (if sent) and the
+	// options, in one exactly sized buffer.
+	size, osize := 0, 0
+	if sendArgs {
+		size += 1 + protowire.SizeBytes(len(raw))
+	}
 	if res.Options != nil {
-		ob = appendOptions(make([]byte, 0, sizeOptions(res.Options)), res.Options)
+		osize = sizeOptions(res.Options)
+		size += 1 + protowire.SizeBytes(osize)
+	}
+	out := make([]byte, 0, size)
+	if sendArgs {
+		out = protowire.AppendTag(out, resArgs, protowire.BytesType)
+		out = protowire.AppendBytes(out, raw)
+	}
+	if res.Options != nil {
+		out = protowire.AppendTag(out, resOptions, protowire.BytesType)
+		out = protowire.AppendVarint(out, uint64(osize))
+		out = appendOptions(out, res.Options)
+	}
+	return out, nil
+}
+
+// encodeWithMap encodes a response whose arguments are the map m, written
+// straight to the wire. It is a function of its own so that encodePayload,
+// which a function that reads nothing runs, keeps a small frame.
+//
+//go:noinline
+func encodeWithMap(m resource.PropertyMap, o *InvokeOptions, acceptsByteStrings bool, sizeHint int) ([]byte, error) {
+	var ob []byte
+	if o != nil {
+		ob = appendOptions(make([]byte, 0, sizeOptions(o)), o)
 	}
 	return wireprops.EncodeResponse(wireprops.Response{
-		Props: m, Raw: raw, SendRaw: sendArgs,
-		Options: ob, SendOptions: res.Options != nil,
+		Props: m, SendRaw: true,
+		Options: ob, SendOptions: o != nil,
 	}, acceptsByteStrings, sizeHint)
 }
