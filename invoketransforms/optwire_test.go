@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -112,6 +113,41 @@ func checkEncode(t *testing.T, o *InvokeOptions) {
 	}
 }
 
+// checkResponse encodes a response carrying o, with arguments sent as
+// received and with arguments encoded from a map, and fails t unless the
+// response's options decode to ToProto's message.
+func checkResponse(t *testing.T, o *InvokeOptions) {
+	t.Helper()
+	for _, res := range []*Result{{Options: o}, {Options: o, Args: resource.PropertyMap{"k": resource.NewProperty("v")}}} {
+		out, err := encodePayload(res, true, 0)
+		if err != nil {
+			t.Fatalf("%+v: the response does not encode: %v", o, err)
+		}
+		pb := &pulumirpc.TransformInvokeResponse{}
+		if err := proto.Unmarshal(out, pb); err != nil {
+			t.Fatalf("%+v: the response %x does not decode: %v", o, out, err)
+		}
+		if pb.GetOptions() == nil || !proto.Equal(pb.GetOptions(), o.ToProto()) {
+			t.Fatalf("%+v: the response's options decode to %v, want %v", o, pb.GetOptions(), o.ToProto())
+		}
+	}
+}
+
+// checkRoundTrip checks that the options decoded from b (if it decodes)
+// encode as protobuf would, and are sent in a response as they should be,
+// both as decoded and once changed.
+func checkRoundTrip(t *testing.T, b []byte) {
+	t.Helper()
+	o := checkDecode(t, b)
+	if o == nil {
+		return
+	}
+	checkEncode(t, o)
+	checkResponse(t, o)
+	o.Version += "."
+	checkResponse(t, o)
+}
+
 // Helpers for writing options by hand.
 func tag(num protowire.Number, typ protowire.Type) []byte { return protowire.AppendTag(nil, num, typ) }
 func field(num protowire.Number, v []byte) []byte {
@@ -184,9 +220,7 @@ func TestOptionsDecodeAsProtobuf(t *testing.T) {
 			if err := proto.Unmarshal(tt.b, &pulumirpc.TransformInvokeOptions{}); (err != nil) != tt.refused {
 				t.Fatalf("the case is wrong: proto.Unmarshal says %v", err)
 			}
-			if o := checkDecode(t, tt.b); o != nil {
-				checkEncode(t, o)
-			}
+			checkRoundTrip(t, tt.b)
 		})
 	}
 }
@@ -220,15 +254,14 @@ func TestOptionsEncodeAsProtobuf(t *testing.T) {
 }
 
 // FuzzOptionsDecode holds decodeOptions to the protobuf runtime on
-// arbitrary bytes, and appendOptions on whatever decodes.
+// arbitrary bytes, and appendOptions and the response's options on
+// whatever decodes.
 func FuzzOptionsDecode(f *testing.F) {
 	for _, tt := range optionCases {
 		f.Add(tt.b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if o := checkDecode(t, b); o != nil {
-			checkEncode(t, o)
-		}
+		checkRoundTrip(t, b)
 	})
 }
 
