@@ -99,6 +99,16 @@ func decodePayload(b []byte, shared bool) (*Args, error) {
 	if err := a.props.Check(props, shared); err != nil {
 		return a, fmt.Errorf("properties: %w", err)
 	}
+	// Most options decode straight from the wire; the others through
+	// protobuf.
+	if !shared && len(opts) > 0 {
+		opts = append([]byte(nil), opts...) // never written again
+	}
+	if o := (&ResourceOptions{}); decodeOptionsWire(opts, o) {
+		a.Options = o
+		a.URN = childURN(a.Parent, a.Type, a.Name)
+		return a, nil
+	}
 	var err error
 	var pb *pulumirpc.TransformResourceOptions
 	if haveOpts {
@@ -120,7 +130,14 @@ func decodePayload(b []byte, shared bool) (*Args, error) {
 // an identity-like result's response matches.
 func encodePayload(res *Result, acceptsByteStrings bool, sizeHint int) ([]byte, error) {
 	var ob []byte
-	if res.Options != nil {
+	if o := res.Options; o != nil && wireEncodable(o) {
+		// Most options encode straight to the wire; the others through
+		// protobuf.
+		if err := checkOptionsWire(o); err != nil {
+			return nil, err
+		}
+		ob = appendOptionsWire(nil, o)
+	} else if res.Options != nil {
 		pb, err := res.Options.ToProto(acceptsByteStrings)
 		if err != nil {
 			return nil, err
