@@ -272,16 +272,33 @@ func checkOptionsWire(o *ResourceOptions) error {
 	if ct := o.CustomTimeouts; ct != nil {
 		ok = ok && utf8.ValidString(ct.Create) && utf8.ValidString(ct.Update) && utf8.ValidString(ct.Delete) && utf8.ValidString(ct.Read)
 	}
-	for k, v := range o.Providers {
-		ok = ok && utf8.ValidString(k) && utf8.ValidString(v)
-	}
-	for k := range o.PluginChecksums {
-		ok = ok && utf8.ValidString(k)
-	}
-	if !ok {
+	if !ok || len(o.Providers) > 0 && !validProviders(o.Providers) || len(o.PluginChecksums) > 0 && !validChecksums(o.PluginChecksums) {
 		return errOptionsUTF8
 	}
 	return nil
+}
+
+// The maps are rare, and iterating them takes a large frame on the call's
+// small stack: they are handled in functions of their own.
+
+//go:noinline
+func validProviders(m map[string]string) bool {
+	for k, v := range m {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return false
+		}
+	}
+	return true
+}
+
+//go:noinline
+func validChecksums(m map[string][]byte) bool {
+	for k := range m {
+		if !utf8.ValidString(k) {
+			return false
+		}
+	}
+	return true
 }
 
 func validStrings[S ~string](ss []S) bool {
@@ -316,19 +333,84 @@ func appendOptionsWire(b []byte, o *ResourceOptions) []byte {
 	b = appendString(b, optDeletedWith, o.DeletedWith)
 	b = appendBool(b, optDeleteBeforeReplace, o.DeleteBeforeReplace)
 	b = appendStrings(b, optAdditionalSecretOutputs, o.AdditionalSecretOutputs)
-	for k, v := range o.Providers {
-		b = appendEntry(b, optProviders, k, []byte(v))
+	if len(o.Providers) > 0 {
+		b = appendProviders(b, o.Providers)
 	}
-	for k, v := range o.PluginChecksums {
-		b = appendEntry(b, optPluginChecksums, k, v)
+	if len(o.PluginChecksums) > 0 {
+		b = appendChecksums(b, o.PluginChecksums)
 	}
 	b = appendString(b, optImport, o.Import)
 	b = appendStrings(b, optHideDiff, o.HideDiff)
 	return appendStrings(b, optReplaceWith, o.ReplaceWith)
 }
 
-// sizeString is the size of a singular string field's encoding, which is
-// empty for the empty string (proto3 omits it).
+//go:noinline
+func appendProviders(b []byte, m map[string]string) []byte {
+	for k, v := range m {
+		b = appendEntry(b, optProviders, k, []byte(v))
+	}
+	return b
+}
+
+//go:noinline
+func appendChecksums(b []byte, m map[string][]byte) []byte {
+	for k, v := range m {
+		b = appendEntry(b, optPluginChecksums, k, v)
+	}
+	return b
+}
+
+// sizeOptionsWire is the size of the encoding appendOptionsWire writes.
+func sizeOptionsWire(o *ResourceOptions) int {
+	n := sizeStrings(optDependsOn, o.DependsOn) + sizeBool(o.Protect) + sizeStrings(optIgnoreChanges, o.IgnoreChanges) +
+		sizeStrings(optReplaceOnChanges, o.ReplaceOnChanges) + sizeString(o.Version) + sizeString(o.Provider) +
+		sizeString(o.PluginDownloadURL) + sizeBool(o.RetainOnDelete) + sizeString(string(o.DeletedWith)) +
+		sizeBool(o.DeleteBeforeReplace) + sizeStrings(optAdditionalSecretOutputs, o.AdditionalSecretOutputs) +
+		sizeStrings(optHideDiff, o.HideDiff) + sizeStrings(optReplaceWith, o.ReplaceWith)
+	if o.Import != "" {
+		n += protowire.SizeTag(optImport) + protowire.SizeBytes(len(o.Import))
+	}
+	if ct := o.CustomTimeouts; ct != nil {
+		n += 1 + protowire.SizeBytes(sizeString(ct.Create)+sizeString(ct.Update)+sizeString(ct.Delete)+sizeString(ct.Read))
+	}
+	if len(o.Providers) > 0 || len(o.PluginChecksums) > 0 {
+		n += sizeMaps(o)
+	}
+	return n
+}
+
+//go:noinline
+func sizeMaps(o *ResourceOptions) int {
+	n := 0
+	for k, v := range o.Providers {
+		n += 1 + protowire.SizeBytes(1+protowire.SizeBytes(len(k))+1+protowire.SizeBytes(len(v)))
+	}
+	for k, v := range o.PluginChecksums {
+		n += 1 + protowire.SizeBytes(1+protowire.SizeBytes(len(k))+1+protowire.SizeBytes(len(v)))
+	}
+	return n
+}
+
+// sizeStrings is the size of a repeated string field's encoding.
+func sizeStrings[S ~string](num protowire.Number, ss []S) int {
+	n := 0
+	for _, s := range ss {
+		n += protowire.SizeTag(num) + protowire.SizeBytes(len(s))
+	}
+	return n
+}
+
+// sizeBool is the size of an optional boolean field's encoding (all of
+// them have one-byte tags).
+func sizeBool(v *bool) int {
+	if v == nil {
+		return 0
+	}
+	return 2
+}
+
+// sizeString is the size of a singular string field's encoding, for field
+// numbers below 16 (one-byte tags); the empty string is omitted.
 func sizeString(s string) int {
 	if s == "" {
 		return 0

@@ -99,6 +99,9 @@ func checkEncode(t *testing.T, o *ResourceOptions) {
 		t.Fatalf("%s: appendOptionsWire overwrote what it appends to", dump(o))
 	}
 	got = got[1:]
+	if len(got) != sizeOptionsWire(o) {
+		t.Fatalf("%s: appendOptionsWire wrote %d bytes, sizeOptionsWire says %d", dump(o), len(got), sizeOptionsWire(o))
+	}
 	if len(o.Providers) <= 1 && len(o.PluginChecksums) <= 1 && !bytes.Equal(got, want) {
 		t.Fatalf("%s: appendOptionsWire wrote %x, proto.Marshal %x", dump(o), got, want)
 	}

@@ -192,19 +192,21 @@ func Adapt(fn Func) callbacks.Func {
 }
 
 func adapt(fn Func) callbacks.Func {
+	// The function runs on a goroutine of its own, which starts with a
+	// small stack: the adapter keeps its frame small, and what only a
+	// failing call needs in functions of their own, so that a call that
+	// reads nothing does not grow the stack.
 	return reach.RawAs(callbacks.KindResourceTransform, func(ctx context.Context, payload []byte) ([]byte, error) {
 		args, err := decodePayload(payload, wirepayload.Owned(ctx))
 		if err != nil {
-			return nil, callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest,
-				fmt.Sprintf("%s/%s: request does not decode", args.Type, args.Name), err)
+			return nil, badRequest(ctx, args, false, err)
 		}
 		reach.SetCallResource(ctx, string(args.URN), args.Type, args.Name)
 		res, err := fn(ctx, args)
-		if args.props.Err() != nil {
+		if err := args.props.Err(); err != nil {
 			// The function saw an empty map in place of the properties;
 			// whatever it made of them must not reach the engine.
-			return nil, callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest,
-				fmt.Sprintf("%s: request does not decode", resourceLabel(args)), fmt.Errorf("properties: %w", args.props.Err()))
+			return nil, badRequest(ctx, args, true, wrapError("properties", err))
 		}
 		if err != nil {
 			return nil, err
@@ -212,18 +214,48 @@ func adapt(fn Func) callbacks.Func {
 		if res == nil {
 			return nil, nil
 		}
-		info, _ := callbacks.CallInfoFrom(ctx)
-		accept := info.AcceptsByteStrings
+		// Looking the byte-string choice up is a deep call: a result whose
+		// encoding does not depend on it does without.
+		accept := false
+		if res.needsByteStringChoice() {
+			accept = acceptsByteStrings(ctx)
+		}
 		out, err := encodePayload(res, accept, len(payload))
 		if err != nil {
-			if !accept {
-				err = fmt.Errorf("%w (byte strings are refused: the callback is registered with callbacks.AcceptsByteStrings(false))", err)
-			}
-			return nil, callError(ctx, codes.Internal, callbacks.ErrEncode,
-				fmt.Sprintf("%s: result does not encode", resourceLabel(args)), err)
+			return nil, badResult(ctx, args, err)
 		}
 		return out, nil
 	})
+}
+
+// acceptsByteStrings is the call's byte-string choice.
+//
+//go:noinline
+func acceptsByteStrings(ctx context.Context) bool {
+	info, _ := callbacks.CallInfoFrom(ctx)
+	return info.AcceptsByteStrings
+}
+
+// badRequest is the error for a request that does not decode, naming the
+// resource by its URN if byURN and it has one, else by type and name.
+//
+//go:noinline
+func badRequest(ctx context.Context, a *Args, byURN bool, err error) error {
+	label := a.Type + "/" + a.Name
+	if byURN {
+		label = resourceLabel(a)
+	}
+	return callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest, label+": request does not decode", err)
+}
+
+// badResult is the error for a result that does not encode.
+//
+//go:noinline
+func badResult(ctx context.Context, a *Args, err error) error {
+	if !acceptsByteStrings(ctx) {
+		err = fmt.Errorf("%w (byte strings are refused: the callback is registered with callbacks.AcceptsByteStrings(false))", err)
+	}
+	return callError(ctx, codes.Internal, callbacks.ErrEncode, resourceLabel(a)+": result does not encode", err)
 }
 
 func resourceLabel(a *Args) string {

@@ -28,30 +28,91 @@ const (
 // adapter's message names the request already, so this carries no prefix.
 var errBadRequest = errors.New("malformed protobuf encoding")
 
+// errStringUTF8 says that a string field of the request is not valid UTF-8.
+var errStringUTF8 = errors.New("a string field holds invalid UTF-8")
+
 // decodePayload decodes a serialized TransformRequest into Args, reading
 // the properties straight from the wire. Even on error, the returned Args
 // holds the type and name if they were read.
 // With shared, b is never written again, and decoded strings may share it.
+//
+// The function runs on a goroutine of its own, which starts with a small
+// stack, and checking the properties goes as deep as they nest: the work is
+// split so that this frame, below the check, stays small.
 func decodePayload(b []byte, shared bool) (*Args, error) {
 	a := &Args{}
-	var props, opts []byte
-	var haveProps, haveOpts bool
+	props, opts, haveOpts, err := a.scan(b)
+	if err != nil {
+		return a, err
+	}
+	// Check the properties' encoding now and decode them when they are
+	// asked for; encodings only a decode can judge are decoded now.
+	if err := a.props.Check(props, shared); err != nil {
+		return a, wrapError("properties", err)
+	}
+	// Most options decode straight from the wire; the others through
+	// protobuf.
+	if !shared && len(opts) > 0 {
+		opts = append([]byte(nil), opts...) // never written again
+	}
+	o := &ResourceOptions{}
+	if !decodeOptionsWire(opts, o) {
+		if o, err = decodeOptionsProto(opts, haveOpts); err != nil {
+			return a, err
+		}
+	}
+	a.Options = o
+	a.URN = childURN(a.Parent, a.Type, a.Name)
+	return a, nil
+}
+
+// wrapError is err about the named part of the request.
+//
+//go:noinline
+func wrapError(part string, err error) error {
+	return fmt.Errorf("%s: %w", part, err)
+}
+
+// decodeOptionsProto decodes options through the protobuf runtime.
+//
+//go:noinline
+func decodeOptionsProto(opts []byte, haveOpts bool) (*ResourceOptions, error) {
+	var pb *pulumirpc.TransformResourceOptions
+	if haveOpts {
+		pb = &pulumirpc.TransformResourceOptions{}
+		if err := proto.Unmarshal(opts, pb); err != nil {
+			// protobuf's own wording varies between runs; say it plainly.
+			return nil, errors.New("options: not a valid TransformResourceOptions encoding")
+		}
+	}
+	o, err := OptionsFromProto(pb)
+	if err != nil {
+		return nil, wrapError("options", err)
+	}
+	return o, nil
+}
+
+// scan reads the fields of a serialized TransformRequest: it sets a's
+// type, name, custom flag and parent, even on error if they were read, and
+// returns the encoded properties and options.
+func (a *Args) scan(b []byte) (props, opts []byte, haveOpts bool, err error) {
+	var haveProps bool
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return a, errBadRequest
+			return nil, nil, false, errBadRequest
 		}
 		b = b[n:]
 		if typ == protowire.BytesType && num >= reqType && num <= reqOptions && num != reqCustom {
 			v, m := protowire.ConsumeBytes(b)
 			if m < 0 {
-				return a, errBadRequest
+				return nil, nil, false, errBadRequest
 			}
 			b = b[m:]
 			switch num {
 			case reqType, reqName, reqParent:
 				if !utf8.Valid(v) {
-					return a, errors.New("a string field holds invalid UTF-8")
+					return nil, nil, false, errStringUTF8
 				}
 				switch num {
 				case reqType:
@@ -83,46 +144,18 @@ func decodePayload(b []byte, shared bool) (*Args, error) {
 		if num == reqCustom && typ == protowire.VarintType {
 			v, m := protowire.ConsumeVarint(b)
 			if m < 0 {
-				return a, errBadRequest
+				return nil, nil, false, errBadRequest
 			}
 			a.Custom, b = v != 0, b[m:]
 			continue
 		}
 		m := protowire.ConsumeFieldValue(num, typ, b)
 		if m < 0 {
-			return a, errBadRequest
+			return nil, nil, false, errBadRequest
 		}
 		b = b[m:]
 	}
-	// Check the properties' encoding now and decode them when they are
-	// asked for; encodings only a decode can judge are decoded now.
-	if err := a.props.Check(props, shared); err != nil {
-		return a, fmt.Errorf("properties: %w", err)
-	}
-	// Most options decode straight from the wire; the others through
-	// protobuf.
-	if !shared && len(opts) > 0 {
-		opts = append([]byte(nil), opts...) // never written again
-	}
-	if o := (&ResourceOptions{}); decodeOptionsWire(opts, o) {
-		a.Options = o
-		a.URN = childURN(a.Parent, a.Type, a.Name)
-		return a, nil
-	}
-	var err error
-	var pb *pulumirpc.TransformResourceOptions
-	if haveOpts {
-		pb = &pulumirpc.TransformResourceOptions{}
-		if err := proto.Unmarshal(opts, pb); err != nil {
-			// protobuf's own wording varies between runs; say it plainly.
-			return a, errors.New("options: not a valid TransformResourceOptions encoding")
-		}
-	}
-	if a.Options, err = OptionsFromProto(pb); err != nil {
-		return a, fmt.Errorf("options: %w", err)
-	}
-	a.URN = childURN(a.Parent, a.Type, a.Name)
-	return a, nil
+	return props, opts, haveOpts, nil
 }
 
 // encodePayload encodes res as a serialized TransformResponse, writing the
@@ -136,13 +169,10 @@ func encodePayload(res *Result, acceptsByteStrings bool, sizeHint int) ([]byte, 
 		if err := checkOptionsWire(o); err != nil {
 			return nil, err
 		}
-		ob = appendOptionsWire(nil, o)
-	} else if res.Options != nil {
-		pb, err := res.Options.ToProto(acceptsByteStrings)
-		if err != nil {
-			return nil, err
-		}
-		if ob, err = proto.Marshal(pb); err != nil {
+		ob = appendOptionsWire(make([]byte, 0, sizeOptionsWire(o)), o)
+	} else if o != nil {
+		var err error
+		if ob, err = encodeOptionsProto(o, acceptsByteStrings); err != nil {
 			return nil, err
 		}
 	}
@@ -151,4 +181,25 @@ func encodePayload(res *Result, acceptsByteStrings bool, sizeHint int) ([]byte, 
 		Props: m, Raw: raw, SendRaw: sendProps,
 		Options: ob, SendOptions: res.Options != nil,
 	}, acceptsByteStrings, sizeHint)
+}
+
+// encodeOptionsProto encodes options through the protobuf runtime.
+//
+//go:noinline
+func encodeOptionsProto(o *ResourceOptions, acceptsByteStrings bool) ([]byte, error) {
+	pb, err := o.ToProto(acceptsByteStrings)
+	if err != nil {
+		return nil, err
+	}
+	return proto.Marshal(pb)
+}
+
+// needsByteStringChoice reports whether encoding res depends on the
+// registration's byte-string choice: only property values do (the
+// properties, or a replacement trigger, which only protobuf encodes).
+func (res *Result) needsByteStringChoice() bool {
+	if m, _, _ := res.properties(); m != nil {
+		return true
+	}
+	return res.Options != nil && !wireEncodable(res.Options)
 }
