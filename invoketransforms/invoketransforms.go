@@ -271,7 +271,7 @@ func adapt(fn Func) callbacks.Func {
 		if err := args.args.Err(); err != nil {
 			// The function saw an empty map in place of the arguments;
 			// whatever it made of them must not reach the engine.
-			return nil, badRequest(ctx, args.Token, fmt.Errorf("args: %w", err))
+			return nil, badRequest(ctx, args.Token, argsError(err))
 		}
 		if err != nil {
 			return nil, err

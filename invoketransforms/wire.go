@@ -66,25 +66,26 @@ func argsError(err error) error {
 func (a *Args) scan(b []byte, shared bool) (args, opts []byte, err error) {
 	var token []byte
 	var haveArgs, haveOpts bool
-	for len(b) > 0 && err == nil {
+scan:
+	for len(b) > 0 {
 		num, typ, n := consumeTag(b)
 		if n < 0 {
 			err = errBadRequest
-			break
+			break scan
 		}
 		b = b[n:]
 		if typ == protowire.BytesType && num >= reqToken && num <= reqOptions {
 			v, m := protowire.ConsumeBytes(b)
 			if m < 0 {
 				err = errBadRequest
-				break
+				break scan
 			}
 			b = b[m:]
 			switch num {
 			case reqToken:
 				if !utf8.Valid(v) {
 					err = errTokenUTF8
-					break
+					break scan
 				}
 				token = v
 			case reqArgs:
@@ -107,7 +108,7 @@ func (a *Args) scan(b []byte, shared bool) (args, opts []byte, err error) {
 		m := protowire.ConsumeFieldValue(num, typ, b)
 		if m < 0 {
 			err = errBadRequest
-			break
+			break scan
 		}
 		b = b[m:]
 	}
