@@ -3,6 +3,7 @@ package transforms
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/langhost/callbacks"
 	wirepayload "github.com/langhost/callbacks/internal/payload"
@@ -10,6 +11,7 @@ import (
 	"github.com/langhost/callbacks/internal/wireprops"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/urn"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc/codes"
@@ -152,12 +154,19 @@ func DecodeRequest(req *pulumirpc.TransformRequest) (*Args, error) {
 }
 
 // childURN computes the URN the engine gives a resource of type typ and
-// name under parent, or "" when parent is not a valid URN.
+// name under parent, or "" when parent is not a valid URN. It takes the
+// parent's stack, project and qualified type as the URN's own methods do
+// ("::"-separated, after the prefix), without their allocations.
 func childURN(parent resource.URN, typ, name string) resource.URN {
 	if parent == "" || !parent.IsValid() {
 		return ""
 	}
-	return resource.NewURN(parent.Stack(), parent.Project(), parent.QualifiedType(), tokens.Type(typ), name)
+	// A valid URN has the prefix and at least three separators.
+	rest := strings.TrimPrefix(string(parent), urn.Prefix)
+	stack, rest, _ := strings.Cut(rest, urn.NameDelimiter)
+	project, rest, _ := strings.Cut(rest, urn.NameDelimiter)
+	qualifiedType, _, _ := strings.Cut(rest, urn.NameDelimiter)
+	return resource.NewURN(tokens.QName(stack), tokens.PackageName(project), tokens.Type(qualifiedType), tokens.Type(typ), name)
 }
 
 // EncodeResult converts a result into a transform response, with the
