@@ -1,11 +1,13 @@
 package transforms_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"testing"
 
 	"github.com/langhost/callbacks"
+	wirepayload "github.com/langhost/callbacks/internal/payload"
 	"github.com/langhost/callbacks/transforms"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
@@ -63,6 +65,16 @@ func FuzzTransformRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		out, err := reg.Invoke(context.Background(), lazy, payload)
 		outEager, errEager := reg.Invoke(context.Background(), eager, payload)
+		// The unread identity once more on bytes that belong to the call, as
+		// the server's do: it may answer in them, and must answer the same.
+		own := bytes.Clone(payload)
+		outOwn, errOwn := reg.Invoke(wirepayload.Received(context.Background(), own), lazy, own)
+		if (err == nil) != (errOwn == nil) || err != nil && err.Error() != errOwn.Error() {
+			t.Fatalf("the caller's bytes: %v; the call's own: %v", err, errOwn)
+		}
+		if err == nil && !sameResponse(t, out, outOwn) {
+			t.Fatalf("the call's own bytes are answered differently:\n%x\n%x", out, outOwn)
+		}
 		if (err == nil) != (errEager == nil) {
 			t.Fatalf("unread: %v; read: %v", err, errEager)
 		}
@@ -98,4 +110,18 @@ func FuzzTransformRequest(f *testing.F) {
 			t.Fatalf("properties differ:\nunread %v\nread   %v", got.Properties(), want.Properties())
 		}
 	})
+}
+
+// sameResponse reports whether two encoded TransformResponses carry the
+// same fields with the same bytes, whatever the length prefixes look like.
+func sameResponse(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y pulumirpc.TransformResponse
+	if err := proto.Unmarshal(a, &x); err != nil {
+		t.Fatalf("response does not decode: %v", err)
+	}
+	if err := proto.Unmarshal(b, &y); err != nil {
+		t.Fatalf("response does not decode: %v", err)
+	}
+	return proto.Equal(&x, &y)
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"testing"
+	"unsafe"
 
 	"github.com/langhost/callbacks"
+	wirepayload "github.com/langhost/callbacks/internal/payload"
 	"github.com/langhost/callbacks/transforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -147,4 +149,73 @@ func TestArgsByHand(t *testing.T) {
 	a.SetProperties(resource.PropertyMap{"x": resource.NewProperty(true)})
 	assert.Equal(t, resource.PropertyMap{"x": resource.NewProperty(true)}, a.Properties())
 	assert.Equal(t, resource.PropertyMap{"x": resource.NewProperty(true)}, a.WithProperties(nil).Properties)
+}
+
+// A request that belongs to the call (as one from the server does) is
+// answered in its own bytes when the properties go back unread and the
+// options as received; anything else gets a response of its own, and the
+// engine decodes the same answer either way.
+func TestAnswerInPlace(t *testing.T) {
+	t.Parallel()
+	request := func(t *testing.T) []byte {
+		b, err := proto.Marshal(&pulumirpc.TransformRequest{
+			Type: "aws:s3/bucket:Bucket", Name: "b", Custom: true, Parent: parentURN,
+			Options: &pulumirpc.TransformResourceOptions{DependsOn: []string{parentURN}, Version: "1.2.3"},
+		})
+		require.NoError(t, err)
+		// The properties between the parent and the options, where the
+		// engine's encoding puts them.
+		i := bytes.Index(b, []byte(parentURN)) + len(parentURN)
+		props := protowire.AppendBytes(protowire.AppendTag(nil, 5, protowire.BytesType), spliceableProperties())
+		return append(b[:i:i], append(props, b[i:]...)...)
+	}
+	tests := []struct {
+		name    string
+		fn      transforms.Func
+		inPlace bool
+	}{
+		{"unread", func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+			return a.Result(), nil
+		}, true},
+		{"empty result", func(_ context.Context, _ *transforms.Args) (*transforms.Result, error) {
+			return &transforms.Result{}, nil
+		}, false},
+		{"options changed", func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+			a.Options.Protect = new(true)
+			return a.Result(), nil
+		}, false},
+		{"read", func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+			_ = a.Properties()
+			return a.Result(), nil
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			reg, err := callbacks.NewRegistry()
+			require.NoError(t, err)
+			token, err := reg.Register(transforms.Adapt(tt.fn))
+			require.NoError(t, err)
+
+			// The same request, once as the caller's bytes and once as the
+			// call's own.
+			want, err := reg.Invoke(t.Context(), token, request(t))
+			require.NoError(t, err)
+			own := request(t)
+			got, err := reg.Invoke(wirepayload.Received(t.Context(), own), token, own)
+			require.NoError(t, err)
+
+			inPlace := len(got) > 0 && unsafe.SliceData(got) == &own[bytes.Index(own, spliceableProperties())-2]
+			assert.Equal(t, tt.inPlace, inPlace, "answered in the request's bytes")
+			var gotRes, wantRes pulumirpc.TransformResponse
+			require.NoError(t, proto.Unmarshal(got, &gotRes))
+			require.NoError(t, proto.Unmarshal(want, &wantRes))
+			assert.True(t, proto.Equal(&wantRes, &gotRes), "in the request's bytes %v, in its own %v", &gotRes, &wantRes)
+			if tt.inPlace {
+				p, ok := responseProperties(t, got)
+				require.True(t, ok)
+				assert.Equal(t, spliceableProperties(), p, "the properties were not sent as received")
+			}
+		})
+	}
 }

@@ -113,7 +113,7 @@ func checkEncode(t *testing.T, o *ResourceOptions) {
 		t.Fatalf("%s: the encoding decodes to %v, want %v", dump(o), back, pb)
 	}
 
-	out, err := encodePayload(&Result{Options: o}, true, 0)
+	out, err := encodePayload(&Result{Options: o}, true, nil, nil, false)
 	if err != nil {
 		t.Fatalf("%s: the response does not encode: %v", dump(o), err)
 	}

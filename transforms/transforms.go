@@ -42,7 +42,8 @@ type Args struct {
 	// Options are all of the resource's options. Never nil.
 	Options *ResourceOptions
 
-	props wireprops.Lazy
+	props  wireprops.Lazy
+	layout wireprops.Layout // where the request's properties and options lie
 }
 
 // Properties returns the resource's inputs, decoding them on the first
@@ -179,7 +180,7 @@ func EncodeResult(res *Result, acceptsByteStrings bool) (*pulumirpc.TransformRes
 	if res == nil {
 		return out, nil
 	}
-	b, err := encodePayload(res, acceptsByteStrings, 0)
+	b, err := encodePayload(res, acceptsByteStrings, nil, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +207,8 @@ func adapt(fn Func) callbacks.Func {
 	// failing call needs in functions of their own, so that a call that
 	// reads nothing does not grow the stack.
 	return reach.RawAs(callbacks.KindResourceTransform, func(ctx context.Context, payload []byte) ([]byte, error) {
-		args, err := decodePayload(payload, wirepayload.Owned(ctx))
+		owned := wirepayload.Owned(ctx)
+		args, err := decodePayload(payload, owned)
 		if err != nil {
 			return nil, badRequest(ctx, args, false, err)
 		}
@@ -229,7 +231,7 @@ func adapt(fn Func) callbacks.Func {
 		if res.needsByteStringChoice() {
 			accept = acceptsByteStrings(ctx)
 		}
-		out, err := encodePayload(res, accept, len(payload))
+		out, err := encodePayload(res, accept, args, payload, owned)
 		if err != nil {
 			return nil, badResult(ctx, args, err)
 		}

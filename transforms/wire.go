@@ -97,7 +97,8 @@ func decodeOptionsProto(opts []byte, haveOpts bool) (*ResourceOptions, error) {
 // returns the encoded properties and options.
 func (a *Args) scan(b []byte) (props, opts []byte, haveOpts bool, err error) {
 	var haveProps bool
-	for len(b) > 0 {
+	for size := len(b); len(b) > 0; {
+		at := size - len(b)
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
 			return nil, nil, false, errBadRequest
@@ -109,6 +110,7 @@ func (a *Args) scan(b []byte) (props, opts []byte, haveOpts bool, err error) {
 				return nil, nil, false, errBadRequest
 			}
 			b = b[m:]
+			a.layout.Note(num, reqProperties, reqOptions, at, at+n+m-len(v), at+n+m)
 			switch num {
 			case reqType, reqName, reqParent:
 				if !utf8.Valid(v) {
@@ -159,9 +161,12 @@ func (a *Args) scan(b []byte) (props, opts []byte, haveOpts bool, err error) {
 }
 
 // encodePayload encodes res as a serialized TransformResponse, writing the
-// properties straight to the wire. sizeHint is the request's size, which
-// an identity-like result's response matches.
-func encodePayload(res *Result, acceptsByteStrings bool, sizeHint int) ([]byte, error) {
+// properties straight to the wire. req is the Args the call's request
+// decoded to and payload the request's bytes, whose size an identity-like
+// result's response matches (both nil outside a call). With inPlace, the
+// bytes belong to the call, and a response that sends the properties back
+// unread and the options as received is made in them, without a copy.
+func encodePayload(res *Result, acceptsByteStrings bool, req *Args, payload []byte, inPlace bool) ([]byte, error) {
 	var ob []byte
 	if o := res.Options; o != nil && wireEncodable(o) {
 		// Most options encode straight to the wire; the others through
@@ -177,10 +182,15 @@ func encodePayload(res *Result, acceptsByteStrings bool, sizeHint int) ([]byte, 
 		}
 	}
 	m, raw, sendProps := res.properties()
+	if inPlace && req != nil && res.from == req && raw != nil {
+		if out, ok := req.layout.Answer(payload, reqProperties, reqOptions, res.Options != nil, ob); ok {
+			return out, nil
+		}
+	}
 	return wireprops.EncodeResponse(wireprops.Response{
 		Props: m, Raw: raw, SendRaw: sendProps,
 		Options: ob, SendOptions: res.Options != nil,
-	}, acceptsByteStrings, sizeHint)
+	}, acceptsByteStrings, len(payload))
 }
 
 // encodeOptionsProto encodes options through the protobuf runtime.

@@ -4,7 +4,9 @@
 // of copying them.
 //
 // A request that came through the gRPC server is such bytes: the codec
-// made them for this call and nothing writes to them. A payload handed to
+// made them for this call and nothing writes to them, except a transform
+// that answers in them (wireprops.Layout.Answer), which rewrites two tag
+// bytes that no decoded string covers, after the function has returned. A payload handed to
 // Registry.Invoke belongs to its caller, who may reuse it once the call
 // returns, so it is copied before anything keeps a part of it.
 package payload
