@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -97,6 +98,11 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 		grpc.MaxRecvMsgSize(cfg.maxMsgSize),
 		grpc.MaxSendMsgSize(cfg.maxMsgSize),
 		grpc.ForceServerCodecV2(wireCodec{}), // payloads copied once, responses not at all (codec.go)
+		// Calls run on goroutines that live on, whose stacks have grown
+		// already, instead of a new goroutine per call that grows its stack
+		// through the handler each time. When they are all busy, gRPC
+		// starts a goroutine for the call as it would without them.
+		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 	}, cfg.grpcOptions...)
 	s.grpc = grpc.NewServer(gopts...)
 	pulumirpc.RegisterCallbacksServer(s.grpc, s)
