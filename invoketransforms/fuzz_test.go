@@ -1,11 +1,13 @@
 package invoketransforms_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"testing"
 
 	"github.com/langhost/callbacks"
+	wirepayload "github.com/langhost/callbacks/internal/payload"
 	"github.com/langhost/callbacks/invoketransforms"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
@@ -54,6 +56,19 @@ func FuzzInvokeTransformRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		out, err := reg.Invoke(context.Background(), lazy, payload)
 		outEager, errEager := reg.Invoke(context.Background(), eager, payload)
+		// The unread identity once more on bytes that belong to the call, as
+		// the server's do: it may answer in them, and must answer the same.
+		own := bytes.Clone(payload)
+		outOwn, errOwn := reg.Invoke(wirepayload.Received(context.Background(), own), lazy, own)
+		if (err == nil) != (errOwn == nil) || err != nil && err.Error() != errOwn.Error() {
+			t.Fatalf("the caller's bytes: %v; the call's own: %v", err, errOwn)
+		}
+		if err == nil {
+			var x, y pulumirpc.TransformInvokeResponse
+			if proto.Unmarshal(out, &x) != nil || proto.Unmarshal(outOwn, &y) != nil || !proto.Equal(&x, &y) {
+				t.Fatalf("the call's own bytes are answered differently:\n%x\n%x", out, outOwn)
+			}
+		}
 		if (err == nil) != (errEager == nil) {
 			t.Fatalf("unread: %v; read: %v", err, errEager)
 		}

@@ -97,7 +97,8 @@ type Args struct {
 	// Options are all of the invoke's options. Never nil.
 	Options *InvokeOptions
 
-	args wireprops.Lazy
+	args   wireprops.Lazy
+	layout wireprops.Layout // where the request's arguments and options lie
 
 	// Room for the options as decoded and for the first result, so that a
 	// call allocates its Args, their options and its result at once.
@@ -235,7 +236,7 @@ func EncodeResult(res *Result, acceptsByteStrings bool) (*pulumirpc.TransformInv
 	if res == nil {
 		return out, nil
 	}
-	b, err := encodePayload(res, acceptsByteStrings, 0)
+	b, err := encodePayload(res, acceptsByteStrings, nil, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +263,8 @@ func adapt(fn Func) callbacks.Func {
 	// failing call needs in functions of their own, so that a call that
 	// reads nothing does not grow the stack.
 	return reach.RawAs(callbacks.KindInvokeTransform, func(ctx context.Context, payload []byte) ([]byte, error) {
-		args, err := decodePayload(payload, wirepayload.Owned(ctx))
+		owned := wirepayload.Owned(ctx)
+		args, err := decodePayload(payload, owned)
 		if err != nil {
 			return nil, badRequest(ctx, args.Token, err)
 		}
@@ -286,7 +288,7 @@ func adapt(fn Func) callbacks.Func {
 		if m, _, _ := res.arguments(); m != nil {
 			accept = acceptsByteStrings(ctx)
 		}
-		out, err := encodePayload(res, accept, len(payload))
+		out, err := encodePayload(res, accept, args, payload, owned)
 		if err != nil {
 			return nil, badResult(ctx, args.Token, err)
 		}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"testing"
+	"unsafe"
 
 	"github.com/langhost/callbacks"
+	wirepayload "github.com/langhost/callbacks/internal/payload"
 	"github.com/langhost/callbacks/invoketransforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -247,4 +249,70 @@ func TestResultsAreDistinct(t *testing.T) {
 	require.NotSame(t, second, third)
 	assert.Equal(t, "2", first.Options.Version)
 	assert.Nil(t, third.Options)
+}
+
+// A request that belongs to the call (as one from the server does) is
+// answered in its own bytes when the arguments go back unread and the
+// options as received; anything else gets a response of its own, and the
+// engine decodes the same answer either way.
+func TestAnswerInPlace(t *testing.T) {
+	t.Parallel()
+	request := func(t *testing.T) []byte {
+		// The token, the arguments, the options: the engine's order.
+		b, err := proto.Marshal(&pulumirpc.TransformInvokeRequest{Token: "aws:index/getRegion:getRegion"})
+		require.NoError(t, err)
+		b = protowire.AppendBytes(protowire.AppendTag(b, 2, protowire.BytesType), spliceableArgs())
+		opts, err := proto.Marshal(&pulumirpc.TransformInvokeOptions{Version: "6.0.0", Provider: "urn:p::id"})
+		require.NoError(t, err)
+		return protowire.AppendBytes(protowire.AppendTag(b, 3, protowire.BytesType), opts)
+	}
+	tests := []struct {
+		name    string
+		fn      invoketransforms.Func
+		inPlace bool
+	}{
+		{"unread", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+			return a.Result(), nil
+		}, true},
+		{"empty result", func(_ context.Context, _ *invoketransforms.Args) (*invoketransforms.Result, error) {
+			return &invoketransforms.Result{}, nil
+		}, false},
+		{"options changed", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+			a.Options.Version = "7.0.0"
+			return a.Result(), nil
+		}, false},
+		{"read", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+			_ = a.Arguments()
+			return a.Result(), nil
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			reg, err := callbacks.NewRegistry()
+			require.NoError(t, err)
+			token, err := reg.Register(invoketransforms.Adapt(tt.fn))
+			require.NoError(t, err)
+
+			// The same request, once as the caller's bytes and once as the
+			// call's own.
+			want, err := reg.Invoke(t.Context(), token, request(t))
+			require.NoError(t, err)
+			own := request(t)
+			got, err := reg.Invoke(wirepayload.Received(t.Context(), own), token, own)
+			require.NoError(t, err)
+
+			inPlace := len(got) > 0 && unsafe.SliceData(got) == &own[bytes.Index(own, spliceableArgs())-2]
+			assert.Equal(t, tt.inPlace, inPlace, "answered in the request's bytes")
+			var gotRes, wantRes pulumirpc.TransformInvokeResponse
+			require.NoError(t, proto.Unmarshal(got, &gotRes))
+			require.NoError(t, proto.Unmarshal(want, &wantRes))
+			assert.True(t, proto.Equal(&wantRes, &gotRes), "in the request's bytes %v, in its own %v", &gotRes, &wantRes)
+			if tt.inPlace {
+				p, ok := responseArgs(t, got)
+				require.True(t, ok)
+				assert.Equal(t, spliceableArgs(), p, "the arguments were not sent as received")
+			}
+		})
+	}
 }

@@ -119,7 +119,7 @@ func checkEncode(t *testing.T, o *InvokeOptions) {
 func checkResponse(t *testing.T, o *InvokeOptions) {
 	t.Helper()
 	for _, res := range []*Result{{Options: o}, {Options: o, Args: resource.PropertyMap{"k": resource.NewProperty("v")}}} {
-		out, err := encodePayload(res, true, 0)
+		out, err := encodePayload(res, true, nil, nil, false)
 		if err != nil {
 			t.Fatalf("%+v: the response does not encode: %v", o, err)
 		}

@@ -67,7 +67,8 @@ func (a *Args) scan(b []byte, shared bool) (args, opts []byte, err error) {
 	var token []byte
 	var haveArgs, haveOpts bool
 scan:
-	for len(b) > 0 {
+	for size := len(b); len(b) > 0; {
+		at := size - len(b)
 		num, typ, n := consumeTag(b)
 		if n < 0 {
 			err = errBadRequest
@@ -81,6 +82,7 @@ scan:
 				break scan
 			}
 			b = b[m:]
+			a.layout.Note(num, reqArgs, reqOptions, at, at+n+m-len(v), at+n+m)
 			switch num {
 			case reqToken:
 				if !utf8.Valid(v) {
@@ -124,9 +126,13 @@ scan:
 }
 
 // encodePayload encodes res as a serialized TransformInvokeResponse,
-// writing the arguments and the options straight to the wire. sizeHint is
-// the request's size, which an identity-like result's response matches.
-func encodePayload(res *Result, acceptsByteStrings bool, sizeHint int) ([]byte, error) {
+// writing the arguments and the options straight to the wire. req is the
+// Args the call's request decoded to and payload the request's bytes, whose
+// size an identity-like result's response matches (both nil outside a
+// call). With inPlace, the bytes belong to the call, and a response that
+// sends the arguments back unread and the options as received is made in
+// them, without a copy.
+func encodePayload(res *Result, acceptsByteStrings bool, req *Args, payload []byte, inPlace bool) ([]byte, error) {
 	if res.Options != nil {
 		if err := checkOptions(res.Options); err != nil {
 			return nil, err
@@ -134,7 +140,12 @@ func encodePayload(res *Result, acceptsByteStrings bool, sizeHint int) ([]byte, 
 	}
 	m, raw, sendArgs := res.arguments()
 	if m != nil {
-		return encodeWithMap(m, res.Options, acceptsByteStrings, sizeHint)
+		return encodeWithMap(m, res.Options, acceptsByteStrings, len(payload))
+	}
+	if inPlace && req != nil && res.from == req && raw != nil {
+		if out, ok := answerInPlace(req, payload, res.Options); ok {
+			return out, nil
+		}
 	}
 	// Nothing to encode: the arguments as received (if sent) and the
 	// options, in one exactly sized buffer.
@@ -157,6 +168,19 @@ func encodePayload(res *Result, acceptsByteStrings bool, sizeHint int) ([]byte, 
 		out = appendOptions(out, res.Options)
 	}
 	return out, nil
+}
+
+// answerInPlace makes the response that sends req's arguments as received
+// and o in payload, the request's bytes, if o encodes as the request's
+// options did (see wireprops.Layout.Answer).
+//
+//go:noinline
+func answerInPlace(req *Args, payload []byte, o *InvokeOptions) ([]byte, bool) {
+	var ob []byte
+	if o != nil {
+		ob = appendOptions(make([]byte, 0, sizeOptions(o)), o)
+	}
+	return req.layout.Answer(payload, reqArgs, reqOptions, o != nil, ob)
 }
 
 // encodeWithMap encodes a response whose arguments are the map m, written
