@@ -109,6 +109,14 @@ func setCallResource(ctx context.Context, urn, typ, name string) {
 	})
 }
 
+// setCallAttempt records, for an error hook that decodes its own request,
+// how many times the operation has failed so far.
+func setCallAttempt(ctx context.Context, attempt int) {
+	if cs := stateFrom(ctx); cs != nil {
+		cs.update(func(ci *CallInfo) { ci.Attempt = attempt })
+	}
+}
+
 // Logger returns the server's logger tagged with the current call's kind,
 // registration name, token and resource. Outside a callback it returns
 // slog.Default().

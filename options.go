@@ -370,5 +370,6 @@ func init() {
 	}
 	access.SetDryRun = func(r *Registry, dry bool) { r.dryRun.Store(dry) }
 	access.SetCallResource = setCallResource
+	access.SetCallAttempt = setCallAttempt
 	access.RawAs = rawAs
 }

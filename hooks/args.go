@@ -6,12 +6,13 @@ import (
 	"github.com/langhost/callbacks/internal/props"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Args is what a resource hook is told about the resource it runs for.
 //
-// Which fields are set depends on the point the hook is bound at:
+// Which values are set depends on the point the hook is bound at:
 //
 //	point          ID      NewInputs OldInputs NewOutputs OldOutputs NewOptions OldOptions
 //	BeforeCreate   ""      yes       -         -          -          yes        -
@@ -25,11 +26,18 @@ import (
 // nil on engines without the SENDS_OPTIONS_TO_HOOKS feature (see
 // [Hook.ReceivesOptions]).
 //
-// Property values arrive exactly as the engine sent them: secrets are
+// The property maps and the options are methods: they stay encoded until a
+// hook reads them, so a hook that looks only at the URN does not pay for
+// decoding them. They were checked when the request arrived, so a request
+// that would not decode never reaches the hook, whether it reads them or
+// not. Property values arrive exactly as the engine sent them: secrets are
 // [resource.Secret] values rather than JSON envelopes, unknowns are
 // [resource.Computed], resource references and output values (with their
 // dependencies) keep their kind, and binary strings keep their bytes. A map
 // is nil when the request did not carry it.
+//
+// A hand-built Args (in a test, say) sets them with the Set methods. An Args
+// is not safe for concurrent use.
 type Args struct {
 	// URN is the resource's URN.
 	URN resource.URN
@@ -40,45 +48,92 @@ type Args struct {
 	// Type is the type token, such as "aws:s3/bucket:Bucket".
 	Type string
 
-	// NewInputs are the inputs of this deployment.
-	NewInputs resource.PropertyMap
-	// OldInputs are the inputs recorded in the state.
-	OldInputs resource.PropertyMap
-	// NewOutputs are the outputs the provider just returned.
-	NewOutputs resource.PropertyMap
-	// OldOutputs are the outputs recorded in the state.
-	OldOutputs resource.PropertyMap
-
-	// NewOptions are the resource's options in this deployment.
-	NewOptions *ResourceOptions
-	// OldOptions are the resource's options recorded in the state.
-	OldOptions *ResourceOptions
+	newInputs, oldInputs, newOutputs, oldOutputs lazyMap
+	newOptions, oldOptions                       lazyOptions
 }
 
-// DecodeRequest decodes a hook request.
-func DecodeRequest(req *pulumirpc.ResourceHookRequest) (*Args, error) {
-	a := &Args{
-		URN:  resource.URN(req.GetUrn()),
-		ID:   resource.ID(req.GetId()),
-		Name: req.GetName(),
-		Type: req.GetType(),
+// NewInputs returns the inputs of this deployment, decoding them on the
+// first call; nil when the request did not carry them.
+func (a *Args) NewInputs() resource.PropertyMap { return a.newInputs.get() }
+
+// OldInputs returns the inputs recorded in the state, decoding them on the
+// first call; nil when the request did not carry them.
+func (a *Args) OldInputs() resource.PropertyMap { return a.oldInputs.get() }
+
+// NewOutputs returns the outputs the provider just returned, decoding them
+// on the first call; nil when the request did not carry them.
+func (a *Args) NewOutputs() resource.PropertyMap { return a.newOutputs.get() }
+
+// OldOutputs returns the outputs recorded in the state, decoding them on the
+// first call; nil when the request did not carry them.
+func (a *Args) OldOutputs() resource.PropertyMap { return a.oldOutputs.get() }
+
+// NewOptions returns the resource's options in this deployment, decoding
+// them on the first call; nil when the request did not carry them.
+func (a *Args) NewOptions() *ResourceOptions { return a.newOptions.get() }
+
+// OldOptions returns the resource's options recorded in the state, decoding
+// them on the first call; nil when the request did not carry them.
+func (a *Args) OldOptions() *ResourceOptions { return a.oldOptions.get() }
+
+// SetNewInputs replaces the inputs of this deployment with m (nil: not
+// sent).
+func (a *Args) SetNewInputs(m resource.PropertyMap) { a.newInputs.set(m) }
+
+// SetOldInputs replaces the inputs recorded in the state with m (nil: not
+// sent).
+func (a *Args) SetOldInputs(m resource.PropertyMap) { a.oldInputs.set(m) }
+
+// SetNewOutputs replaces the outputs the provider returned with m (nil: not
+// sent).
+func (a *Args) SetNewOutputs(m resource.PropertyMap) { a.newOutputs.set(m) }
+
+// SetOldOutputs replaces the outputs recorded in the state with m (nil: not
+// sent).
+func (a *Args) SetOldOutputs(m resource.PropertyMap) { a.oldOutputs.set(m) }
+
+// SetNewOptions replaces the options of this deployment with o (nil: not
+// sent).
+func (a *Args) SetNewOptions(o *ResourceOptions) { a.newOptions.set(o) }
+
+// SetOldOptions replaces the options recorded in the state with o (nil: not
+// sent).
+func (a *Args) SetOldOptions(o *ResourceOptions) { a.oldOptions.set(o) }
+
+// err is why a map or option set the hook read did not decode, if one did
+// not: they were checked when the request arrived, so this should never
+// happen.
+func (a *Args) err() error {
+	return firstErr(
+		named{"new_inputs", a.newInputs.l.Err()}, named{"old_inputs", a.oldInputs.l.Err()},
+		named{"new_outputs", a.newOutputs.l.Err()}, named{"old_outputs", a.oldOutputs.l.Err()},
+		named{"new_options", a.newOptions.err}, named{"old_options", a.oldOptions.err})
+}
+
+type named struct {
+	name string
+	err  error
+}
+
+func firstErr(errs ...named) error {
+	for _, e := range errs {
+		if e.err != nil {
+			return fmt.Errorf("%s: %w", e.name, e.err)
+		}
 	}
-	var err error
-	if err = decodeMaps(
-		field{"new_inputs", req.GetNewInputs(), &a.NewInputs},
-		field{"old_inputs", req.GetOldInputs(), &a.OldInputs},
-		field{"new_outputs", req.GetNewOutputs(), &a.NewOutputs},
-		field{"old_outputs", req.GetOldOutputs(), &a.OldOutputs},
-	); err != nil {
+	return nil
+}
+
+// DecodeRequest converts a hook request into [Args]. It runs the decoder
+// the adapter runs on the engine's payload (on the message's encoding), so
+// it accepts and refuses exactly what a registered hook does; the maps and
+// options are decoded when they are first read.
+func DecodeRequest(req *pulumirpc.ResourceHookRequest) (*Args, error) {
+	b, err := proto.Marshal(req)
+	if err != nil {
 		return nil, err
 	}
-	if a.NewOptions, err = OptionsFromProto(req.GetNewOptions()); err != nil {
-		return nil, fmt.Errorf("new_options: %w", err)
-	}
-	if a.OldOptions, err = OptionsFromProto(req.GetOldOptions()); err != nil {
-		return nil, fmt.Errorf("old_options: %w", err)
-	}
-	return a, nil
+	return decodePayload(b, true) // b is this call's own encoding
 }
 
 // ToProto encodes a as the request the engine would send. Binary strings are
@@ -89,18 +144,21 @@ func (a *Args) ToProto() (*pulumirpc.ResourceHookRequest, error) {
 	}
 	var err error
 	if err = encodeMaps(
-		wireField{"new_inputs", a.NewInputs, &req.NewInputs},
-		wireField{"old_inputs", a.OldInputs, &req.OldInputs},
-		wireField{"new_outputs", a.NewOutputs, &req.NewOutputs},
-		wireField{"old_outputs", a.OldOutputs, &req.OldOutputs},
+		wireField{"new_inputs", a.NewInputs(), &req.NewInputs},
+		wireField{"old_inputs", a.OldInputs(), &req.OldInputs},
+		wireField{"new_outputs", a.NewOutputs(), &req.NewOutputs},
+		wireField{"old_outputs", a.OldOutputs(), &req.OldOutputs},
 	); err != nil {
 		return nil, err
 	}
-	if req.NewOptions, err = a.NewOptions.ToProto(); err != nil {
+	if req.NewOptions, err = a.NewOptions().ToProto(); err != nil {
 		return nil, fmt.Errorf("new_options: %w", err)
 	}
-	if req.OldOptions, err = a.OldOptions.ToProto(); err != nil {
+	if req.OldOptions, err = a.OldOptions().ToProto(); err != nil {
 		return nil, fmt.Errorf("old_options: %w", err)
+	}
+	if err := a.err(); err != nil {
+		return nil, err
 	}
 	return req, nil
 }
@@ -123,7 +181,8 @@ const (
 //
 // Create failures carry NewInputs and NewOptions; update failures carry both
 // inputs, OldOutputs and both option sets; delete failures carry OldInputs,
-// OldOutputs and OldOptions. Property values are kept as in [Args].
+// OldOutputs and OldOptions. The maps and options are methods that decode on
+// first use, as in [Args], and are checked the same way.
 type ErrorArgs struct {
 	// URN is the resource's URN.
 	URN resource.URN
@@ -139,17 +198,8 @@ type ErrorArgs struct {
 	// Errors holds every failure message of this step so far, newest first.
 	Errors []string
 
-	// NewInputs are the inputs of this deployment (create, update).
-	NewInputs resource.PropertyMap
-	// OldInputs are the inputs recorded in the state (update, delete).
-	OldInputs resource.PropertyMap
-	// OldOutputs are the outputs recorded in the state (update, delete).
-	OldOutputs resource.PropertyMap
-
-	// NewOptions are the resource's options in this deployment.
-	NewOptions *ResourceOptions
-	// OldOptions are the resource's options recorded in the state.
-	OldOptions *ResourceOptions
+	newInputs, oldInputs, oldOutputs lazyMap
+	newOptions, oldOptions           lazyOptions
 }
 
 // Attempt returns how many times the operation has failed so far: 1 on the
@@ -164,31 +214,61 @@ func (a *ErrorArgs) LastError() string {
 	return a.Errors[0]
 }
 
-// DecodeErrorRequest decodes an error hook request.
+// NewInputs returns the inputs of this deployment (create, update), decoding
+// them on the first call; nil when the request did not carry them.
+func (a *ErrorArgs) NewInputs() resource.PropertyMap { return a.newInputs.get() }
+
+// OldInputs returns the inputs recorded in the state (update, delete),
+// decoding them on the first call; nil when the request did not carry them.
+func (a *ErrorArgs) OldInputs() resource.PropertyMap { return a.oldInputs.get() }
+
+// OldOutputs returns the outputs recorded in the state (update, delete),
+// decoding them on the first call; nil when the request did not carry them.
+func (a *ErrorArgs) OldOutputs() resource.PropertyMap { return a.oldOutputs.get() }
+
+// NewOptions returns the resource's options in this deployment, decoding
+// them on the first call; nil when the request did not carry them.
+func (a *ErrorArgs) NewOptions() *ResourceOptions { return a.newOptions.get() }
+
+// OldOptions returns the resource's options recorded in the state, decoding
+// them on the first call; nil when the request did not carry them.
+func (a *ErrorArgs) OldOptions() *ResourceOptions { return a.oldOptions.get() }
+
+// SetNewInputs replaces the inputs of this deployment with m (nil: not
+// sent).
+func (a *ErrorArgs) SetNewInputs(m resource.PropertyMap) { a.newInputs.set(m) }
+
+// SetOldInputs replaces the inputs recorded in the state with m (nil: not
+// sent).
+func (a *ErrorArgs) SetOldInputs(m resource.PropertyMap) { a.oldInputs.set(m) }
+
+// SetOldOutputs replaces the outputs recorded in the state with m (nil: not
+// sent).
+func (a *ErrorArgs) SetOldOutputs(m resource.PropertyMap) { a.oldOutputs.set(m) }
+
+// SetNewOptions replaces the options of this deployment with o (nil: not
+// sent).
+func (a *ErrorArgs) SetNewOptions(o *ResourceOptions) { a.newOptions.set(o) }
+
+// SetOldOptions replaces the options recorded in the state with o (nil: not
+// sent).
+func (a *ErrorArgs) SetOldOptions(o *ResourceOptions) { a.oldOptions.set(o) }
+
+func (a *ErrorArgs) err() error {
+	return firstErr(
+		named{"new_inputs", a.newInputs.l.Err()}, named{"old_inputs", a.oldInputs.l.Err()},
+		named{"old_outputs", a.oldOutputs.l.Err()},
+		named{"new_options", a.newOptions.err}, named{"old_options", a.oldOptions.err})
+}
+
+// DecodeErrorRequest converts an error hook request into [ErrorArgs], with
+// the decoder the adapter runs; see [DecodeRequest].
 func DecodeErrorRequest(req *pulumirpc.ErrorHookRequest) (*ErrorArgs, error) {
-	a := &ErrorArgs{
-		URN:             resource.URN(req.GetUrn()),
-		ID:              resource.ID(req.GetId()),
-		Name:            req.GetName(),
-		Type:            req.GetType(),
-		FailedOperation: Operation(req.GetFailedOperation()),
-		Errors:          cloneStrings(req.GetErrors()),
-	}
-	var err error
-	if err = decodeMaps(
-		field{"new_inputs", req.GetNewInputs(), &a.NewInputs},
-		field{"old_inputs", req.GetOldInputs(), &a.OldInputs},
-		field{"old_outputs", req.GetOldOutputs(), &a.OldOutputs},
-	); err != nil {
+	b, err := proto.Marshal(req)
+	if err != nil {
 		return nil, err
 	}
-	if a.NewOptions, err = OptionsFromProto(req.GetNewOptions()); err != nil {
-		return nil, fmt.Errorf("new_options: %w", err)
-	}
-	if a.OldOptions, err = OptionsFromProto(req.GetOldOptions()); err != nil {
-		return nil, fmt.Errorf("old_options: %w", err)
-	}
-	return a, nil
+	return decodeErrorPayload(b, true)
 }
 
 // ToProto encodes a as the request the engine would send. Binary strings are
@@ -200,36 +280,22 @@ func (a *ErrorArgs) ToProto() (*pulumirpc.ErrorHookRequest, error) {
 	}
 	var err error
 	if err = encodeMaps(
-		wireField{"new_inputs", a.NewInputs, &req.NewInputs},
-		wireField{"old_inputs", a.OldInputs, &req.OldInputs},
-		wireField{"old_outputs", a.OldOutputs, &req.OldOutputs},
+		wireField{"new_inputs", a.NewInputs(), &req.NewInputs},
+		wireField{"old_inputs", a.OldInputs(), &req.OldInputs},
+		wireField{"old_outputs", a.OldOutputs(), &req.OldOutputs},
 	); err != nil {
 		return nil, err
 	}
-	if req.NewOptions, err = a.NewOptions.ToProto(); err != nil {
+	if req.NewOptions, err = a.NewOptions().ToProto(); err != nil {
 		return nil, fmt.Errorf("new_options: %w", err)
 	}
-	if req.OldOptions, err = a.OldOptions.ToProto(); err != nil {
+	if req.OldOptions, err = a.OldOptions().ToProto(); err != nil {
 		return nil, fmt.Errorf("old_options: %w", err)
 	}
-	return req, nil
-}
-
-type field struct {
-	name string
-	in   *structpb.Struct
-	out  *resource.PropertyMap
-}
-
-func decodeMaps(fs ...field) error {
-	for _, f := range fs {
-		m, err := props.Unmarshal(f.in)
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.name, err)
-		}
-		*f.out = m
+	if err := a.err(); err != nil {
+		return nil, err
 	}
-	return nil
+	return req, nil
 }
 
 type wireField struct {

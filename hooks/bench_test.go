@@ -100,8 +100,8 @@ func BenchmarkUnread(b *testing.B) {
 			return nil
 		})},
 		{"read", hooks.Adapt(func(_ context.Context, a *hooks.Args) error {
-			sink += len(a.NewInputs) + len(a.OldInputs) + len(a.NewOutputs) + len(a.OldOutputs)
-			sink += len(a.NewOptions.DependsOn) + len(a.OldOptions.DependsOn)
+			sink += len(a.NewInputs()) + len(a.OldInputs()) + len(a.NewOutputs()) + len(a.OldOutputs())
+			sink += len(a.NewOptions().DependsOn) + len(a.OldOptions().DependsOn)
 			return nil
 		})},
 	}
@@ -115,8 +115,8 @@ func BenchmarkUnread(b *testing.B) {
 			return false, nil
 		})},
 		{"read", hooks.AdaptErrorHook(func(_ context.Context, a *hooks.ErrorArgs) (bool, error) {
-			sink += len(a.NewInputs) + len(a.OldInputs) + len(a.OldOutputs)
-			sink += len(a.NewOptions.DependsOn) + len(a.OldOptions.DependsOn)
+			sink += len(a.NewInputs()) + len(a.OldInputs()) + len(a.OldOutputs())
+			sink += len(a.NewOptions().DependsOn) + len(a.OldOptions().DependsOn)
 			return false, nil
 		})},
 	}

@@ -96,11 +96,11 @@ func TestEngineLifecycle(t *testing.T) {
 	assert.Equal(t, "db", a.Name)
 	assert.Equal(t, thingType, a.Type)
 	assert.Empty(t, a.ID, "before_create has no ID yet")
-	require.True(t, a.NewInputs["password"].IsSecret(), "got %v", a.NewInputs["password"])
-	assert.Equal(t, "hunter2", a.NewInputs["password"].SecretValue().Element.StringValue())
-	require.NotNil(t, a.NewOptions, "the engine sends options to hooks")
-	require.NotNil(t, a.NewOptions.Hooks)
-	assert.Equal(t, map[string][]string{"BeforeCreate": {"audit"}, "AfterDelete": {"cleanup"}}, a.NewOptions.Hooks.Names(),
+	require.True(t, a.NewInputs()["password"].IsSecret(), "got %v", a.NewInputs()["password"])
+	assert.Equal(t, "hunter2", a.NewInputs()["password"].SecretValue().Element.StringValue())
+	require.NotNil(t, a.NewOptions(), "the engine sends options to hooks")
+	require.NotNil(t, a.NewOptions().Hooks)
+	assert.Equal(t, map[string][]string{"BeforeCreate": {"audit"}, "AfterDelete": {"cleanup"}}, a.NewOptions().Hooks.Names(),
 		"Attach merges with the binding the resource already had")
 
 	res := d.finish()
@@ -124,9 +124,9 @@ func TestEngineLifecycle(t *testing.T) {
 	require.Equal(t, 1, n, "after_delete must have run once; trace:\n%s", d2.engine.Trace())
 	assert.Equal(t, "db", a.Name)
 	assert.NotEmpty(t, a.ID)
-	assert.True(t, a.OldInputs["password"].IsSecret())
-	assert.Nil(t, a.NewInputs)
-	assert.NotNil(t, a.OldOutputs)
+	assert.True(t, a.OldInputs()["password"].IsSecret())
+	assert.Nil(t, a.NewInputs())
+	assert.NotNil(t, a.OldOutputs())
 }
 
 func TestEngineHookFailure(t *testing.T) {
@@ -175,7 +175,7 @@ func TestEngineErrorHookRetry(t *testing.T) {
 	assert.Equal(t, hooks.OperationCreate, a.FailedOperation)
 	assert.Equal(t, 1, a.Attempt())
 	assert.Contains(t, a.LastError(), "throttled")
-	assert.Equal(t, "v", a.NewInputs["k"].StringValue())
+	assert.Equal(t, "v", a.NewInputs()["k"].StringValue())
 	require.NoError(t, d.finish().Err)
 }
 

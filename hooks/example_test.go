@@ -36,7 +36,7 @@ func Example() {
 	defer mon.Close()
 
 	audit, err := hooks.Register(ctx, mon, "audit", func(ctx context.Context, args *hooks.Args) error {
-		pw := args.NewInputs["password"]
+		pw := args.NewInputs()["password"]
 		fmt.Printf("creating %s; password is secret: %v\n", args.Name, pw.IsSecret())
 		return nil
 	})
@@ -88,7 +88,7 @@ func ExampleAttach() {
 	defer mon.Close()
 
 	_, err = hooks.Register(ctx, mon, "audit", func(ctx context.Context, args *hooks.Args) error {
-		fmt.Printf("audit %s: hooks %v\n", args.Name, args.NewOptions.Hooks.Names())
+		fmt.Printf("audit %s: hooks %v\n", args.Name, args.NewOptions().Hooks.Names())
 		return nil
 	})
 	if err != nil {

@@ -2,11 +2,14 @@ package hooks
 
 import (
 	"context"
+	"errors"
+	"unicode/utf8"
 
 	"github.com/langhost/callbacks"
+	wirepayload "github.com/langhost/callbacks/internal/payload"
 	"github.com/langhost/callbacks/internal/reach"
-	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // Func is a resource hook. Returning an error fails the hook: the engine
@@ -37,19 +40,27 @@ type ErrorFunc func(ctx context.Context, args *ErrorArgs) (retry bool, err error
 // with the engine themselves. [Register] uses it. The engine receives fn's
 // error in ResourceHookResponse.error, not as a gRPC failure; a request that
 // does not decode fails the call with a [*callbacks.Error] wrapping
-// [callbacks.ErrInvalidRequest] (InvalidArgument).
+// [callbacks.ErrInvalidRequest] (InvalidArgument), whether fn would have
+// read the part that does not decode or not: the maps and options are
+// checked before fn is called, and decoded only when fn reads them.
 func Adapt(fn Func) callbacks.Func {
 	if fn == nil {
 		return callbacks.ResourceHook(nil)
 	}
-	return callbacks.ResourceHook(func(ctx context.Context, req *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
-		args, err := DecodeRequest(req)
+	return reach.RawAs(callbacks.KindResourceHook, func(ctx context.Context, payload []byte) ([]byte, error) {
+		args, err := decodePayload(payload, wirepayload.Owned(ctx))
 		if err != nil {
-			return nil, reach.CallError(ctx, "hooks", callbacks.KindResourceHook, codes.InvalidArgument, callbacks.ErrInvalidRequest,
-				req.GetUrn()+": request does not decode", err)
+			return nil, invalid(ctx, callbacks.KindResourceHook, string(args.URN), err)
 		}
-		if err := fn(ctx, args); err != nil {
-			return &pulumirpc.ResourceHookResponse{Error: errorText(err)}, nil
+		reach.SetCallResource(ctx, string(args.URN), args.Type, args.Name)
+		err = fn(ctx, args)
+		if bad := args.err(); bad != nil {
+			// fn saw an empty value in place of what did not decode;
+			// whatever it made of it must not reach the engine.
+			return nil, invalid(ctx, callbacks.KindResourceHook, string(args.URN), bad)
+		}
+		if err != nil {
+			return errorResponse(ctx, callbacks.KindResourceHook, string(args.URN), err)
 		}
 		return nil, nil
 	})
@@ -61,21 +72,47 @@ func AdaptErrorHook(fn ErrorFunc) callbacks.Func {
 	if fn == nil {
 		return callbacks.ErrorHook(nil)
 	}
-	return callbacks.ErrorHook(func(ctx context.Context, req *pulumirpc.ErrorHookRequest) (*pulumirpc.ErrorHookResponse, error) {
-		args, err := DecodeErrorRequest(req)
+	return reach.RawAs(callbacks.KindErrorHook, func(ctx context.Context, payload []byte) ([]byte, error) {
+		args, err := decodeErrorPayload(payload, wirepayload.Owned(ctx))
 		if err != nil {
-			return nil, reach.CallError(ctx, "hooks", callbacks.KindErrorHook, codes.InvalidArgument, callbacks.ErrInvalidRequest,
-				req.GetUrn()+": request does not decode", err)
+			return nil, invalid(ctx, callbacks.KindErrorHook, string(args.URN), err)
 		}
+		reach.SetCallResource(ctx, string(args.URN), args.Type, args.Name)
+		reach.SetCallAttempt(ctx, args.Attempt())
 		retry, err := fn(ctx, args)
-		if err != nil {
-			return &pulumirpc.ErrorHookResponse{Error: errorText(err)}, nil
+		if bad := args.err(); bad != nil {
+			return nil, invalid(ctx, callbacks.KindErrorHook, string(args.URN), bad)
 		}
-		if !retry {
-			return nil, nil
+		switch {
+		case err != nil:
+			return errorResponse(ctx, callbacks.KindErrorHook, string(args.URN), err)
+		case retry:
+			return protowire.AppendVarint(protowire.AppendTag(nil, resRetry, protowire.VarintType), 1), nil
 		}
-		return &pulumirpc.ErrorHookResponse{Retry: true}, nil
+		return nil, nil
 	})
+}
+
+// Field numbers of ResourceHookResponse and ErrorHookResponse.
+const (
+	resError = 1
+	resRetry = 2
+)
+
+// errorResponse encodes a response that carries err's message, which, being
+// a protobuf string, must be valid UTF-8.
+func errorResponse(ctx context.Context, k callbacks.Kind, urn string, err error) ([]byte, error) {
+	msg := errorText(err)
+	if !utf8.ValidString(msg) {
+		return nil, reach.CallError(ctx, "hooks", k, codes.Internal, callbacks.ErrEncode,
+			urn+": response does not encode", errors.New("the hook's error message is not valid UTF-8"))
+	}
+	return protowire.AppendString(protowire.AppendTag(nil, resError, protowire.BytesType), msg), nil
+}
+
+func invalid(ctx context.Context, k callbacks.Kind, urn string, err error) error {
+	return reach.CallError(ctx, "hooks", k, codes.InvalidArgument, callbacks.ErrInvalidRequest,
+		urn+": request does not decode", err)
 }
 
 // errorText is the message sent for a hook's error. The engine reads an

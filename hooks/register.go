@@ -46,8 +46,8 @@ func (h *Hook) OnDryRun() bool { return h.onDryRun }
 func (h *Hook) IgnoreErrors() bool { return h.ignoreErrors }
 
 // ReceivesOptions reports whether the engine sends resource options to hooks
-// (the SENDS_OPTIONS_TO_HOOKS feature). Without it, [Args].NewOptions and
-// OldOptions are always nil.
+// (the SENDS_OPTIONS_TO_HOOKS feature). Without it, [Args.NewOptions] and
+// [Args.OldOptions] always return nil.
 func (h *Hook) ReceivesOptions() bool { return h.receivesOptions }
 
 // ErrorHook is an error hook registered with the engine under a name. Bind it

@@ -64,16 +64,16 @@ func TestResourceHookRoundTrip(t *testing.T) {
 				assert.Equal(t, resource.ID(""), a.ID)
 				assert.Equal(t, "logs", a.Name)
 				assert.Equal(t, "aws:s3/bucket:Bucket", a.Type)
-				assert.Equal(t, "private", a.NewInputs["acl"].StringValue())
-				assert.Equal(t, 3.0, a.NewInputs["size"].NumberValue())
-				assert.True(t, a.NewInputs["none"].IsNull())
-				assert.Nil(t, a.OldInputs)
-				assert.Nil(t, a.NewOutputs)
-				assert.Nil(t, a.OldOptions)
-				require.NotNil(t, a.NewOptions)
-				require.NotNil(t, a.NewOptions.Protect)
-				assert.False(t, *a.NewOptions.Protect)
-				assert.Nil(t, a.NewOptions.DeleteBeforeReplace)
+				assert.Equal(t, "private", a.NewInputs()["acl"].StringValue())
+				assert.Equal(t, 3.0, a.NewInputs()["size"].NumberValue())
+				assert.True(t, a.NewInputs()["none"].IsNull())
+				assert.Nil(t, a.OldInputs())
+				assert.Nil(t, a.NewOutputs())
+				assert.Nil(t, a.OldOptions())
+				require.NotNil(t, a.NewOptions())
+				require.NotNil(t, a.NewOptions().Protect)
+				assert.False(t, *a.NewOptions().Protect)
+				assert.Nil(t, a.NewOptions().DeleteBeforeReplace)
 			},
 		},
 		{
@@ -87,13 +87,13 @@ func TestResourceHookRoundTrip(t *testing.T) {
 				NewOutputs: object(map[string]*structpb.Value{"token": secret(obj(map[string]*structpb.Value{"v": num(1)}))}),
 			},
 			check: func(t *testing.T, a *hooks.Args) {
-				pw := a.NewInputs["password"]
+				pw := a.NewInputs()["password"]
 				require.True(t, pw.IsSecret(), "password should be a secret, got %v", pw)
 				assert.Equal(t, "hunter2", pw.SecretValue().Element.StringValue())
-				keys := a.NewInputs["nested"].ObjectValue()["keys"]
+				keys := a.NewInputs()["nested"].ObjectValue()["keys"]
 				require.True(t, keys.IsSecret())
 				assert.Len(t, keys.SecretValue().Element.ArrayValue(), 2)
-				assert.True(t, a.NewOutputs["token"].IsSecret())
+				assert.True(t, a.NewOutputs()["token"].IsSecret())
 			},
 		},
 		{
@@ -107,9 +107,9 @@ func TestResourceHookRoundTrip(t *testing.T) {
 				NewOutputs: object(map[string]*structpb.Value{"id": unknown()}),
 			},
 			check: func(t *testing.T, a *hooks.Args) {
-				assert.True(t, a.NewInputs["arn"].IsComputed())
-				assert.True(t, a.NewInputs["list"].ArrayValue()[1].IsComputed())
-				assert.True(t, a.NewOutputs["id"].IsComputed())
+				assert.True(t, a.NewInputs()["arn"].IsComputed())
+				assert.True(t, a.NewInputs()["list"].ArrayValue()[1].IsComputed())
+				assert.True(t, a.NewOutputs()["id"].IsComputed())
 			},
 		},
 		{
@@ -122,13 +122,13 @@ func TestResourceHookRoundTrip(t *testing.T) {
 				}),
 			},
 			check: func(t *testing.T, a *hooks.Args) {
-				role := a.NewInputs["role"]
+				role := a.NewInputs()["role"]
 				require.True(t, role.IsResourceReference())
 				assert.Equal(t, resource.URN(urnRole), role.ResourceReferenceValue().URN)
 				id, ok := role.ResourceReferenceValue().IDString()
 				assert.True(t, ok)
 				assert.Equal(t, "role-7", id)
-				require.True(t, a.NewInputs["component"].IsResourceReference())
+				require.True(t, a.NewInputs()["component"].IsResourceReference())
 			},
 		},
 		{
@@ -142,12 +142,12 @@ func TestResourceHookRoundTrip(t *testing.T) {
 				}),
 			},
 			check: func(t *testing.T, a *hooks.Args) {
-				known := a.NewInputs["known"]
+				known := a.NewInputs()["known"]
 				require.True(t, known.IsOutput())
 				assert.True(t, known.OutputValue().Known)
 				assert.Equal(t, "v", known.OutputValue().Element.StringValue())
 				assert.Equal(t, []resource.URN{urnRole, urnComp}, known.OutputValue().Dependencies)
-				us := a.NewInputs["unknownSecret"].OutputValue()
+				us := a.NewInputs()["unknownSecret"].OutputValue()
 				assert.False(t, us.Known)
 				assert.True(t, us.Secret)
 			},
@@ -160,8 +160,8 @@ func TestResourceHookRoundTrip(t *testing.T) {
 				OldOutputs: object(map[string]*structpb.Value{"blobs": list(wiretest.ByteString([]byte{0x80}), str("text"))}),
 			},
 			check: func(t *testing.T, a *hooks.Args) {
-				assert.Equal(t, bytesIn, a.NewInputs["blob"].StringValue())
-				assert.Equal(t, "\x80", a.OldOutputs["blobs"].ArrayValue()[0].StringValue())
+				assert.Equal(t, bytesIn, a.NewInputs()["blob"].StringValue())
+				assert.Equal(t, "\x80", a.OldOutputs()["blobs"].ArrayValue()[0].StringValue())
 			},
 		},
 		{
@@ -180,8 +180,8 @@ func TestResourceHookRoundTrip(t *testing.T) {
 				}),
 			},
 			check: func(t *testing.T, a *hooks.Args) {
-				assert.True(t, a.NewInputs["asset"].IsAsset())
-				assert.True(t, a.NewInputs["archive"].IsArchive())
+				assert.True(t, a.NewInputs()["asset"].IsAsset())
+				assert.True(t, a.NewInputs()["archive"].IsArchive())
 			},
 		},
 		{
@@ -196,14 +196,14 @@ func TestResourceHookRoundTrip(t *testing.T) {
 				OldOptions: &pulumirpc.ResourceOptions{Protect: ptr(true), RetainOnDelete: ptr(true), Parent: urnComp},
 			},
 			check: func(t *testing.T, a *hooks.Args) {
-				require.NotNil(t, a.NewOptions)
-				require.NotNil(t, a.OldOptions)
-				assert.Equal(t, resource.URN(urnComp), a.NewOptions.Parent)
-				require.NotNil(t, a.NewOptions.Hooks)
-				assert.Equal(t, []hooks.Ref{hooks.Name("bc1"), hooks.Name("bc2")}, a.NewOptions.Hooks.BeforeCreate)
-				require.NotNil(t, a.NewOptions.ReplacementTrigger)
-				assert.True(t, a.NewOptions.ReplacementTrigger.IsSecret())
-				assert.True(t, *a.OldOptions.RetainOnDelete)
+				require.NotNil(t, a.NewOptions())
+				require.NotNil(t, a.OldOptions())
+				assert.Equal(t, resource.URN(urnComp), a.NewOptions().Parent)
+				require.NotNil(t, a.NewOptions().Hooks)
+				assert.Equal(t, []hooks.Ref{hooks.Name("bc1"), hooks.Name("bc2")}, a.NewOptions().Hooks.BeforeCreate)
+				require.NotNil(t, a.NewOptions().ReplacementTrigger)
+				assert.True(t, a.NewOptions().ReplacementTrigger.IsSecret())
+				assert.True(t, *a.OldOptions().RetainOnDelete)
 			},
 		},
 		{
@@ -215,12 +215,12 @@ func TestResourceHookRoundTrip(t *testing.T) {
 				OldOptions: &pulumirpc.ResourceOptions{},
 			},
 			check: func(t *testing.T, a *hooks.Args) {
-				assert.NotNil(t, a.OldInputs)
-				assert.Empty(t, a.OldInputs)
-				assert.NotNil(t, a.OldOutputs)
-				assert.Nil(t, a.NewInputs)
-				assert.NotNil(t, a.OldOptions)
-				assert.Nil(t, a.NewOptions)
+				assert.NotNil(t, a.OldInputs())
+				assert.Empty(t, a.OldInputs())
+				assert.NotNil(t, a.OldOutputs())
+				assert.Nil(t, a.NewInputs())
+				assert.NotNil(t, a.OldOptions())
+				assert.Nil(t, a.NewOptions())
 			},
 		},
 		{
@@ -288,10 +288,10 @@ func TestErrorHookRoundTrip(t *testing.T) {
 				assert.Equal(t, hooks.OperationCreate, a.FailedOperation)
 				assert.Equal(t, 2, a.Attempt())
 				assert.Equal(t, "second: throttled", a.LastError())
-				assert.True(t, a.NewInputs["pw"].IsSecret())
-				assert.Nil(t, a.OldOptions)
-				require.NotNil(t, a.NewOptions)
-				assert.Equal(t, "6.1.0", a.NewOptions.Version)
+				assert.True(t, a.NewInputs()["pw"].IsSecret())
+				assert.Nil(t, a.OldOptions())
+				require.NotNil(t, a.NewOptions())
+				assert.Equal(t, "6.1.0", a.NewOptions().Version)
 			},
 		},
 		{
@@ -307,9 +307,9 @@ func TestErrorHookRoundTrip(t *testing.T) {
 			check: func(t *testing.T, a *hooks.ErrorArgs) {
 				assert.Equal(t, hooks.OperationUpdate, a.FailedOperation)
 				assert.Equal(t, 1, a.Attempt())
-				assert.True(t, a.NewInputs["x"].IsComputed())
-				assert.True(t, a.OldOutputs["r"].IsResourceReference())
-				assert.True(t, a.OldOutputs["o"].IsOutput())
+				assert.True(t, a.NewInputs()["x"].IsComputed())
+				assert.True(t, a.OldOutputs()["r"].IsResourceReference())
+				assert.True(t, a.OldOutputs()["o"].IsOutput())
 			},
 		},
 		{
@@ -320,8 +320,8 @@ func TestErrorHookRoundTrip(t *testing.T) {
 			},
 			check: func(t *testing.T, a *hooks.ErrorArgs) {
 				assert.Equal(t, hooks.OperationDelete, a.FailedOperation)
-				assert.Nil(t, a.NewInputs)
-				assert.NotNil(t, a.OldInputs)
+				assert.Nil(t, a.NewInputs())
+				assert.NotNil(t, a.OldInputs())
 			},
 		},
 	}

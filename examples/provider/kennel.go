@@ -284,7 +284,7 @@ func labelPet(kennel string) transforms.Func {
 // auditPet runs before each pet of a kennel is created and refuses one the
 // label transform missed.
 func auditPet(ctx context.Context, args *hooks.Args) error {
-	keepers := args.NewInputs["keepers"]
+	keepers := args.NewInputs()["keepers"]
 	if !keepers.IsObject() || !keepers.ObjectValue()["kennel"].IsString() {
 		return fmt.Errorf("%s has no kennel label", args.Name)
 	}

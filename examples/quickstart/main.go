@@ -227,11 +227,11 @@ func labelLookups(caller string) invoketransforms.Func {
 // transform missed, and warns about a RandomString too short to be a unique
 // suffix; the warning shows under the resource.
 func auditTags(ctx context.Context, args *hooks.Args) error {
-	tags := args.NewInputs[tagProperty(args.Type)]
+	tags := args.NewInputs()[tagProperty(args.Type)]
 	if !tags.IsObject() || !tags.ObjectValue().HasValue("managed-by") {
 		return fmt.Errorf("%s has no managed-by tag: the tag transform did not run", args.Name)
 	}
-	if length := args.NewInputs["length"]; args.Type == stringType && length.IsNumber() && length.NumberValue() < 12 {
+	if length := args.NewInputs()["length"]; args.Type == stringType && length.IsNumber() && length.NumberValue() < 12 {
 		callbacks.Warn(ctx, fmt.Sprintf("length %d is short for a unique suffix; 12 or more is safer", int(length.NumberValue())))
 	}
 	return nil

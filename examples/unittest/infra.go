@@ -67,7 +67,7 @@ func OwnerTags(owner string) transforms.Func {
 // without an owner tag. It runs in previews too, so a preview already shows
 // the refusal.
 func CheckOwner(_ context.Context, args *hooks.Args) error {
-	tags := args.NewInputs[tagKey]
+	tags := args.NewInputs()[tagKey]
 	if !tags.IsObject() {
 		return fmt.Errorf("%s has no %s, so no owner tag", args.Name, tagKey)
 	}
@@ -81,7 +81,7 @@ func CheckOwner(_ context.Context, args *hooks.Args) error {
 // Notify is an after-create hook that tells the owner a resource was
 // created. It does not run in previews, where nothing is created.
 func Notify(ctx context.Context, args *hooks.Args) error {
-	owner := args.NewInputs[tagKey].ObjectValue()["owner"]
+	owner := args.NewInputs()[tagKey].ObjectValue()["owner"]
 	callbacks.Info(ctx, fmt.Sprintf("%s created %s (id %s)", owner.StringValue(), args.Name, args.ID))
 	return nil
 }

@@ -87,8 +87,8 @@ func TestEachHookRunsOnceWithTheTaggedInputs(t *testing.T) {
 	require.NotNil(t, pet)
 	assert.Equal(t, petType, pet.Type)
 	assert.Empty(t, pet.ID, "before create, a resource has no ID yet")
-	assert.Equal(t, 2.0, pet.NewInputs["length"].NumberValue())
-	assert.Equal(t, Owner, pet.NewInputs[tagKey].ObjectValue()["owner"].StringValue(),
+	assert.Equal(t, 2.0, pet.NewInputs()["length"].NumberValue())
+	assert.Equal(t, Owner, pet.NewInputs()[tagKey].ObjectValue()["owner"].StringValue(),
 		"the hook sees the inputs after the transform")
 
 	notified, _ := hookCalls(t, engine, notifyHook)
@@ -121,10 +121,9 @@ func TestAPreviewRunsOnlyTheHookMarkedOnDryRun(t *testing.T) {
 
 // The functions are plain Go, so they can also be tested without an engine.
 func TestCheckOwnerRefusesAResourceWithoutOwner(t *testing.T) {
-	err := CheckOwner(context.Background(), &hooks.Args{
-		Name: "stray", Type: petType,
-		NewInputs: resource.PropertyMap{"length": resource.NewProperty(2.0)},
-	})
+	args := &hooks.Args{Name: "stray", Type: petType}
+	args.SetNewInputs(resource.PropertyMap{"length": resource.NewProperty(2.0)})
+	err := CheckOwner(context.Background(), args)
 	assert.EqualError(t, err, "stray has no keepers, so no owner tag")
 }
 

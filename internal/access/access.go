@@ -14,6 +14,9 @@ var (
 	// SetCallResource is func(ctx context.Context, urn, typ, name string):
 	// records which resource the current call is about.
 	SetCallResource any
+	// SetCallAttempt is func(ctx context.Context, attempt int): records, for
+	// an error hook, how many times the operation has failed so far.
+	SetCallAttempt any
 	// RawAs is func(callbacks.Kind, callbacks.RawFunc) callbacks.Func: a
 	// function over undecoded payloads registered as a callback of a kind.
 	RawAs any

@@ -25,6 +25,12 @@ func SetCallResource(ctx context.Context, urn, typ, name string) {
 	access.SetCallResource.(func(context.Context, string, string, string))(ctx, urn, typ, name)
 }
 
+// SetCallAttempt records, for an error hook, how many times the operation
+// has failed so far.
+func SetCallAttempt(ctx context.Context, attempt int) {
+	access.SetCallAttempt.(func(context.Context, int))(ctx, attempt)
+}
+
 // Names returns the hook name space of m's deployment.
 func Names(m *monitor.Monitor) *access.Names {
 	return access.MonitorNames.(func(*monitor.Monitor) *access.Names)(m)

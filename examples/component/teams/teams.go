@@ -105,10 +105,11 @@ func ChildrenOf(name string) hooks.Selector {
 // teamOf returns the name of the team a hooked resource belongs to, from the
 // options the engine sends to hooks.
 func teamOf(args *hooks.Args) string {
-	if args.NewOptions == nil {
+	opts := args.NewOptions()
+	if opts == nil {
 		return "" // an engine that does not send options to hooks
 	}
-	parent := args.NewOptions.Parent
+	parent := opts.Parent
 	if !parent.IsValid() || string(parent.Type()) != TeamType {
 		return ""
 	}
