@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Field numbers of ResourceHookRequest and ErrorHookRequest. The first five
@@ -120,17 +121,35 @@ type request struct {
 // of every occurrence (which decodes to their merge, as protobuf merges a
 // repeated embedded message), and whether it occurred.
 type part struct {
-	b    []byte
-	sent bool
+	b     []byte
+	sent  bool
+	multi bool // it occurred more than once
 }
 
-func (p *part) add(v []byte) {
-	if p.sent {
-		p.b = append(append([]byte(nil), p.b...), v...)
-		return
+// add adds an occurrence v of a message like m. Protobuf decodes each
+// occurrence on its own before merging them, so an occurrence that is not
+// well formed is refused even when the concatenation would be; the engine
+// never repeats a field, so only then are the occurrences decoded to check.
+func (p *part) add(v []byte, m func() proto.Message) error {
+	if !p.sent {
+		p.b, p.sent = v, true
+		return nil
 	}
-	p.b, p.sent = v, true
+	if !p.multi {
+		if proto.Unmarshal(p.b, m()) != nil {
+			return errBadRequest
+		}
+		p.multi = true
+	}
+	if proto.Unmarshal(v, m()) != nil {
+		return errBadRequest
+	}
+	p.b = append(append([]byte(nil), p.b...), v...)
+	return nil
 }
+
+func newStruct() proto.Message  { return &structpb.Struct{} }
+func newOptions() proto.Message { return &pulumirpc.ResourceOptions{} }
 
 // layout says where a request kind keeps its fields: mapAt[i] and optAt[i]
 // are the field numbers of maps[i] and opts[i], 0 when the kind has none.
@@ -211,12 +230,12 @@ func scan(b []byte, lay *layout, shared bool, r *request) error {
 			}
 			for i, at := range lay.mapAt {
 				if at != 0 && num == at {
-					r.maps[i].add(v)
+					err = r.maps[i].add(v, newStruct)
 				}
 			}
 			for i, at := range lay.optAt {
 				if num == at {
-					r.opts[i].add(v)
+					err = r.opts[i].add(v, newOptions)
 				}
 			}
 		}
