@@ -189,7 +189,7 @@ func scan(b []byte, lay *layout, shared bool, r *request) error {
 	}
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
+		if n < 0 || num > protowire.MaxValidNumber { // protobuf refuses both
 			return errBadRequest
 		}
 		b = b[n:]
@@ -387,7 +387,7 @@ func checkMessage(b []byte, s *msgSpec, depth int) error {
 	}
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
+		if n < 0 || num > protowire.MaxValidNumber { // protobuf refuses both
 			return errBadRequest
 		}
 		b = b[n:]
