@@ -10,8 +10,9 @@
 #   BENCH=../shared/bench bench/cpucost.sh
 #
 # Knobs: BENCH (a harness folder with bin/driver and bin/echo built), OURS
-# (the bench/ours binary), PAYLOADS, ROUNDS, CALLS (per call of the driver;
-# large payloads get a tenth). Each round starts every target afresh, in
+# (the bench/ours binary), BEFORE (optional: an older bench/ours binary,
+# measured with -unread as before-unread), PAYLOADS, ROUNDS, CALLS (per call
+# of the driver; large payloads get a tenth). Each round starts every target afresh, in
 # turn, so that drift spreads over all of them. Linux only.
 set -euo pipefail
 BENCH=${BENCH:?set BENCH to a built copy of the shared harness}
@@ -28,6 +29,10 @@ declare -A cmd=(
   [ours]="$OURS"
 )
 targets=(echo-splice ours-unread ours)
+if [ -n "${BEFORE:-}" ]; then
+  cmd[before-unread]="$BEFORE -unread"
+  targets+=(before-unread)
+fi
 
 cpu_ns() { # total on-CPU time of all threads of PID
   cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}'
