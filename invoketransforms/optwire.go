@@ -3,7 +3,8 @@ package invoketransforms
 import (
 	"errors"
 	"unicode/utf8"
-	"unsafe"
+
+	"github.com/langhost/callbacks/internal/wirefield"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -35,22 +36,6 @@ var errBadOptions = errors.New("options: not a valid TransformInvokeOptions enco
 // the protobuf runtime's.
 var errOptionsUTF8 = errors.New("string field contains invalid UTF-8")
 
-// consumeTag reads a field's tag as the protobuf runtime does, refusing
-// field numbers outside 1..2^29-1.
-func consumeTag(b []byte) (protowire.Number, protowire.Type, int) {
-	num, typ, n := protowire.ConsumeTag(b)
-	if n >= 0 && num > protowire.MaxValidNumber {
-		return 0, 0, -1
-	}
-	return num, typ, n
-}
-
-// view returns b as a string without copying it; b must never be written
-// again.
-func view(b []byte) string {
-	return unsafe.String(unsafe.SliceData(b), len(b))
-}
-
 // decodeOptions decodes a serialized TransformInvokeOptions into o, which
 // must be empty. The strings of o share b, which must never be written
 // again; the checksums and the unknown fields are copies. On error, o holds
@@ -62,7 +47,7 @@ func view(b []byte) string {
 // re-encoded in its shortest form.
 func decodeOptions(b []byte, o *InvokeOptions) error {
 	for len(b) > 0 {
-		num, typ, n := consumeTag(b)
+		num, typ, n := wirefield.ConsumeTag(b)
 		if n < 0 {
 			return errBadOptions
 		}
@@ -88,11 +73,11 @@ func decodeOptions(b []byte, o *InvokeOptions) error {
 			}
 			switch num {
 			case optProvider:
-				o.Provider = view(v)
+				o.Provider = wirefield.View(v)
 			case optPluginDownloadURL:
-				o.PluginDownloadURL = view(v)
+				o.PluginDownloadURL = wirefield.View(v)
 			default:
-				o.Version = view(v)
+				o.Version = wirefield.View(v)
 			}
 			continue
 		}
@@ -114,7 +99,7 @@ func decodeChecksum(b []byte, m map[string][]byte) error {
 	var key string
 	var value []byte
 	for len(b) > 0 {
-		num, typ, n := consumeTag(b)
+		num, typ, n := wirefield.ConsumeTag(b)
 		if n < 0 {
 			return errBadOptions
 		}
@@ -132,7 +117,7 @@ func decodeChecksum(b []byte, m map[string][]byte) error {
 			if !utf8.Valid(v) {
 				return errBadOptions
 			}
-			key = view(v)
+			key = wirefield.View(v)
 			continue
 		}
 		n = protowire.ConsumeFieldValue(num, typ, b)
@@ -151,35 +136,20 @@ func decodeChecksum(b []byte, m map[string][]byte) error {
 
 // sizeOptions is the size of o's encoding.
 func sizeOptions(o *InvokeOptions) int {
-	n := sizeString(o.Provider) + sizeString(o.PluginDownloadURL) + sizeString(o.Version)
+	n := wirefield.SizeString(o.Provider) + wirefield.SizeString(o.PluginDownloadURL) + wirefield.SizeString(o.Version)
 	if len(o.PluginChecksums) > 0 {
 		n += sizeChecksums(o.PluginChecksums)
 	}
 	return n + len(o.unknown)
 }
 
-// sizeString is the size of a string field's encoding, which is empty for
-// the empty string (proto3 omits it).
-func sizeString(s string) int {
-	if s == "" {
-		return 0
-	}
-	return 1 + protowire.SizeBytes(len(s))
-}
-
 //go:noinline
 func sizeChecksums(m map[string][]byte) int {
 	n := 0
 	for k, v := range m {
-		n += 1 + protowire.SizeBytes(sizeEntry(k, v))
+		n += 1 + protowire.SizeBytes(wirefield.SizeEntry(k, v))
 	}
 	return n
-}
-
-// sizeEntry is the size of a plugin_checksums entry's encoding, which, as
-// protobuf writes map entries, always holds both the key and the value.
-func sizeEntry(k string, v []byte) int {
-	return 1 + protowire.SizeBytes(len(k)) + 1 + protowire.SizeBytes(len(v))
 }
 
 // checkOptions reports whether o encodes: its strings, checksum keys
@@ -207,33 +177,19 @@ func checkChecksums(m map[string][]byte) error {
 // appendOptions appends the encoding of o, which checkOptions accepted, to
 // b: the fields in order of number, then the unknown fields as received.
 func appendOptions(b []byte, o *InvokeOptions) []byte {
-	b = appendString(b, optProvider, o.Provider)
-	b = appendString(b, optPluginDownloadURL, o.PluginDownloadURL)
-	b = appendString(b, optVersion, o.Version)
+	b = wirefield.AppendString(b, optProvider, o.Provider)
+	b = wirefield.AppendString(b, optPluginDownloadURL, o.PluginDownloadURL)
+	b = wirefield.AppendString(b, optVersion, o.Version)
 	if len(o.PluginChecksums) > 0 {
 		b = appendChecksums(b, o.PluginChecksums)
 	}
 	return append(b, o.unknown...)
 }
 
-// appendString appends a string field, unless s is empty (proto3 omits it).
-func appendString(b []byte, num protowire.Number, s string) []byte {
-	if s == "" {
-		return b
-	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendString(b, s)
-}
-
 //go:noinline
 func appendChecksums(b []byte, m map[string][]byte) []byte {
 	for k, v := range m {
-		b = protowire.AppendTag(b, optPluginChecksums, protowire.BytesType)
-		b = protowire.AppendVarint(b, uint64(sizeEntry(k, v)))
-		b = protowire.AppendTag(b, entryKey, protowire.BytesType)
-		b = protowire.AppendString(b, k)
-		b = protowire.AppendTag(b, entryValue, protowire.BytesType)
-		b = protowire.AppendBytes(b, v)
+		b = wirefield.AppendEntry(b, optPluginChecksums, k, v)
 	}
 	return b
 }

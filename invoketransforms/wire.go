@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/langhost/callbacks/internal/wirefield"
+
 	"github.com/langhost/callbacks/internal/wireprops"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -69,7 +71,7 @@ func (a *Args) scan(b []byte, shared bool) (args, opts []byte, err error) {
 scan:
 	for size := len(b); len(b) > 0; {
 		at := size - len(b)
-		num, typ, n := consumeTag(b)
+		num, typ, n := wirefield.ConsumeTag(b)
 		if n < 0 {
 			err = errBadRequest
 			break scan
@@ -121,7 +123,7 @@ scan:
 		copy(c[len(token):], opts)
 		token, opts = c[:len(token)], c[len(token):]
 	}
-	a.Token = view(token)
+	a.Token = wirefield.View(token)
 	return args, opts, err
 }
 

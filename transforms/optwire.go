@@ -3,7 +3,8 @@ package transforms
 import (
 	"errors"
 	"unicode/utf8"
-	"unsafe"
+
+	"github.com/langhost/callbacks/internal/wirefield"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -54,31 +55,6 @@ const (
 // the protobuf runtime's.
 var errOptionsUTF8 = errors.New("string field contains invalid UTF-8")
 
-// view returns b as a string without copying it; b must never be written
-// again.
-func view(b []byte) string {
-	return unsafe.String(unsafe.SliceData(b), len(b))
-}
-
-// consumeTag reads a field's tag as the protobuf runtime does, refusing
-// field numbers outside 1..2^29-1.
-func consumeTag(b []byte) (protowire.Number, protowire.Type, int) {
-	num, typ, n := protowire.ConsumeTag(b)
-	if n >= 0 && num > protowire.MaxValidNumber {
-		return 0, 0, -1
-	}
-	return num, typ, n
-}
-
-// consumeString reads a length-delimited UTF-8 string.
-func consumeString(b []byte) (string, int) {
-	v, n := protowire.ConsumeBytes(b)
-	if n < 0 || !utf8.Valid(v) {
-		return "", -1
-	}
-	return view(v), n
-}
-
 // decodeOptionsWire decodes a serialized TransformResourceOptions into o,
 // which must be empty, if it holds nothing but the fields it reads, each
 // with its own wire type and validly encoded; it returns false otherwise,
@@ -92,7 +68,7 @@ func consumeString(b []byte) (string, int) {
 // key winning, and unknown fields inside map entries are dropped.
 func decodeOptionsWire(b []byte, o *ResourceOptions) bool {
 	for len(b) > 0 {
-		num, typ, n := consumeTag(b)
+		num, typ, n := wirefield.ConsumeTag(b)
 		if n < 0 {
 			return false
 		}
@@ -146,7 +122,7 @@ func decodeOptionsWire(b []byte, o *ResourceOptions) bool {
 			if !ok {
 				return false
 			}
-			o.Providers[k] = view(s)
+			o.Providers[k] = wirefield.View(s)
 			continue
 		case optPluginChecksums:
 			if o.PluginChecksums == nil {
@@ -162,7 +138,7 @@ func decodeOptionsWire(b []byte, o *ResourceOptions) bool {
 		if !utf8.Valid(v) {
 			return false
 		}
-		s := view(v)
+		s := wirefield.View(v)
 		switch num {
 		case optDependsOn:
 			o.DependsOn = append(o.DependsOn, resource.URN(s))
@@ -195,12 +171,12 @@ func decodeOptionsWire(b []byte, o *ResourceOptions) bool {
 // holds, if they hold nothing but their four strings.
 func decodeTimeouts(b []byte, ct *CustomTimeouts) bool {
 	for len(b) > 0 {
-		num, typ, n := consumeTag(b)
+		num, typ, n := wirefield.ConsumeTag(b)
 		if n < 0 || typ != protowire.BytesType || num < timeoutCreate || num > timeoutRead {
 			return false
 		}
 		b = b[n:]
-		s, m := consumeString(b)
+		s, m := wirefield.ConsumeString(b)
 		if m < 0 {
 			return false
 		}
@@ -225,7 +201,7 @@ func decodeTimeouts(b []byte, ct *CustomTimeouts) bool {
 // and the value are skipped, as protobuf skips them.
 func decodeEntry(b []byte, bytes bool) (key string, value []byte, ok bool) {
 	for len(b) > 0 {
-		num, typ, n := consumeTag(b)
+		num, typ, n := wirefield.ConsumeTag(b)
 		if n < 0 {
 			return "", nil, false
 		}
@@ -238,7 +214,7 @@ func decodeEntry(b []byte, bytes bool) (key string, value []byte, ok bool) {
 			b = b[m:]
 			switch {
 			case num == entryKey:
-				key = view(v)
+				key = wirefield.View(v)
 			case bytes:
 				value = append([]byte{}, v...)
 			default:
@@ -318,19 +294,19 @@ func appendOptionsWire(b []byte, o *ResourceOptions) []byte {
 	b = appendBool(b, optProtect, o.Protect)
 	b = appendStrings(b, optIgnoreChanges, o.IgnoreChanges)
 	b = appendStrings(b, optReplaceOnChanges, o.ReplaceOnChanges)
-	b = appendString(b, optVersion, o.Version)
-	b = appendString(b, optProvider, o.Provider)
+	b = wirefield.AppendString(b, optVersion, o.Version)
+	b = wirefield.AppendString(b, optProvider, o.Provider)
 	if ct := o.CustomTimeouts; ct != nil {
 		b = protowire.AppendTag(b, optCustomTimeouts, protowire.BytesType)
-		b = protowire.AppendVarint(b, uint64(sizeString(ct.Create)+sizeString(ct.Update)+sizeString(ct.Delete)+sizeString(ct.Read)))
-		b = appendString(b, timeoutCreate, ct.Create)
-		b = appendString(b, timeoutUpdate, ct.Update)
-		b = appendString(b, timeoutDelete, ct.Delete)
-		b = appendString(b, timeoutRead, ct.Read)
+		b = protowire.AppendVarint(b, uint64(wirefield.SizeString(ct.Create)+wirefield.SizeString(ct.Update)+wirefield.SizeString(ct.Delete)+wirefield.SizeString(ct.Read)))
+		b = wirefield.AppendString(b, timeoutCreate, ct.Create)
+		b = wirefield.AppendString(b, timeoutUpdate, ct.Update)
+		b = wirefield.AppendString(b, timeoutDelete, ct.Delete)
+		b = wirefield.AppendString(b, timeoutRead, ct.Read)
 	}
-	b = appendString(b, optPluginDownloadURL, o.PluginDownloadURL)
+	b = wirefield.AppendString(b, optPluginDownloadURL, o.PluginDownloadURL)
 	b = appendBool(b, optRetainOnDelete, o.RetainOnDelete)
-	b = appendString(b, optDeletedWith, o.DeletedWith)
+	b = wirefield.AppendString(b, optDeletedWith, o.DeletedWith)
 	b = appendBool(b, optDeleteBeforeReplace, o.DeleteBeforeReplace)
 	b = appendStrings(b, optAdditionalSecretOutputs, o.AdditionalSecretOutputs)
 	if len(o.Providers) > 0 {
@@ -339,7 +315,7 @@ func appendOptionsWire(b []byte, o *ResourceOptions) []byte {
 	if len(o.PluginChecksums) > 0 {
 		b = appendChecksums(b, o.PluginChecksums)
 	}
-	b = appendString(b, optImport, o.Import)
+	b = wirefield.AppendString(b, optImport, o.Import)
 	b = appendStrings(b, optHideDiff, o.HideDiff)
 	return appendStrings(b, optReplaceWith, o.ReplaceWith)
 }
@@ -347,7 +323,7 @@ func appendOptionsWire(b []byte, o *ResourceOptions) []byte {
 //go:noinline
 func appendProviders(b []byte, m map[string]string) []byte {
 	for k, v := range m {
-		b = appendEntry(b, optProviders, k, []byte(v))
+		b = wirefield.AppendEntry(b, optProviders, k, []byte(v))
 	}
 	return b
 }
@@ -355,7 +331,7 @@ func appendProviders(b []byte, m map[string]string) []byte {
 //go:noinline
 func appendChecksums(b []byte, m map[string][]byte) []byte {
 	for k, v := range m {
-		b = appendEntry(b, optPluginChecksums, k, v)
+		b = wirefield.AppendEntry(b, optPluginChecksums, k, v)
 	}
 	return b
 }
@@ -363,15 +339,15 @@ func appendChecksums(b []byte, m map[string][]byte) []byte {
 // sizeOptionsWire is the size of the encoding appendOptionsWire writes.
 func sizeOptionsWire(o *ResourceOptions) int {
 	n := sizeStrings(optDependsOn, o.DependsOn) + sizeBool(o.Protect) + sizeStrings(optIgnoreChanges, o.IgnoreChanges) +
-		sizeStrings(optReplaceOnChanges, o.ReplaceOnChanges) + sizeString(o.Version) + sizeString(o.Provider) +
-		sizeString(o.PluginDownloadURL) + sizeBool(o.RetainOnDelete) + sizeString(string(o.DeletedWith)) +
+		sizeStrings(optReplaceOnChanges, o.ReplaceOnChanges) + wirefield.SizeString(o.Version) + wirefield.SizeString(o.Provider) +
+		wirefield.SizeString(o.PluginDownloadURL) + sizeBool(o.RetainOnDelete) + wirefield.SizeString(string(o.DeletedWith)) +
 		sizeBool(o.DeleteBeforeReplace) + sizeStrings(optAdditionalSecretOutputs, o.AdditionalSecretOutputs) +
 		sizeStrings(optHideDiff, o.HideDiff) + sizeStrings(optReplaceWith, o.ReplaceWith)
 	if o.Import != "" {
 		n += protowire.SizeTag(optImport) + protowire.SizeBytes(len(o.Import))
 	}
 	if ct := o.CustomTimeouts; ct != nil {
-		n += 1 + protowire.SizeBytes(sizeString(ct.Create)+sizeString(ct.Update)+sizeString(ct.Delete)+sizeString(ct.Read))
+		n += 1 + protowire.SizeBytes(wirefield.SizeString(ct.Create)+wirefield.SizeString(ct.Update)+wirefield.SizeString(ct.Delete)+wirefield.SizeString(ct.Read))
 	}
 	if len(o.Providers) > 0 || len(o.PluginChecksums) > 0 {
 		n += sizeMaps(o)
@@ -409,24 +385,6 @@ func sizeBool(v *bool) int {
 	return 2
 }
 
-// sizeString is the size of a singular string field's encoding, for field
-// numbers below 16 (one-byte tags); the empty string is omitted.
-func sizeString(s string) int {
-	if s == "" {
-		return 0
-	}
-	return 1 + protowire.SizeBytes(len(s))
-}
-
-// appendString appends a singular string field, unless s is empty.
-func appendString[S ~string](b []byte, num protowire.Number, s S) []byte {
-	if s == "" {
-		return b
-	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendString(b, string(s))
-}
-
 // appendStrings appends a repeated string field: every element, empty ones
 // included.
 func appendStrings[S ~string](b []byte, num protowire.Number, ss []S) []byte {
@@ -444,15 +402,4 @@ func appendBool(b []byte, num protowire.Number, v *bool) []byte {
 	}
 	b = protowire.AppendTag(b, num, protowire.VarintType)
 	return protowire.AppendVarint(b, protowire.EncodeBool(*v))
-}
-
-// appendEntry appends a map entry, which, as protobuf writes them, always
-// holds both the key and the value.
-func appendEntry(b []byte, num protowire.Number, k string, v []byte) []byte {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(1+protowire.SizeBytes(len(k))+1+protowire.SizeBytes(len(v))))
-	b = protowire.AppendTag(b, entryKey, protowire.BytesType)
-	b = protowire.AppendString(b, k)
-	b = protowire.AppendTag(b, entryValue, protowire.BytesType)
-	return protowire.AppendBytes(b, v)
 }
