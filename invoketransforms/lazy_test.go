@@ -140,21 +140,28 @@ func TestLazyArgumentsAreChecked(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ran := false
-			reg, err := callbacks.NewRegistry()
-			require.NoError(t, err)
-			token, err := reg.Register(invoketransforms.Adapt(func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
-				ran = true
-				return a.Result(), nil
-			}))
-			require.NoError(t, err)
-			_, err = reg.Invoke(t.Context(), token, invokePayload(t, []byte(tt.bad)))
-			require.ErrorIs(t, err, callbacks.ErrInvalidRequest)
-			assert.Equal(t, codes.InvalidArgument, status.Code(err))
-			assert.Contains(t, err.Error(), tt.want)
-			assert.False(t, ran, "the function ran on a request that does not decode")
+			refusedBeforeRunning(t, invokePayload(t, []byte(tt.bad)), tt.want)
 		})
 	}
+}
+
+// refusedBeforeRunning checks that an invoke transform refuses payload
+// with InvalidArgument, saying want, and never runs.
+func refusedBeforeRunning(t *testing.T, payload []byte, want string) {
+	t.Helper()
+	ran := false
+	reg, err := callbacks.NewRegistry()
+	require.NoError(t, err)
+	token, err := reg.Register(invoketransforms.Adapt(func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+		ran = true
+		return a.Result(), nil
+	}))
+	require.NoError(t, err)
+	_, err = reg.Invoke(t.Context(), token, payload)
+	require.ErrorIs(t, err, callbacks.ErrInvalidRequest)
+	assert.Equal(t, codes.InvalidArgument, status.Code(err))
+	assert.Contains(t, err.Error(), want)
+	assert.False(t, ran, "the function ran on a request that does not decode")
 }
 
 // Args built by hand, as in a unit test of an invoke transform, behave like
@@ -193,20 +200,8 @@ func TestOptionsAreChecked(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ran := false
-			reg, err := callbacks.NewRegistry()
-			require.NoError(t, err)
-			token, err := reg.Register(invoketransforms.Adapt(func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
-				ran = true
-				return a.Result(), nil
-			}))
-			require.NoError(t, err)
 			payload := protowire.AppendBytes(protowire.AppendTag(invokePayload(t, spliceableArgs()), 3, protowire.BytesType), tt.opts)
-			_, err = reg.Invoke(t.Context(), token, payload)
-			require.ErrorIs(t, err, callbacks.ErrInvalidRequest)
-			assert.Equal(t, codes.InvalidArgument, status.Code(err))
-			assert.Contains(t, err.Error(), refused)
-			assert.False(t, ran, "the function ran on a request that does not decode")
+			refusedBeforeRunning(t, payload, refused)
 		})
 	}
 	// The request around them is held to protobuf's field numbers too.
