@@ -192,6 +192,45 @@ func TestRunCommandProgramThatLoggedItsErrorGetsNoDiagnostic(t *testing.T) {
 	}
 }
 
+func TestRunCommandNodeProgramThatThrows(t *testing.T) {
+	t.Parallel()
+	dir := needNode(t)
+	e := startEngine(t)
+	cmd := exec.Command("node", e.NodeArgs(dir, "throws.js")...)
+	cmd.Dir = dir
+	res, err := e.RunCommand(t.Context(), cmd)
+	if err != nil {
+		t.Fatalf("RunCommand: %v", err)
+	}
+	// The SDK reports the exception itself and exits with the status that
+	// says so: the engine adds nothing of its own.
+	var pe *enginetest.ProgramError
+	if !errors.As(res.ProgramErr, &pe) || pe.ExitCode != 32 || !pe.Logged || !res.Failed {
+		t.Fatalf("Result.ProgramErr = %v, Failed = %v; want the SDK's logged-error exit (32)", res.ProgramErr, res.Failed)
+	}
+	var reported bool
+	for _, d := range res.Diagnostics {
+		if d.FromProgram && d.Severity == enginetest.SeverityError && strings.Contains(d.Message, "the program's own failure") {
+			reported = true
+		}
+		if !d.FromProgram && strings.Contains(d.Message, "non-zero exit code") {
+			t.Errorf("the engine reported an exit the program had logged: %v", d)
+		}
+	}
+	if !reported {
+		t.Errorf("no error diagnostic from the program with its exception: %v", res.Diagnostics)
+	}
+	// What the program registered before failing was still created.
+	thing := e.URN("", "test:index:Thing", "kept")
+	var created bool
+	for _, st := range res.Steps {
+		created = created || st.URN == thing && st.Op == enginetest.OpCreate && st.Err == nil
+	}
+	if !created {
+		t.Errorf("%s was not created; trace:\n%s", thing, e.Trace())
+	}
+}
+
 func TestRunCommandStopsTheProgramOfAFailedDeployment(t *testing.T) {
 	t.Parallel()
 	dir := needNode(t)
