@@ -52,8 +52,9 @@ func (ci *CallInfo) resourceSuffix() string {
 
 // callState is what a call's context carries: the info plus the registry
 // whose logger and reporter serve it. The resource fields of info are filled
-// in while the call runs on a goroutine of its own (see Registry.call) and
-// read by the goroutine that answers the engine, so they are guarded by mu.
+// in as the request is decoded (see Registry.prepare) and read both by the
+// function's own goroutine (see Registry.call), which may outlive the call,
+// and by the goroutine that answers the engine, so they are guarded by mu.
 type callState struct {
 	reg  *Registry
 	mu   sync.Mutex

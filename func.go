@@ -10,21 +10,31 @@ import (
 )
 
 // Func is a user function ready to register: its kind plus one untyped
-// handler that decodes the payload, calls the function and encodes the
+// adapter that decodes the payload, calls the function and encodes the
 // result. Build one with [ResourceTransform], [InvokeTransform],
 // [ResourceHook], [ErrorHook], [StateMigration] or [Raw]. The zero Func (and
 // one built from a nil function) is refused by registration with [ErrNilFunc].
 type Func struct {
-	kind Kind
-	call handler
+	kind    Kind
+	call    handler  // Raw's
+	prepare preparer // every other kind's
 }
 
 // Kind reports which kind of callback f is.
 func (f Func) Kind() Kind { return f.kind }
 
-// handler is the single shape every registration is reduced to. It may record
-// in cs what the request says about the resource.
+// handler is the shape of a Raw registration: there is nothing to check.
 type handler func(ctx context.Context, cs *callState, payload []byte) ([]byte, error)
+
+// preparer is the shape every registration but Raw is reduced to: it
+// decodes or checks the request, records in cs what the request says about
+// the resource, and returns what calls the function and encodes its
+// result. The registry runs it on the goroutine the call arrived on, and
+// only what it returns on the call's own goroutine, which starts with a
+// small stack: the check, as deep as the request nests, then grows no
+// stack, and a request that does not decode is refused without starting a
+// goroutine.
+type preparer func(ctx context.Context, cs *callState, payload []byte) (func(context.Context) ([]byte, error), error)
 
 // RawFunc is a function over undecoded payloads, for language hosts that
 // bring their own messages.
@@ -99,7 +109,7 @@ func adapt[Req, Res any, PReq protoPtr[Req], PRes protoPtr[Res]](
 	if fn == nil {
 		return Func{kind: kind}
 	}
-	return Func{kind: kind, call: func(ctx context.Context, cs *callState, payload []byte) ([]byte, error) {
+	return Func{kind: kind, prepare: func(ctx context.Context, cs *callState, payload []byte) (func(context.Context) ([]byte, error), error) {
 		ci := &cs.info // kind, name and token never change during a call
 		req := PReq(new(Req))
 		if err := proto.Unmarshal(payload, req); err != nil {
@@ -111,33 +121,35 @@ func adapt[Req, Res any, PReq protoPtr[Req], PRes protoPtr[Res]](
 			}
 		}
 		cs.update(func(ci *CallInfo) { describe(req, ci) })
-		res, err := fn(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		if res == nil {
-			return nil, nil
-		}
-		out, err := proto.Marshal(res)
-		if err != nil {
-			return nil, &Error{
-				Code: codes.Internal, Kind: ci.Kind, Name: ci.Name, Token: ci.Token,
-				Msg: fmt.Sprintf("callbacks: %s: response does not encode: %v", label(ci.Kind, ci.Name), err),
-				Err: fmt.Errorf("%w: %w", ErrEncode, err),
+		return func(ctx context.Context) ([]byte, error) {
+			res, err := fn(ctx, req)
+			if err != nil {
+				return nil, err
 			}
-		}
-		return out, nil
+			if res == nil {
+				return nil, nil
+			}
+			out, err := proto.Marshal(res)
+			if err != nil {
+				return nil, &Error{
+					Code: codes.Internal, Kind: ci.Kind, Name: ci.Name, Token: ci.Token,
+					Msg: fmt.Sprintf("callbacks: %s: response does not encode: %v", label(ci.Kind, ci.Name), err),
+					Err: fmt.Errorf("%w: %w", ErrEncode, err),
+				}
+			}
+			return out, nil
+		}, nil
 	}}
 }
 
-// rawAs wraps a function over undecoded payloads, like [Raw], but registers
-// it as a callback of kind k: the typed packages use it (through
-// internal/access) to decode requests and encode responses themselves.
-func rawAs(k Kind, fn RawFunc) Func {
-	if fn == nil {
+// preparedAs registers, as a callback of kind k, a function that checks its
+// request before its call; see [preparer]. The typed packages use it
+// (through internal/access).
+func preparedAs(k Kind, prep func(ctx context.Context, payload []byte) (func(context.Context) ([]byte, error), error)) Func {
+	if prep == nil {
 		return Func{kind: k}
 	}
-	return Func{kind: k, call: func(ctx context.Context, _ *callState, payload []byte) ([]byte, error) {
-		return fn(ctx, payload)
+	return Func{kind: k, prepare: func(ctx context.Context, _ *callState, payload []byte) (func(context.Context) ([]byte, error), error) {
+		return prep(ctx, payload)
 	}}
 }

@@ -371,5 +371,5 @@ func init() {
 	access.SetDryRun = func(r *Registry, dry bool) { r.dryRun.Store(dry) }
 	access.SetCallResource = setCallResource
 	access.SetCallAttempt = setCallAttempt
-	access.RawAs = rawAs
+	access.PreparedAs = preparedAs
 }

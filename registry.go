@@ -36,6 +36,7 @@ type entry struct {
 	kind        Kind
 	name        string
 	call        handler
+	prepare     preparer
 	timeout     time.Duration
 	failOpen    bool
 	rejectBytes bool
@@ -67,11 +68,11 @@ func (r *Registry) Register(f Func, opts ...RegisterOption) (string, error) {
 }
 
 func newEntry(f Func, opts []RegisterOption) (*entry, error) {
-	if f.call == nil || !f.kind.valid() {
+	if f.call == nil && f.prepare == nil || !f.kind.valid() {
 		return nil, &Error{Code: codes.InvalidArgument, Kind: f.kind, Err: ErrNilFunc,
 			Msg: fmt.Sprintf("callbacks: registering %s: %v", f.kind, ErrNilFunc)}
 	}
-	e := &entry{kind: f.kind, call: f.call}
+	e := &entry{kind: f.kind, call: f.call, prepare: f.prepare}
 	for _, o := range opts {
 		if o == nil {
 			continue
@@ -160,7 +161,16 @@ func (r *Registry) Invoke(ctx context.Context, token string, payload []byte) ([]
 		start = time.Now()
 		obs.CallStarted(ctx, cs.info)
 	}
-	out, err := r.call(ctx, e, cs, payload)
+	var out []byte
+	var err error
+	if e.prepare != nil {
+		var run func(context.Context) ([]byte, error)
+		if run, err = r.prepare(ctx, e, cs, payload); err == nil {
+			out, err = r.call(ctx, e, cs, nil, run)
+		}
+	} else {
+		out, err = r.call(ctx, e, cs, payload, nil)
+	}
 	var ce *Error
 	info := cs.snapshot()
 	if err != nil {
@@ -202,13 +212,27 @@ func (r *Registry) refuse(ctx context.Context, token string) error {
 	return ce
 }
 
-// call runs the function on a goroutine of its own and waits for it or for
-// the call's context. That way a deadline or the engine's cancellation ends
-// the call even when the function ignores its context (it keeps running
-// until it returns; only its result is dropped), and a function that ends
-// its goroutine with runtime.Goexit (t.FailNow in a test, for one) fails the
-// call instead of leaving the engine waiting forever.
-func (r *Registry) call(ctx context.Context, e *entry, cs *callState, payload []byte) ([]byte, error) {
+// prepare runs e's check of payload on the goroutine the call arrived on
+// and returns what runs the function. The check is the module's own code,
+// but a panic in it still only fails the call.
+func (r *Registry) prepare(ctx context.Context, e *entry, cs *callState, payload []byte) (run func(context.Context) ([]byte, error), err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			info := cs.snapshot()
+			run, err = nil, r.panicked(ctx, &info, p)
+		}
+	}()
+	return e.prepare(ctx, cs, payload)
+}
+
+// call runs the function (run, or else e's handler on payload) on a
+// goroutine of its own and waits for it or for the call's context. That way
+// a deadline or the engine's cancellation ends the call even when the
+// function ignores its context (it keeps running until it returns; only its
+// result is dropped), and a function that ends its goroutine with
+// runtime.Goexit (t.FailNow in a test, for one) fails the call instead of
+// leaving the engine waiting forever.
+func (r *Registry) call(ctx context.Context, e *entry, cs *callState, payload []byte, run func(context.Context) ([]byte, error)) ([]byte, error) {
 	type result struct {
 		out []byte
 		err error
@@ -229,7 +253,13 @@ func (r *Registry) call(ctx context.Context, e *entry, cs *callState, payload []
 			done <- result{err: &Error{Code: codes.Internal, Kind: info.Kind, Name: info.Name, Token: info.Token, Err: ErrPanicked,
 				Msg: fmt.Sprintf("callbacks: %s%s exited its goroutine (runtime.Goexit) without answering", label(info.Kind, info.Name), info.resourceSuffix())}}
 		}()
-		out, err := e.call(ctx, cs, payload)
+		var out []byte
+		var err error
+		if run != nil {
+			out, err = run(ctx)
+		} else {
+			out, err = e.call(ctx, cs, payload)
+		}
 		returned = true
 		done <- result{out, err}
 	}()

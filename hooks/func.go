@@ -47,22 +47,24 @@ func Adapt(fn Func) callbacks.Func {
 	if fn == nil {
 		return callbacks.ResourceHook(nil)
 	}
-	return reach.RawAs(callbacks.KindResourceHook, func(ctx context.Context, payload []byte) ([]byte, error) {
+	return reach.PreparedAs(callbacks.KindResourceHook, func(ctx context.Context, payload []byte) (reach.Prepared, error) {
 		args, err := decodePayload(payload, wirepayload.Owned(ctx))
 		if err != nil {
 			return nil, invalid(ctx, callbacks.KindResourceHook, string(args.URN), err)
 		}
 		reach.SetCallResource(ctx, string(args.URN), args.Type, args.Name)
-		err = fn(ctx, args)
-		if bad := args.err(); bad != nil {
-			// fn saw an empty value in place of what did not decode;
-			// whatever it made of it must not reach the engine.
-			return nil, invalid(ctx, callbacks.KindResourceHook, string(args.URN), bad)
-		}
-		if err != nil {
-			return errorResponse(ctx, callbacks.KindResourceHook, string(args.URN), err)
-		}
-		return nil, nil
+		return func(ctx context.Context) ([]byte, error) {
+			err := fn(ctx, args)
+			if bad := args.err(); bad != nil {
+				// fn saw an empty value in place of what did not decode;
+				// whatever it made of it must not reach the engine.
+				return nil, invalid(ctx, callbacks.KindResourceHook, string(args.URN), bad)
+			}
+			if err != nil {
+				return errorResponse(ctx, callbacks.KindResourceHook, string(args.URN), err)
+			}
+			return nil, nil
+		}, nil
 	})
 }
 
@@ -72,24 +74,26 @@ func AdaptErrorHook(fn ErrorFunc) callbacks.Func {
 	if fn == nil {
 		return callbacks.ErrorHook(nil)
 	}
-	return reach.RawAs(callbacks.KindErrorHook, func(ctx context.Context, payload []byte) ([]byte, error) {
+	return reach.PreparedAs(callbacks.KindErrorHook, func(ctx context.Context, payload []byte) (reach.Prepared, error) {
 		args, err := decodeErrorPayload(payload, wirepayload.Owned(ctx))
 		if err != nil {
 			return nil, invalid(ctx, callbacks.KindErrorHook, string(args.URN), err)
 		}
 		reach.SetCallResource(ctx, string(args.URN), args.Type, args.Name)
 		reach.SetCallAttempt(ctx, args.Attempt())
-		retry, err := fn(ctx, args)
-		if bad := args.err(); bad != nil {
-			return nil, invalid(ctx, callbacks.KindErrorHook, string(args.URN), bad)
-		}
-		switch {
-		case err != nil:
-			return errorResponse(ctx, callbacks.KindErrorHook, string(args.URN), err)
-		case retry:
-			return protowire.AppendVarint(protowire.AppendTag(nil, resRetry, protowire.VarintType), 1), nil
-		}
-		return nil, nil
+		return func(ctx context.Context) ([]byte, error) {
+			retry, err := fn(ctx, args)
+			if bad := args.err(); bad != nil {
+				return nil, invalid(ctx, callbacks.KindErrorHook, string(args.URN), bad)
+			}
+			switch {
+			case err != nil:
+				return errorResponse(ctx, callbacks.KindErrorHook, string(args.URN), err)
+			case retry:
+				return protowire.AppendVarint(protowire.AppendTag(nil, resRetry, protowire.VarintType), 1), nil
+			}
+			return nil, nil
+		}, nil
 	})
 }
 

@@ -258,41 +258,45 @@ func Adapt(fn Func) callbacks.Func {
 }
 
 func adapt(fn Func) callbacks.Func {
-	// The function runs on a goroutine of its own, which starts with a
-	// small stack: the adapter keeps its frame small, and what only a
+	// The request is checked on the goroutine the call arrived on; the
+	// function runs on a goroutine of its own, which starts with a small
+	// stack: what runs there keeps its frame small, and what only a
 	// failing call needs in functions of their own, so that a call that
 	// reads nothing does not grow the stack.
-	return reach.RawAs(callbacks.KindInvokeTransform, func(ctx context.Context, payload []byte) ([]byte, error) {
+	return reach.PreparedAs(callbacks.KindInvokeTransform, func(ctx context.Context, payload []byte) (reach.Prepared, error) {
 		owned := wirepayload.Owned(ctx)
 		args, err := decodePayload(payload, owned)
 		if err != nil {
 			return nil, badRequest(ctx, args.Token, err)
 		}
 		reach.SetCallResource(ctx, "", args.Token, "")
-		res, err := fn(ctx, args)
-		if err := args.args.Err(); err != nil {
-			// The function saw an empty map in place of the arguments;
-			// whatever it made of them must not reach the engine.
-			return nil, badRequest(ctx, args.Token, argsError(err))
-		}
-		if err != nil {
-			return nil, err
-		}
-		if res == nil {
-			return nil, nil
-		}
-		// Only a property map's encoding depends on the byte-string
-		// choice, and looking it up is a deep call: a result that sends
-		// no map does without it.
-		accept := false
-		if m, _, _ := res.arguments(); m != nil {
-			accept = acceptsByteStrings(ctx)
-		}
-		out, err := encodePayload(res, accept, args, payload, owned)
-		if err != nil {
-			return nil, badResult(ctx, args.Token, err)
-		}
-		return out, nil
+		return func(ctx context.Context) ([]byte, error) {
+			res, err := fn(ctx, args)
+			if err := args.args.Err(); err != nil {
+				// The function saw an empty map in place of the
+				// arguments; whatever it made of them must not reach the
+				// engine.
+				return nil, badRequest(ctx, args.Token, argsError(err))
+			}
+			if err != nil {
+				return nil, err
+			}
+			if res == nil {
+				return nil, nil
+			}
+			// Only a property map's encoding depends on the byte-string
+			// choice, and looking it up is a deep call: a result that
+			// sends no map does without it.
+			accept := false
+			if m, _, _ := res.arguments(); m != nil {
+				accept = acceptsByteStrings(ctx)
+			}
+			out, err := encodePayload(res, accept, args, payload, owned)
+			if err != nil {
+				return nil, badResult(ctx, args.Token, err)
+			}
+			return out, nil
+		}, nil
 	})
 }
 

@@ -33,9 +33,9 @@ var errTokenUTF8 = errors.New("a string field holds invalid UTF-8")
 // the returned Args holds the token if it was read. With shared, b is never
 // written again, and decoded strings may share it.
 //
-// The function runs on a goroutine of its own, which starts with a small
-// stack, and checking the arguments goes as deep as they nest: the work is
-// split so that this frame, below the check, stays small.
+// It runs on the goroutine the call arrived on, before the function's own
+// goroutine starts (see reach.PreparedAs): checking the arguments, which goes
+// as deep as they nest, grows no new goroutine's stack.
 func decodePayload(b []byte, shared bool) (*Args, error) {
 	a := &Args{}
 	args, opts, err := a.scan(b, shared)

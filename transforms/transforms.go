@@ -202,40 +202,44 @@ func Adapt(fn Func) callbacks.Func {
 }
 
 func adapt(fn Func) callbacks.Func {
-	// The function runs on a goroutine of its own, which starts with a
-	// small stack: the adapter keeps its frame small, and what only a
+	// The request is checked on the goroutine the call arrived on; the
+	// function runs on a goroutine of its own, which starts with a small
+	// stack: what runs there keeps its frame small, and what only a
 	// failing call needs in functions of their own, so that a call that
 	// reads nothing does not grow the stack.
-	return reach.RawAs(callbacks.KindResourceTransform, func(ctx context.Context, payload []byte) ([]byte, error) {
+	return reach.PreparedAs(callbacks.KindResourceTransform, func(ctx context.Context, payload []byte) (reach.Prepared, error) {
 		owned := wirepayload.Owned(ctx)
 		args, err := decodePayload(payload, owned)
 		if err != nil {
 			return nil, badRequest(ctx, args, false, err)
 		}
 		reach.SetCallResource(ctx, string(args.URN), args.Type, args.Name)
-		res, err := fn(ctx, args)
-		if err := args.props.Err(); err != nil {
-			// The function saw an empty map in place of the properties;
-			// whatever it made of them must not reach the engine.
-			return nil, badRequest(ctx, args, true, wrapError("properties", err))
-		}
-		if err != nil {
-			return nil, err
-		}
-		if res == nil {
-			return nil, nil
-		}
-		// Looking the byte-string choice up is a deep call: a result whose
-		// encoding does not depend on it does without.
-		accept := false
-		if res.needsByteStringChoice() {
-			accept = acceptsByteStrings(ctx)
-		}
-		out, err := encodePayload(res, accept, args, payload, owned)
-		if err != nil {
-			return nil, badResult(ctx, args, err)
-		}
-		return out, nil
+		return func(ctx context.Context) ([]byte, error) {
+			res, err := fn(ctx, args)
+			if err := args.props.Err(); err != nil {
+				// The function saw an empty map in place of the
+				// properties; whatever it made of them must not reach
+				// the engine.
+				return nil, badRequest(ctx, args, true, wrapError("properties", err))
+			}
+			if err != nil {
+				return nil, err
+			}
+			if res == nil {
+				return nil, nil
+			}
+			// Looking the byte-string choice up is a deep call: a result
+			// whose encoding does not depend on it does without.
+			accept := false
+			if res.needsByteStringChoice() {
+				accept = acceptsByteStrings(ctx)
+			}
+			out, err := encodePayload(res, accept, args, payload, owned)
+			if err != nil {
+				return nil, badResult(ctx, args, err)
+			}
+			return out, nil
+		}, nil
 	})
 }
 

@@ -36,9 +36,9 @@ var errStringUTF8 = errors.New("a string field holds invalid UTF-8")
 // holds the type and name if they were read.
 // With shared, b is never written again, and decoded strings may share it.
 //
-// The function runs on a goroutine of its own, which starts with a small
-// stack, and checking the properties goes as deep as they nest: the work is
-// split so that this frame, below the check, stays small.
+// It runs on the goroutine the call arrived on, before the function's own
+// goroutine starts (see reach.PreparedAs): checking the properties, which goes
+// as deep as they nest, grows no new goroutine's stack.
 func decodePayload(b []byte, shared bool) (*Args, error) {
 	a := &Args{}
 	props, opts, haveOpts, err := a.scan(b)

@@ -17,9 +17,13 @@ var (
 	// SetCallAttempt is func(ctx context.Context, attempt int): records, for
 	// an error hook, how many times the operation has failed so far.
 	SetCallAttempt any
-	// RawAs is func(callbacks.Kind, callbacks.RawFunc) callbacks.Func: a
-	// function over undecoded payloads registered as a callback of a kind.
-	RawAs any
+	// PreparedAs is func(callbacks.Kind, func(context.Context, []byte)
+	// (func(context.Context) ([]byte, error), error)) callbacks.Func: a
+	// function over undecoded payloads registered as a callback of a kind,
+	// in two parts: the check of the request, which the registry runs on
+	// the goroutine the call arrived on, and what it returns, which calls
+	// the user's function on the call's own goroutine.
+	PreparedAs any
 	// NewResourceHookOption is func(func(*HookConfig)) callbacks.ResourceHookOption.
 	NewResourceHookOption any
 	// NewHookOption is func(func(*HookConfig)) callbacks.HookOption: an

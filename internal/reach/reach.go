@@ -15,9 +15,16 @@ import (
 	"github.com/langhost/callbacks/monitor"
 )
 
-// RawAs registers a function over undecoded payloads as a callback of kind k.
-func RawAs(k callbacks.Kind, fn callbacks.RawFunc) callbacks.Func {
-	return access.RawAs.(func(callbacks.Kind, callbacks.RawFunc) callbacks.Func)(k, fn)
+// Prepared is what a [PreparedAs] check returns: the call of the user's
+// function and the encoding of its result.
+type Prepared = func(context.Context) ([]byte, error)
+
+// PreparedAs registers, as a callback of kind k, a function over undecoded
+// payloads in two parts: prep checks the request on the goroutine the call
+// arrived on (so that the check, as deep as the request nests, grows no new
+// stack) and returns what runs on the call's own goroutine.
+func PreparedAs(k callbacks.Kind, prep func(ctx context.Context, payload []byte) (Prepared, error)) callbacks.Func {
+	return access.PreparedAs.(func(callbacks.Kind, func(context.Context, []byte) (func(context.Context) ([]byte, error), error)) callbacks.Func)(k, prep)
 }
 
 // SetCallResource records which resource the current call is about.
