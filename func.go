@@ -31,9 +31,9 @@ type handler func(ctx context.Context, cs *callState, payload []byte) ([]byte, e
 // the resource, and returns what calls the function and encodes its
 // result. The registry runs it on the goroutine the call arrived on, and
 // only what it returns on the call's own goroutine, which starts with a
-// small stack: the check, as deep as the request nests, then grows no
-// stack, and a request that does not decode is refused without starting a
-// goroutine.
+// small stack: the check, as deep as the request nests, then grows no new
+// goroutine's stack, and a request that does not decode is refused without
+// starting a goroutine.
 type preparer func(ctx context.Context, cs *callState, payload []byte) (func(context.Context) ([]byte, error), error)
 
 // RawFunc is a function over undecoded payloads, for language hosts that
