@@ -31,11 +31,6 @@ const (
 // varies between runs, so every refusal says it plainly, in one way.
 var errBadOptions = errors.New("options: not a valid TransformInvokeOptions encoding")
 
-// errOptionsUTF8 is why options whose strings are not valid UTF-8 do not
-// encode: the message is proto3, whose strings must be UTF-8. The wording is
-// the protobuf runtime's.
-var errOptionsUTF8 = errors.New("string field contains invalid UTF-8")
-
 // decodeOptions decodes a serialized TransformInvokeOptions into o, which
 // must be empty. The strings of o share b, which must never be written
 // again; the checksums and the unknown fields are copies. On error, o holds
@@ -156,7 +151,7 @@ func sizeChecksums(m map[string][]byte) int {
 // included, must be UTF-8.
 func checkOptions(o *InvokeOptions) error {
 	if !utf8.ValidString(o.Provider) || !utf8.ValidString(o.PluginDownloadURL) || !utf8.ValidString(o.Version) {
-		return errOptionsUTF8
+		return wirefield.ErrUTF8
 	}
 	if len(o.PluginChecksums) > 0 {
 		return checkChecksums(o.PluginChecksums)
@@ -168,7 +163,7 @@ func checkOptions(o *InvokeOptions) error {
 func checkChecksums(m map[string][]byte) error {
 	for k := range m {
 		if !utf8.ValidString(k) {
-			return errOptionsUTF8
+			return wirefield.ErrUTF8
 		}
 	}
 	return nil

@@ -1,7 +1,6 @@
 package transforms
 
 import (
-	"errors"
 	"unicode/utf8"
 
 	"github.com/langhost/callbacks/internal/wirefield"
@@ -49,11 +48,6 @@ const (
 	entryKey                   = 1
 	entryValue                 = 2
 )
-
-// errOptionsUTF8 is why options whose strings are not valid UTF-8 do not
-// encode: the message is proto3, whose strings must be UTF-8. The wording is
-// the protobuf runtime's.
-var errOptionsUTF8 = errors.New("string field contains invalid UTF-8")
 
 // decodeOptionsWire decodes a serialized TransformResourceOptions into o,
 // which must be empty, if it holds nothing but the fields it reads, each
@@ -249,7 +243,7 @@ func checkOptionsWire(o *ResourceOptions) error {
 		ok = ok && utf8.ValidString(ct.Create) && utf8.ValidString(ct.Update) && utf8.ValidString(ct.Delete) && utf8.ValidString(ct.Read)
 	}
 	if !ok || len(o.Providers) > 0 && !validProviders(o.Providers) || len(o.PluginChecksums) > 0 && !validChecksums(o.PluginChecksums) {
-		return errOptionsUTF8
+		return wirefield.ErrUTF8
 	}
 	return nil
 }

@@ -4,6 +4,7 @@
 package wirefield
 
 import (
+	"errors"
 	"unicode/utf8"
 	"unsafe"
 
@@ -15,6 +16,11 @@ const (
 	entryKey   = 1
 	entryValue = 2
 )
+
+// ErrUTF8 is why options whose strings are not valid UTF-8 do not encode:
+// the messages are proto3, whose strings must be UTF-8. The wording is the
+// protobuf runtime's.
+var ErrUTF8 = errors.New("string field contains invalid UTF-8")
 
 // View returns b as a string without copying it; b must never be written
 // again.
