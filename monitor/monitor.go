@@ -19,6 +19,7 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -52,6 +53,8 @@ type Monitor struct {
 
 	shutdownOnce sync.Once
 	shutdownErr  error
+
+	done chan struct{} // closed when the deployment is over; nil for New
 }
 
 // ErrNoServer is wrapped by the error the constructors return when given a
@@ -72,16 +75,49 @@ func New(client pulumirpc.ResourceMonitorClient, srv *callbacks.Server) (*Monito
 	return &Monitor{client: client, srv: srv, names: access.NewNames()}, nil
 }
 
-// deploymentNames holds the hook name space of every monitor address this
-// process has dialled. The engine checks hook names per deployment, and a
-// component provider dials the same address once per Construct, so the
-// name space must outlive each Monitor. It holds one entry per deployment
-// the process takes part in.
-var deploymentNames sync.Map // address → *access.Names
+// deployments holds the state the monitors of each deployment this process
+// takes part in share, by monitor address. The engine checks hook names per
+// deployment, and a component provider dials the same address once per
+// Construct, so the name space must outlive each Monitor. It ends with the
+// deployment (see [Monitor.Done]), or when the last monitor dialled to it is
+// closed, so that a later deployment whose engine happens to listen on the
+// same address starts afresh.
+var deployments = struct {
+	sync.Mutex
+	m map[string]*deployment
+}{m: make(map[string]*deployment)}
 
-func namesFor(addr string) *access.Names {
-	v, _ := deploymentNames.LoadOrStore(addr, access.NewNames())
-	return v.(*access.Names)
+// deployment is the state the monitors of one deployment share.
+type deployment struct {
+	names *access.Names
+	refs  int  // monitors dialled to it and not closed; guarded by deployments
+	over  bool // the engine ended it; guarded by deployments
+}
+
+// joinDeployment returns the shared state of the live deployment whose
+// monitor listens at addr, or a new one.
+func joinDeployment(addr string) *deployment {
+	deployments.Lock()
+	defer deployments.Unlock()
+	d := deployments.m[addr]
+	if d == nil || d.over {
+		d = &deployment{names: access.NewNames()}
+		deployments.m[addr] = d
+	}
+	d.refs++
+	return d
+}
+
+// leave records that a monitor of d is done with it: the engine ended the
+// deployment (over), or the monitor was closed.
+func (d *deployment) leave(addr string, over bool) {
+	deployments.Lock()
+	defer deployments.Unlock()
+	d.refs--
+	d.over = d.over || over
+	if (d.over || d.refs == 0) && deployments.m[addr] == d {
+		delete(deployments.m, addr)
+	}
 }
 
 // Dial connects to the monitor at addr ("127.0.0.1:PORT", as the engine hands
@@ -96,6 +132,9 @@ func Dial(addr string, srv *callbacks.Server) (*Monitor, error) {
 	}
 	conn, err := grpc.NewClient(addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		// Idleness would close the connection while the engine still
+		// runs steps, and the watch below would take it for the end.
+		grpc.WithIdleTimeout(0),
 		grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(callbacks.DefaultMaxMessageSize),
 			grpc.MaxCallSendMsgSize(callbacks.DefaultMaxMessageSize)))
@@ -104,9 +143,57 @@ func Dial(addr string, srv *callbacks.Server) (*Monitor, error) {
 	}
 	m, _ := New(pulumirpc.NewResourceMonitorClient(conn), srv)
 	m.conn = conn
-	m.names = namesFor(addr)
+	d := joinDeployment(addr)
+	m.names = d.names
+	m.done = make(chan struct{})
+	go m.watch(addr, d)
 	return m, nil
 }
+
+// watch closes m.done when the deployment is over: when the connection to
+// the engine's monitor, once made, is lost, or cannot be made at all. The
+// engine stops its monitor's server when the deployment ends (after the
+// delete steps and their hooks), and its process exits soon after; either
+// ends the connection. Close ends the watch too.
+func (m *Monitor) watch(addr string, d *deployment) {
+	defer close(m.done)
+	over := m.watchConn()
+	d.leave(addr, over)
+}
+
+// watchConn waits for the connection to end and reports whether the engine
+// ended it (rather than Close).
+func (m *Monitor) watchConn() (over bool) {
+	m.conn.Connect()
+	ready := false
+	for {
+		state := m.conn.GetState()
+		switch state {
+		case connectivity.Ready:
+			ready = true
+		case connectivity.Idle:
+			if ready {
+				return true // the engine closed the connection
+			}
+			m.conn.Connect()
+		case connectivity.TransientFailure:
+			return true
+		case connectivity.Shutdown:
+			return false
+		}
+		if !m.conn.WaitForStateChange(context.Background(), state) {
+			return false
+		}
+	}
+}
+
+// Done returns a channel that is closed when the deployment is over for
+// this monitor: the engine has closed the connection (it stops its monitor
+// once it has run the last step and hook of the deployment, and its
+// process exits soon after), the connection could not be made, or the
+// monitor was closed. Monitors made with [New] have no connection of their
+// own to watch: Done returns nil for them, a channel that is never closed.
+func (m *Monitor) Done() <-chan struct{} { return m.done }
 
 // FromEnv connects to the monitor named by PULUMI_MONITOR, the variable the
 // language host sets for `pulumi.Run` programs, bound to srv.
