@@ -80,15 +80,16 @@ func invalid(format string, args ...any) error {
 }
 
 // DefaultLogger is the logger used when none is given with [WithLogger]: a
-// text handler on standard error at warning level, so that panics, failures
-// and undeliverable reports are seen (the Pulumi language host shows a
-// program's standard error) while routine events stay quiet.
+// text handler on standard error at warning level, so that failures and
+// undeliverable reports are seen (the Pulumi CLI shows a program's standard
+// error as diagnostics) while routine events, and the stacks of panics
+// (debug level), stay out of the user's terminal.
 func DefaultLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
-// WithLogger sets the logger for server events, panics (with their stacks)
-// and undeliverable reports. Default: [DefaultLogger]. A nil logger is
+// WithLogger sets the logger for server events, panics (with their stacks,
+// at debug level) and undeliverable reports. Default: [DefaultLogger]. A nil logger is
 // invalid; to discard everything use slog.New(slog.DiscardHandler).
 func WithLogger(l *slog.Logger) RegistryOption {
 	return registryOption(func(c *config) error {

@@ -276,14 +276,21 @@ const maxPanicValue = 1 << 10
 
 func (r *Registry) panicked(ctx context.Context, ci *CallInfo, p any) error {
 	// The user sees the panic's value (clipped), as they would see an error
-	// the function returned; the stack goes only to the program's log.
+	// the function returned. The stack is for whoever asks for it: it is
+	// reported at debug severity, which `pulumi up` shows only with
+	// --debug, and a logger set with WithLogger gets it at debug level.
 	value := clip(fmt.Sprint(p), maxPanicValue)
-	r.cfg.logger.LogAttrs(ctx, slog.LevelError, "callback panicked",
+	msg := fmt.Sprintf("%s%s panicked: %s", label(ci.Kind, ci.Name), ci.resourceSuffix(), value)
+	stack := string(debug.Stack())
+	r.cfg.logger.LogAttrs(ctx, slog.LevelDebug, "callback panicked",
 		slog.String("kind", ci.Kind.String()), slog.String("name", ci.Name), slog.String("token", ci.Token),
-		slog.String("panic", value), slog.String("stack", string(debug.Stack())))
+		slog.String("panic", value), slog.String("stack", stack))
+	if r.cfg.reporter != nil || r.engine.Load() != nil {
+		r.report(ctx, SeverityDebug, ci.URN, msg+"\n"+stack)
+	}
 	return &Error{
 		Code: codes.Internal, Kind: ci.Kind, Name: ci.Name, Token: ci.Token, Err: ErrPanicked,
-		Msg: fmt.Sprintf("%s%s panicked: %s", label(ci.Kind, ci.Name), ci.resourceSuffix(), value),
+		Msg: msg,
 	}
 }
 

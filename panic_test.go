@@ -1,0 +1,69 @@
+package callbacks_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/langhost/callbacks"
+)
+
+// reports records what a registry reports, as the engine's log would.
+type reports struct {
+	mu   sync.Mutex
+	sevs []callbacks.Severity
+	msgs []string
+}
+
+func (r *reports) Report(_ context.Context, sev callbacks.Severity, _, msg string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sevs = append(r.sevs, sev)
+	r.msgs = append(r.msgs, msg)
+	return nil
+}
+
+func panicking(t *testing.T, opts ...callbacks.RegistryOption) error {
+	t.Helper()
+	reg := newTestRegistry(t, opts...)
+	token, err := reg.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
+		panic("out of cheese")
+	}), callbacks.Name("cheese"))
+	require.NoError(t, err)
+	_, err = reg.Invoke(t.Context(), token, nil)
+	require.ErrorIs(t, err, callbacks.ErrPanicked)
+	return err
+}
+
+// A panic's value reaches the user in the error; its stack reaches only
+// whoever asks for it: a debug-level logger, or the engine's log at debug
+// severity, which `pulumi up` shows only with --debug. The default logger
+// (warning level, on the standard error the CLI shows the user) prints
+// nothing.
+func TestPanicStackIsForWhoeverAsks(t *testing.T) {
+	err := panicking(t)
+	assert.Contains(t, err.Error(), "out of cheese")
+	relNoStack(t, err.Error())
+
+	var warn bytes.Buffer
+	panicking(t, callbacks.WithLogger(slog.New(slog.NewTextHandler(&warn, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	assert.Empty(t, warn.String(), "a logger at warning level got the panic")
+
+	var debug bytes.Buffer
+	panicking(t, callbacks.WithLogger(slog.New(slog.NewTextHandler(&debug, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	assert.Contains(t, debug.String(), "out of cheese")
+	assert.Contains(t, debug.String(), "goroutine ", "a debug logger did not get the stack")
+
+	rep := &reports{}
+	panicking(t, callbacks.WithReporter(rep), callbacks.WithLogger(slog.New(slog.DiscardHandler)))
+	require.Len(t, rep.msgs, 1, "the engine's log got no report of the panic")
+	assert.Equal(t, callbacks.SeverityDebug, rep.sevs[0])
+	assert.True(t, strings.HasPrefix(rep.msgs[0], `raw callback "cheese" panicked: out of cheese`), rep.msgs[0])
+	assert.Contains(t, rep.msgs[0], "goroutine ", "the report has no stack")
+}
