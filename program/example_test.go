@@ -2,21 +2,24 @@ package program_test
 
 import (
 	"context"
-	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/program"
 	"github.com/langhost/callbacks/transforms"
 )
 
-// A program that tags every custom resource it creates. Run takes the place
-// of pulumi.Run; nothing is left to call at the end.
-func ExampleRun() {
-	program.Run(func(ctx *pulumi.Context, mon *monitor.Monitor) error {
+// A program that tags every custom resource it creates. It runs under the
+// SDK's own pulumi.Run; Monitor serves its callbacks for as long as the
+// deployment runs, and nothing is left to call at the end.
+func ExampleMonitor() {
+	pulumi.Run(func(ctx *pulumi.Context) error {
+		mon, err := program.Monitor(ctx)
+		if err != nil {
+			return err
+		}
 		tag := func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
 			if !a.Custom {
 				return nil, nil
@@ -30,5 +33,5 @@ func ExampleRun() {
 		}
 		var bucket pulumi.CustomResourceState
 		return ctx.RegisterResource("aws:s3/bucket:Bucket", "logs", nil, &bucket)
-	}, program.ShutdownTimeout(10*time.Second))
+	})
 }

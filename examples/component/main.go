@@ -36,7 +36,7 @@ const (
 
 func main() {
 	if os.Getenv(monitor.EnvMonitor) != "" {
-		program.Run(deploy) // under `pulumi up`
+		pulumi.Run(deploy) // under `pulumi up`
 		return
 	}
 	if err := simulate(context.Background(), os.Stdout); err != nil {
@@ -46,9 +46,13 @@ func main() {
 }
 
 // deploy is the program's body, under `pulumi up` and on the simulator: it
-// sets the teams library up with the monitor program.Run opened, then runs
-// the program.
-func deploy(ctx *pulumi.Context, mon *monitor.Monitor) error {
+// sets the teams library up with the deployment's monitor, then runs the
+// program.
+func deploy(ctx *pulumi.Context) error {
+	mon, err := program.Monitor(ctx)
+	if err != nil {
+		return err
+	}
 	lib, err := teams.New(ctx.Context(), mon)
 	if err != nil {
 		return err
@@ -101,7 +105,7 @@ func simulate(ctx context.Context, w io.Writer) error {
 	fmt.Fprintln(w, "component: no Pulumi engine in the environment (PULUMI_MONITOR is unset), so the program")
 	fmt.Fprintf(w, "deploys project %q, stack %q on the simulator.\n", engine.Project(), engine.Stack())
 
-	res, err := engine.RunFunc(ctx, func() error { return program.RunErr(deploy) })
+	res, err := engine.RunFunc(ctx, func() error { return pulumi.RunErr(deploy) })
 	if err != nil {
 		return err
 	}

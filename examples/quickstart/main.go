@@ -1,6 +1,5 @@
-// Command quickstart is a Pulumi Go program, run by program.Run in place of
-// the Go SDK's pulumi.Run, that uses every kind of callback this module
-// serves:
+// Command quickstart is a Pulumi Go program, run by the Go SDK's pulumi.Run,
+// that uses every kind of callback this module serves:
 //
 //   - a stack transform that tags every custom resource and keeps all of its
 //     options;
@@ -16,8 +15,8 @@
 // (with a provider that throttles the first create of the RandomString) and
 // prints what the engine did, the resulting state and the diagnostics. It
 // exits non-zero if anything it expects did not happen. The body, deploy, is
-// the same in both cases: program.Run under `pulumi up`, program.RunErr
-// inside enginetest's RunFunc on the simulator.
+// the same in both cases: pulumi.Run under `pulumi up`, pulumi.RunErr inside
+// enginetest's RunFunc on the simulator.
 package main
 
 import (
@@ -62,9 +61,7 @@ type RandomString struct {
 
 func main() {
 	if os.Getenv(monitor.EnvMonitor) != "" {
-		// Under `pulumi up`: program.Run reports a failure and exits as
-		// pulumi.Run does.
-		program.Run(deploy)
+		pulumi.Run(deploy()) // under `pulumi up`
 		return
 	}
 	if err := simulate(context.Background(), os.Stdout); err != nil {
@@ -73,15 +70,21 @@ func main() {
 	}
 }
 
-// deploy is the program's body, run by program.Run under `pulumi up` and by
-// program.RunErr on the simulator: it registers the callbacks, then the
-// resources. program.Run serves the callbacks until the engine has called
-// its last hook.
-func deploy(ctx *pulumi.Context, mon *monitor.Monitor) error {
-	if err := registerCallbacks(ctx.Context(), mon); err != nil {
-		return err
+// deploy returns the program's body, run by pulumi.Run under `pulumi up` and
+// by pulumi.RunErr on the simulator: it registers the callbacks, then the
+// resources. program.Monitor starts the callback server with opts and
+// serves the callbacks until the engine has called its last hook.
+func deploy(opts ...callbacks.ServerOption) pulumi.RunFunc {
+	return func(ctx *pulumi.Context) error {
+		mon, err := program.Monitor(ctx, opts...)
+		if err != nil {
+			return err
+		}
+		if err := registerCallbacks(ctx.Context(), mon); err != nil {
+			return err
+		}
+		return resources(ctx)
 	}
-	return resources(ctx)
 }
 
 // registerCallbacks registers the transforms and hooks with the engine. The

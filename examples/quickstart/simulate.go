@@ -9,12 +9,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
-	"github.com/langhost/callbacks/program"
 )
 
 // Stand-ins for what the random provider would return.
@@ -44,7 +44,7 @@ func simulate(ctx context.Context, w io.Writer) error {
 
 	calls := &callLog{}
 	res, err := engine.RunFunc(ctx, func() error {
-		return program.RunErr(deploy, program.ServerOptions(callbacks.WithObserver(calls)))
+		return pulumi.RunErr(deploy(callbacks.WithObserver(calls)))
 	})
 	if err != nil {
 		return err

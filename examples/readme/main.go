@@ -10,13 +10,16 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/hooks"
-	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/program"
 	"github.com/langhost/callbacks/transforms"
 )
 
 func main() {
-	program.Run(func(ctx *pulumi.Context, mon *monitor.Monitor) error {
+	pulumi.Run(func(ctx *pulumi.Context) error {
+		mon, err := program.Monitor(ctx) // serves the callbacks for as long as the deployment runs
+		if err != nil {
+			return err
+		}
 		c := ctx.Context()
 		// Tag every custom resource. No options in the result: the engine keeps them all.
 		_, err1 := transforms.RegisterStack(c, mon, func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
@@ -37,13 +40,8 @@ func main() {
 		if err := errors.Join(err1, err2, err3); err != nil {
 			return err
 		}
-		// The SDK's options cannot carry these hooks: a stack transform binds them.
-		_, err := hooks.Attach(c, mon, func(a *transforms.Args) bool { return a.Custom },
-			&hooks.Binding{BeforeCreate: []hooks.Ref{audit}, OnError: []hooks.Ref{retry}})
-		if err != nil {
-			return err
-		}
 		var pet pulumi.CustomResourceState
-		return ctx.RegisterResource("random:index/randomPet:RandomPet", "pet", pulumi.Map{"length": pulumi.Int(2)}, &pet)
+		return ctx.RegisterResource("random:index/randomPet:RandomPet", "pet", pulumi.Map{"length": pulumi.Int(2)}, &pet,
+			program.Hooks(&hooks.Binding{BeforeCreate: []hooks.Ref{audit}, OnError: []hooks.Ref{retry}}))
 	})
 }

@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/langhost/callbacks/enginetest"
 	"github.com/langhost/callbacks/hooks"
-	"github.com/langhost/callbacks/program"
+
 	"github.com/langhost/callbacks/transforms"
 )
 
@@ -22,7 +23,7 @@ func deployOn(t *testing.T, opts ...enginetest.Option) (*enginetest.Engine, *eng
 	t.Helper()
 	opts = append([]enginetest.Option{enginetest.WithProject("unittest"), enginetest.WithStack("test")}, opts...)
 	engine := enginetest.New(t, opts...)
-	res := engine.Run(t, func() error { return program.RunErr(deploy) })
+	res := engine.Run(t, func() error { return pulumi.RunErr(deploy) })
 	require.NoError(t, res.ProgramErr, "the program failed:\n%s", engine.Trace())
 	require.NoError(t, res.Err, "the deployment failed:\n%s", engine.Trace())
 	return engine, res

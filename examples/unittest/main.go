@@ -26,7 +26,7 @@ import (
 
 func main() {
 	if os.Getenv(monitor.EnvMonitor) != "" {
-		program.Run(deploy) // under `pulumi up`
+		pulumi.Run(deploy) // under `pulumi up`
 		return
 	}
 	if err := simulate(context.Background(), os.Stdout); err != nil {
@@ -43,7 +43,7 @@ func simulate(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	defer engine.Close()
-	res, err := engine.RunFunc(ctx, func() error { return program.RunErr(deploy) })
+	res, err := engine.RunFunc(ctx, func() error { return pulumi.RunErr(deploy) })
 	if err != nil {
 		return err
 	}
@@ -66,8 +66,13 @@ func simulate(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
-// deploy is the program's body: Setup, then Program.
-func deploy(ctx *pulumi.Context, mon *monitor.Monitor) error {
+// deploy is the program's body: Setup with the deployment's monitor, then
+// Program.
+func deploy(ctx *pulumi.Context) error {
+	mon, err := program.Monitor(ctx)
+	if err != nil {
+		return err
+	}
 	if err := Setup(ctx.Context(), mon); err != nil {
 		return err
 	}
