@@ -80,7 +80,7 @@ func TestAttach(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
-		sel      hooks.Selector
+		sel      transforms.Selector
 		bind     *hooks.Binding
 		typ      string
 		resName  string
@@ -89,21 +89,21 @@ func TestAttach(t *testing.T) {
 		want     map[string][]string // nil: the resource is left untouched
 	}{
 		{
-			name: "by-type", sel: hooks.ByType(roleType, bucketType),
+			name: "by-type", sel: transforms.ByType(roleType, bucketType),
 			bind: &hooks.Binding{BeforeCreate: names("audit")}, typ: bucketType, resName: "logs", custom: true,
 			want: map[string][]string{"BeforeCreate": {"audit"}},
 		},
 		{
-			name: "by-type-other-type", sel: hooks.ByType(bucketType),
+			name: "by-type-other-type", sel: transforms.ByType(bucketType),
 			bind: &hooks.Binding{BeforeCreate: names("audit")}, typ: roleType, resName: "logs", custom: true,
 		},
 		{
-			name: "by-name", sel: hooks.ByName("data", "logs"),
+			name: "by-name", sel: transforms.ByName("data", "logs"),
 			bind: &hooks.Binding{AfterDelete: names("cleanup")}, typ: roleType, resName: "logs", custom: true,
 			want: map[string][]string{"AfterDelete": {"cleanup"}},
 		},
 		{
-			name: "by-name-other-name", sel: hooks.ByName("data"),
+			name: "by-name-other-name", sel: transforms.ByName("data"),
 			bind: &hooks.Binding{AfterDelete: names("cleanup")}, typ: roleType, resName: "logs", custom: true,
 		},
 		{
@@ -159,11 +159,8 @@ func TestAttach(t *testing.T) {
 			fake := fakeEngine(allFeatures...)
 			mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 
-			cb, err := hooks.Attach(t.Context(), wiretest.Bind(t, mon, srv), tt.sel, tt.bind)
-			require.NoError(t, err)
-			_, _, registered := recorded(fake)
-			require.Len(t, registered, 1)
-			wiretest.RequireProtoEqual(t, cb, registered[0])
+			require.NoError(t, hooks.Attach(t.Context(), wiretest.Bind(t, mon, srv), transforms.Matching(tt.sel), tt.bind))
+			cb := attached(t, fake)
 
 			req := transformRequest(t, tt.typ, tt.resName, tt.custom, binding(tt.existing))
 			var resp pulumirpc.TransformResponse
@@ -181,21 +178,31 @@ func TestAttach(t *testing.T) {
 	}
 }
 
-// TestAttachTwice applies two stack transforms that bind overlapping hooks
-// the way the engine does, feeding the first one's options to the second,
-// and then the combined result again: nothing is bound twice.
+// attached returns the one stack transform the engine was given for every
+// binding attached through its monitors.
+func attached(t *testing.T, fake *monitortest.Fake) *pulumirpc.Callback {
+	t.Helper()
+	_, _, registered := recorded(fake)
+	require.Len(t, registered, 1, "one stack transform for every binding")
+	return registered[0]
+}
+
+// TestAttachTwice attaches two bindings with overlapping hooks: the engine
+// gets one transform, which applies both, and a second pass over its result
+// changes nothing.
 func TestAttachTwice(t *testing.T) {
 	t.Parallel()
 	srv := wiretest.Listen(t)
 	fake := fakeEngine(allFeatures...)
 	mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
-	first, err := hooks.Attach(t.Context(), wiretest.Bind(t, mon, srv), hooks.ByType(bucketType), &hooks.Binding{BeforeCreate: names("audit"), AfterCreate: names("tag")})
-	require.NoError(t, err)
-	second, err := hooks.Attach(t.Context(), wiretest.Bind(t, mon, srv), nil, &hooks.Binding{BeforeCreate: names("audit", "policy")})
-	require.NoError(t, err)
+	require.NoError(t, hooks.Attach(t.Context(), mon, transforms.Matching(transforms.ByType(bucketType)),
+		&hooks.Binding{BeforeCreate: names("audit"), AfterCreate: names("tag")}))
+	require.NoError(t, hooks.Attach(t.Context(), mon, transforms.Matching(nil),
+		&hooks.Binding{BeforeCreate: names("audit", "policy")}))
+	cb := attached(t, fake)
 
 	req := transformRequest(t, bucketType, "logs", true, nil)
-	apply := func(cb *pulumirpc.Callback) bool {
+	apply := func() bool {
 		var resp pulumirpc.TransformResponse
 		require.NoError(t, wiretest.Call(t, cb, req, &resp))
 		if resp.GetOptions() == nil {
@@ -204,11 +211,9 @@ func TestAttachTwice(t *testing.T) {
 		req.Options = resp.GetOptions()
 		return true
 	}
-	assert.True(t, apply(first))
-	assert.True(t, apply(second))
+	assert.True(t, apply())
 	wiretest.RequireProtoEqual(t, binding(map[string][]string{"BeforeCreate": {"audit", "policy"}, "AfterCreate": {"tag"}}), req.GetOptions().GetHooks())
-	assert.False(t, apply(first), "a second pass must change nothing")
-	assert.False(t, apply(second), "a second pass must change nothing")
+	assert.False(t, apply(), "a second pass must change nothing")
 }
 
 func TestAttachWithRegisteredHooks(t *testing.T) {
@@ -216,19 +221,18 @@ func TestAttachWithRegisteredHooks(t *testing.T) {
 	srv := wiretest.Listen(t)
 	fake := fakeEngine(allFeatures...)
 	mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
-	audit, err := hooks.Register(t.Context(), wiretest.Bind(t, mon, srv), "audit", noop)
+	audit, err := hooks.Register(t.Context(), mon, "audit", noop)
 	require.NoError(t, err)
-	retry, err := hooks.RegisterErrorHook(t.Context(), wiretest.Bind(t, mon, srv), "retry", noRetry)
+	retry, err := hooks.RegisterErrorHook(t.Context(), mon, "retry", noRetry)
 	require.NoError(t, err)
 
 	b := &hooks.Binding{BeforeCreate: []hooks.Ref{audit}, OnError: []hooks.Ref{retry}}
-	cb, err := hooks.Attach(t.Context(), wiretest.Bind(t, mon, srv), nil, b)
-	require.NoError(t, err)
+	require.NoError(t, hooks.Attach(t.Context(), mon, transforms.Matching(nil), b))
 	b.BeforeCreate = append(b.BeforeCreate, hooks.Name("late")) // must not affect the transform
 
 	req := transformRequest(t, bucketType, "logs", true, nil)
 	var resp pulumirpc.TransformResponse
-	require.NoError(t, wiretest.Call(t, cb, req, &resp))
+	require.NoError(t, wiretest.Call(t, attached(t, fake), req, &resp))
 	wiretest.RequireProtoEqual(t, binding(map[string][]string{"BeforeCreate": {"audit"}, "OnError": {"retry"}}), resp.GetOptions().GetHooks())
 }
 
@@ -239,10 +243,15 @@ func TestAttachRefused(t *testing.T) {
 		name    string
 		fake    func() *monitortest.Fake
 		setup   func(t *testing.T, srv *callbacks.Server, mon *monitor.Monitor)
+		scope   *transforms.Scope
 		bind    *hooks.Binding
 		wantMsg []string
 		wantIs  error
 	}{
+		{
+			name: "no-scope", scope: &transforms.Scope{}, bind: &hooks.Binding{BeforeCreate: names("audit")},
+			wantMsg: []string{"the scope is empty"}, wantIs: transforms.ErrNeverMatches,
+		},
 		{name: "nil-binding", bind: nil, wantMsg: []string{"names no hooks"}},
 		{name: "empty-binding", bind: &hooks.Binding{BeforeCreate: []hooks.Ref{}}, wantMsg: []string{"names no hooks"}},
 		{name: "unnamed-ref", bind: &hooks.Binding{BeforeCreate: names("")}, wantMsg: []string{"BeforeCreate[0]", "no name"}},
@@ -299,13 +308,17 @@ func TestAttachRefused(t *testing.T) {
 				fake = tt.fake()
 			}
 			mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
+			scope := transforms.Matching(nil)
+			if tt.scope != nil {
+				scope = *tt.scope
+			}
 			before := 0
 			if tt.setup != nil {
 				tt.setup(t, srv, mon)
 				before = srv.Registry().Len()
 			}
 
-			_, err := hooks.Attach(t.Context(), wiretest.Bind(t, mon, srv), nil, tt.bind)
+			err := hooks.Attach(t.Context(), wiretest.Bind(t, mon, srv), scope, tt.bind)
 			require.Error(t, err)
 			for _, w := range tt.wantMsg {
 				assert.Contains(t, err.Error(), w)
@@ -320,20 +333,4 @@ func TestAttachRefused(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestBind checks the merge on its own, including that it never writes into
-// slices it shares with the request.
-func TestBind(t *testing.T) {
-	t.Parallel()
-	assert.False(t, hooks.Bind(nil, &hooks.Binding{BeforeCreate: names("a")}))
-	assert.False(t, hooks.Bind(&transforms.ResourceOptions{}, nil))
-	assert.False(t, hooks.Bind(&transforms.ResourceOptions{}, &hooks.Binding{}))
-
-	backing := []string{"a", "untouched"}
-	o := &transforms.ResourceOptions{Hooks: &transforms.HooksBinding{BeforeCreate: backing[:1]}}
-	require.True(t, hooks.Bind(o, &hooks.Binding{BeforeCreate: names("b")}))
-	assert.Equal(t, []string{"a", "b"}, o.Hooks.BeforeCreate)
-	assert.Equal(t, []string{"a", "untouched"}, backing)
-	assert.False(t, hooks.Bind(o, &hooks.Binding{BeforeCreate: names("a", "b")}))
 }

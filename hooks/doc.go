@@ -8,14 +8,24 @@
 // [ErrorFunc]. The engine knows hooks only by name, and resource hooks and
 // error hooks share one name space per deployment: a name can be registered
 // once, and registering it again is an error that says where it was first
-// registered. To use one hook on many resources, register it once and bind
-// the returned [*Hook] (or its [Name], or the hook [Lookup] finds) wherever
-// it is needed. A [Binding] lists the hooks for each point and converts to
-// the resource option the engine expects. A resource the Go SDK registers
-// takes it through program.Hooks, which is the SDK's own ResourceHooks
-// option (the SDK's option fails on hooks the SDK did not register, so do
-// not build a pulumi.ResourceHook by hand); [Attach] binds hooks to
-// resources that some other code creates, through a stack transform.
+// registered. Code that runs once per component instance (a library's
+// NewX, a provider's Construct) registers with [Shared]: every instance
+// gets the hook the first one registered. To use one hook on many
+// resources, bind the returned [*Hook] wherever it is needed.
+//
+// A [Binding] lists the hooks for each point. It binds in one of two ways:
+//
+//   - in the registration of the resource itself: program.Hooks for a
+//     resource the Go SDK registers. It is the SDK's own
+//     pulumi.ResourceHooks option, carrying this module's hooks, and costs
+//     no transform. Do not build a pulumi.ResourceHook from a hook's name
+//     by hand: the SDK's option fails on a nil pointer for any hook the
+//     SDK did not register itself.
+//   - [Attach], for resources other code creates: the descendants of a
+//     component (program.Descendants), or every resource a selector picks
+//     (transforms.Matching). It costs one transform call per resource
+//     registered after the deployment's first Attach, however many
+//     bindings there are.
 //
 // # What hooks receive
 //

@@ -19,6 +19,7 @@ import (
 	"github.com/langhost/callbacks/hooks"
 	"github.com/langhost/callbacks/internal/wiretest"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/transforms"
 )
 
 const thingType = "test:index:Thing"
@@ -82,7 +83,7 @@ func TestEngineLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	_, err = hooks.Register(t.Context(), d.mon, "cleanup", noop)
 	require.NoError(t, err)
-	_, err = hooks.Attach(t.Context(), d.mon, hooks.ByType(thingType),
+	err = hooks.Attach(t.Context(), d.mon, transforms.Matching(transforms.ByType(thingType)),
 		&hooks.Binding{BeforeCreate: names("audit"), AfterDelete: names("cleanup")})
 	require.NoError(t, err)
 

@@ -9,6 +9,7 @@ import (
 	"github.com/langhost/callbacks/enginetest"
 	"github.com/langhost/callbacks/hooks"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/transforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -67,8 +68,11 @@ func Example() {
 	// creating db; password is secret: true
 }
 
-// A library binds hooks to resources it does not create: every bucket gets
-// the "audit" hook, on top of the hooks it already has.
+// A library binds hooks to resources it does not create: the children
+// that a program gives one of its components. The bucket outside the
+// component gets nothing. (With the Go SDK, program.Descendants(component)
+// is the scope, and the library registers the component with
+// ctx.RegisterComponentResource.)
 func ExampleAttach() {
 	ctx := context.Background()
 	engine, err := enginetest.Start()
@@ -87,21 +91,27 @@ func ExampleAttach() {
 	}
 	defer mon.Close()
 
-	_, err = hooks.Register(ctx, mon, "audit", func(ctx context.Context, args *hooks.Args) error {
+	audit, err := hooks.Register(ctx, mon, "audit", func(ctx context.Context, args *hooks.Args) error {
 		fmt.Printf("audit %s: hooks %v\n", args.Name, args.NewOptions().Hooks.Names())
 		return nil
-	})
+	}, hooks.Shared())
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, err = hooks.Attach(ctx, mon, hooks.ByType("aws:s3/bucket:Bucket"),
-		&hooks.Binding{BeforeCreate: []hooks.Ref{hooks.Name("audit")}})
+	team, err := mon.Client().RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{Type: "teams:index:Team", Name: "payments"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = hooks.Attach(ctx, mon, transforms.Descendants(resource.URN(team.GetUrn())),
+		&hooks.Binding{BeforeCreate: []hooks.Ref{audit}})
 	if err != nil {
 		log.Fatal(err)
 	}
 
-	for _, r := range []struct{ typ, name string }{{"aws:s3/bucket:Bucket", "logs"}, {"aws:iam/role:Role", "writer"}} {
-		_, err := mon.Client().RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{Type: r.typ, Name: r.name, Custom: true})
+	for _, r := range []struct{ name, parent string }{{"ledger", team.GetUrn()}, {"scratch", ""}} {
+		_, err := mon.Client().RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
+			Type: "aws:s3/bucket:Bucket", Name: r.name, Parent: r.parent, Custom: true,
+		})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -110,7 +120,7 @@ func ExampleAttach() {
 		log.Fatal(err)
 	}
 	// Output:
-	// audit logs: hooks map[BeforeCreate:[audit]]
+	// audit ledger: hooks map[BeforeCreate:[audit]]
 }
 
 // A binding mixes registered hooks and plain names, and converts to the

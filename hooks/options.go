@@ -108,7 +108,7 @@ func OptionsFromProto(o *pulumirpc.ResourceOptions) (*ResourceOptions, error) {
 		DeletedWith:             resource.URN(o.GetDeletedWith()),
 		ReplaceWith:             optconv.Strings[resource.URN](o.GetReplaceWith()),
 		Import:                  resource.ID(o.GetImport()),
-		Hooks:                   BindingFromProto(o.GetHooks()),
+		Hooks:                   transforms.HooksFromProto(o.GetHooks()),
 		ReplacementTrigger:      trigger,
 	}
 	r.unknown = unknownOf(o)

@@ -13,8 +13,13 @@ import (
 )
 
 // Hook is a resource hook registered with the engine under a name. Bind it
-// to resources through a [Binding]. A Hook is immutable and safe for
-// concurrent use.
+// to resources through a [Binding]: program.Hooks puts one in the
+// registration of a resource the Go SDK creates, and [Attach] binds one to
+// resources other code creates. Do not build a pulumi.ResourceHook from a
+// Hook's name by hand: the SDK's pulumi.ResourceHooks option fails, on a
+// nil pointer, for any hook the SDK did not register itself; program.Hooks
+// is that same option, made to carry this module's hooks. A Hook is
+// immutable and safe for concurrent use.
 type Hook struct {
 	name            string
 	callback        *pulumirpc.Callback
@@ -36,6 +41,10 @@ func (h *Hook) HookName() string {
 	return h.name
 }
 
+// Kind returns callbacks.KindResourceHook, so that a [Binding] can tell a
+// resource hook bound under OnError.
+func (h *Hook) Kind() callbacks.Kind { return callbacks.KindResourceHook }
+
 // Callback returns a copy of the callback the engine was given.
 func (h *Hook) Callback() *pulumirpc.Callback { return proto.CloneOf(h.callback) }
 
@@ -51,8 +60,9 @@ func (h *Hook) IgnoreErrors() bool { return h.ignoreErrors }
 func (h *Hook) ReceivesOptions() bool { return h.receivesOptions }
 
 // ErrorHook is an error hook registered with the engine under a name. Bind it
-// to resources with [Binding].OnError. An ErrorHook is immutable and safe
-// for concurrent use.
+// to resources with [Binding].OnError, through program.Hooks or [Attach]
+// as a [Hook] (and, like a Hook, never through a pulumi.ErrorHook built by
+// hand). An ErrorHook is immutable and safe for concurrent use.
 type ErrorHook struct {
 	name            string
 	callback        *pulumirpc.Callback
@@ -71,6 +81,10 @@ func (h *ErrorHook) HookName() string {
 	}
 	return h.name
 }
+
+// Kind returns callbacks.KindErrorHook, so that a [Binding] can tell an
+// error hook bound at a lifecycle point.
+func (h *ErrorHook) Kind() callbacks.Kind { return callbacks.KindErrorHook }
 
 // Callback returns a copy of the callback the engine was given.
 func (h *ErrorHook) Callback() *pulumirpc.Callback { return proto.CloneOf(h.callback) }
@@ -101,13 +115,16 @@ func RequireOptions() callbacks.HookOption {
 	return reach.NewHookOption(func(c *access.HookConfig) { c.RequireOptions = true })
 }
 
-// Shared lets every registration of the name in the deployment share one
-// hook: when the name is already registered, with Shared, as a hook of the
-// same kind and the same settings, registration returns that hook instead of
-// failing, and the function given is not used. It is for component
-// providers, whose Construct runs once per component instance and registers
-// the same hooks each time: the hook must then not depend on the instance
-// (use the request's URN to tell instances apart). Without Shared, a taken
+// Shared is how code that runs once per component instance registers its
+// hooks: a component library's NewX, a component provider's Construct.
+// Hook names are one space per deployment, so the second instance cannot
+// register the name again; with Shared, when the name is already
+// registered in this deployment, with Shared, as a hook of the same kind
+// and the same settings, registration returns that hook instead of
+// failing, and the function given is not used. The hook is then one for
+// every instance and must not depend on the instance that registered it
+// first: tell instances apart by the resource the engine calls it about
+// (its URN, or its parent in [Args.NewOptions]). Without Shared, a taken
 // name is an error.
 func Shared() callbacks.HookOption {
 	return reach.NewHookOption(func(c *access.HookConfig) { c.Shared = true })
@@ -116,17 +133,18 @@ func Shared() callbacks.HookOption {
 // Register registers fn as a resource hook named name: it checks that the
 // engine supports resource hooks, claims the name in the deployment's hook
 // name space, stores fn on mon's server and tells the engine. Bind the
-// returned hook to resources with a [Binding] (or [Attach]); the same hook
-// can be bound to any number of resources, and [Lookup] finds it again by
-// name. opts take every [callbacks.RegisterOption] (such as
+// returned hook with a [Binding]: program.Hooks for a resource the Go SDK
+// registers (not a pulumi.ResourceHook built by hand, which the SDK's
+// option refuses), [Attach] for resources other code creates. The same
+// hook can be bound to any number of resources. opts take every [callbacks.RegisterOption] (such as
 // [callbacks.Timeout] or [callbacks.FailOpen]) and the resource-hook options
 // of this package; the registration is named after the hook unless
 // [callbacks.Name] says otherwise.
 //
 // Names are unique per deployment, shared with error hooks: registering a
 // taken name is an error that says where the name was first registered,
-// returned before the engine is asked (see [Shared] for components that
-// register the same hook once per instance).
+// returned before the engine is asked. Code that runs once per component
+// instance registers with [Shared], and every instance gets the one hook.
 //
 // The engine runs delete hooks by name, in the run that deletes the
 // resource: when a resource leaves the program, its delete hooks run after
@@ -218,32 +236,6 @@ func RegisterErrorHook(ctx context.Context, mon *monitor.Monitor, name string, f
 	return h, nil
 }
 
-// Lookup returns the resource hook registered under name in mon's
-// deployment, so that code that did not register it (another component, a
-// later part of the program) can bind the same hook instead of registering
-// the name again. A hook whose registration is still in flight is found too;
-// if the engine then refuses it, binding its name fails the step that runs
-// it.
-func Lookup(mon *monitor.Monitor, name string) (*Hook, bool) {
-	if mon == nil {
-		return nil, false
-	}
-	v, _ := reach.Names(mon).Get(name)
-	h, ok := v.(*Hook)
-	return h, ok
-}
-
-// LookupErrorHook returns the error hook registered under name in mon's
-// deployment.
-func LookupErrorHook(mon *monitor.Monitor, name string) (*ErrorHook, bool) {
-	if mon == nil {
-		return nil, false
-	}
-	v, _ := reach.Names(mon).Get(name)
-	h, ok := v.(*ErrorHook)
-	return h, ok
-}
-
 func checkArgs(mon *monitor.Monitor, name string, nilFunc bool) error {
 	switch {
 	case name == "":
@@ -307,7 +299,7 @@ func reserve(mon *monitor.Monitor, name string, h any, shared bool) (any, error)
 	case *ErrorHook:
 		what = "an error hook"
 	}
-	hint := "use Lookup to reuse a hook, or register it with Shared from each component instance"
+	hint := "code that registers a hook once per component instance registers it with Shared"
 	if shared {
 		hint = "a shared hook must be registered with Shared and the same settings everywhere"
 	}

@@ -71,7 +71,7 @@ func TestRegister(t *testing.T) {
 			assert.Equal(t, callbacks.KindResourceHook, kind)
 			assert.Equal(t, "audit", name)
 
-			got, ok := hooks.Lookup(mon, "audit")
+			got, ok := nameHeldBy(mon, "audit")
 			require.True(t, ok)
 			assert.Same(t, h, got)
 
@@ -102,11 +102,9 @@ func TestRegisterErrorHook(t *testing.T) {
 	require.Len(t, reqs, 1)
 	wiretest.RequireProtoEqual(t, &pulumirpc.RegisterErrorHookRequest{Name: "retry-throttled", Callback: h.Callback()}, reqs[0])
 
-	got, ok := hooks.LookupErrorHook(mon, "retry-throttled")
+	got, ok := nameHeldBy(mon, "retry-throttled")
 	require.True(t, ok)
 	assert.Same(t, h, got)
-	_, ok = hooks.Lookup(mon, "retry-throttled")
-	assert.False(t, ok, "an error hook is not a resource hook")
 
 	for _, tc := range []struct {
 		errs []string
@@ -160,9 +158,8 @@ func TestRegisterEngineRefuses(t *testing.T) {
 			assert.Equal(t, codes.InvalidArgument, status.Code(err), "the engine's status must be kept: %v", err)
 			assert.Contains(t, err.Error(), `"h"`)
 			assert.Equal(t, 0, srv.Registry().Len(), "the callback must be unregistered")
-			_, taken := hooks.Lookup(mon, "h")
-			_, takenErr := hooks.LookupErrorHook(mon, "h")
-			assert.False(t, taken || takenErr, "the name must be released")
+			_, taken := nameHeldBy(mon, "h")
+			assert.False(t, taken, "the name must be released")
 
 			// The name is free again.
 			refuse.Store(false)
@@ -209,7 +206,7 @@ func TestRegisterDuplicateName(t *testing.T) {
 			assert.Contains(t, msg, fmt.Sprintf("registering %s %q", tt.secondKind, "shared"))
 			assert.Contains(t, msg, "taken by "+tt.firstKind)
 			assert.Contains(t, msg, "register_test.go:", "the error must say where the name was first registered")
-			assert.Contains(t, msg, "Lookup")
+			assert.Contains(t, msg, "with Shared", "the error must say how instances share a hook")
 
 			hookReqs, errReqs, _ := recorded(fake)
 			assert.Equal(t, 1, len(hookReqs)+len(errReqs), "the engine must be asked only once")
@@ -261,7 +258,7 @@ func TestRegisterMissingFeature(t *testing.T) {
 			assert.Empty(t, hookReqs, "nothing may be registered with the engine")
 			assert.Empty(t, errReqs, "nothing may be registered with the engine")
 			assert.Equal(t, 0, srv.Registry().Len())
-			_, taken := hooks.Lookup(mon, "h")
+			_, taken := nameHeldBy(mon, "h")
 			assert.False(t, taken)
 		})
 	}
@@ -321,7 +318,7 @@ func TestRegisterBadArguments(t *testing.T) {
 	assert.Empty(t, hookReqs)
 	assert.Empty(t, errReqs)
 	assert.Equal(t, 0, srv.Registry().Len())
-	_, taken := hooks.Lookup(mon, "a")
+	_, taken := nameHeldBy(mon, "a")
 	assert.False(t, taken)
 }
 
@@ -369,6 +366,11 @@ func TestBindingValidateKinds(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `AfterCreate[0]: error hook "e"`)
 	assert.Contains(t, err.Error(), `OnError[0]: resource hook "r"`)
+
+	var nilHook *hooks.Hook
+	err = (&hooks.Binding{BeforeUpdate: []hooks.Ref{nilHook}}).Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "BeforeUpdate[0]: hook reference has no name")
 
 	b := &hooks.Binding{BeforeCreate: []hooks.Ref{h, hooks.Name("other")}, OnError: []hooks.Ref{eh}}
 	wiretest.RequireProtoEqual(t, &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{

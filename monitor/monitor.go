@@ -1,9 +1,13 @@
 // Package monitor wraps the Pulumi engine's ResourceMonitor for callback
-// registration: it connects the way programs and component providers are
-// told to, checks the engine's features before anything is registered, keeps
-// one hook name space per deployment, and ends a
-// program's life in the order the engine needs (signal, wait for the delete
-// hooks, then stop the callback server).
+// registration: it connects the way programs are told to, checks the
+// engine's features before anything is registered, keeps one hook name
+// space per deployment, knows when the engine ends the deployment, and ends
+// a program's life in the order the engine needs (signal, wait for the
+// delete hooks, then stop the callback server).
+//
+// Code on the Go SDK — a program, a component library, a component
+// provider's Construct — gets the deployment's Monitor from
+// program.Monitor rather than making one here.
 package monitor
 
 import (
@@ -11,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 
 	"github.com/langhost/callbacks"
@@ -29,8 +32,8 @@ import (
 // tells a `pulumi.Run` program the monitor's address.
 const EnvMonitor = "PULUMI_MONITOR"
 
-// ErrNoMonitor is wrapped by the error [FromEnv], [FromConstruct], [Dial]
-// and [New] return when no monitor address or client was given.
+// ErrNoMonitor is wrapped by the error [FromEnv], [Dial] and [New] return
+// when no monitor address or client was given.
 var ErrNoMonitor = errors.New("monitor: no resource monitor address")
 
 // Monitor is a ResourceMonitor client bound to the callback server whose
@@ -42,7 +45,8 @@ type Monitor struct {
 	conn   *grpc.ClientConn // owned, closed by Close; nil when borrowed
 	srv    *callbacks.Server
 	names  *access.Names
-	scope  string // the URN of the component a FromConstruct monitor serves
+
+	attached access.Slot // the state of the transforms attached through it
 
 	infoMu    sync.Mutex
 	infoKnown bool
@@ -63,8 +67,8 @@ var ErrNoServer = errors.New("monitor: nil callback server")
 
 // New wraps an existing client, bound to srv. Close does not close the
 // client's connection. Monitors made with New have a hook name space of
-// their own; monitors made with [Dial], [FromEnv] and [FromConstruct] share
-// one per monitor address, that is, per deployment.
+// their own; monitors made with [Dial] and [FromEnv] share one per monitor
+// address, that is, per deployment.
 func New(client pulumirpc.ResourceMonitorClient, srv *callbacks.Server) (*Monitor, error) {
 	switch {
 	case client == nil:
@@ -205,67 +209,13 @@ func FromEnv(srv *callbacks.Server) (*Monitor, error) {
 	return Dial(addr, srv)
 }
 
-// FromConstruct connects to the monitor endpoint that a component provider
-// receives in its Construct request, bound to srv. The monitor knows the
-// component being constructed: [Monitor.Component] returns its URN, and
-// hooks.Attach through this monitor binds hooks only to the component's
-// descendants.
-//
-// Every Construct of one deployment reaches the same endpoint and so shares
-// one hook name space: see hooks.Shared for registering the same hook from
-// each Construct. srv must serve for as long as the engine may call the
-// component's callbacks: until the provider process is told to stop, not
-// only until Construct returns (delete hooks run at the end of the
-// deployment, and a later deployment needs the hooks registered again by
-// its own Constructs).
-func FromConstruct(req *pulumirpc.ConstructRequest, srv *callbacks.Server) (*Monitor, error) {
-	if req.GetMonitorEndpoint() == "" {
-		return nil, fmt.Errorf("%w: the ConstructRequest has no monitorEndpoint", ErrNoMonitor)
-	}
-	m, err := Dial(req.GetMonitorEndpoint(), srv)
-	if err != nil {
-		return nil, err
-	}
-	m.scope = componentURN(req)
-	return m, nil
-}
-
-// componentURN is the URN the engine gives the component a Construct request
-// asks for, or "" when the request does not say enough to compute it.
-// (This package computes URNs itself rather than import the SDK's resource
-// packages, which start a logging goroutine in every program that imports
-// them.)
-func componentURN(req *pulumirpc.ConstructRequest) string {
-	if req.GetType() == "" || req.GetName() == "" || req.GetStack() == "" || req.GetProject() == "" {
-		return ""
-	}
-	typ := req.GetType()
-	if p := req.GetParent(); p != "" {
-		// urn:pulumi:STACK::PROJECT::QUALIFIED-TYPE::NAME
-		parts := strings.SplitN(p, "::", 4)
-		if len(parts) != 4 || !strings.HasPrefix(parts[0], "urn:pulumi:") {
-			return ""
-		}
-		if parentType := parts[2]; parentType != "" && parentType != rootStackType {
-			typ = parentType + "$" + typ
-		}
-	}
-	return "urn:pulumi:" + req.GetStack() + "::" + req.GetProject() + "::" + typ + "::" + req.GetName()
-}
-
-const rootStackType = "pulumi:pulumi:Stack"
-
-// Component returns the URN of the component whose Construct request the
-// monitor was opened for ([FromConstruct]), and false for other monitors.
-func (m *Monitor) Component() (string, bool) { return m.scope, m.scope != "" }
-
 // Server returns the callback server the monitor is bound to.
 func (m *Monitor) Server() *callbacks.Server { return m.srv }
 
 // Client returns the underlying ResourceMonitor client.
 func (m *Monitor) Client() pulumirpc.ResourceMonitorClient { return m.client }
 
-// Close closes the connection if Dial, FromEnv or FromConstruct opened it.
+// Close closes the connection if Dial or FromEnv opened it.
 func (m *Monitor) Close() error {
 	if m.conn == nil {
 		return nil
@@ -312,7 +262,7 @@ func (m *Monitor) Finish(ctx context.Context) error {
 
 func init() {
 	access.MonitorNames = func(m *Monitor) *access.Names { return m.names }
-	access.MonitorScope = func(m *Monitor) (string, bool) { return m.scope, m.scope != "" }
+	access.MonitorAttached = func(m *Monitor) *access.Slot { return &m.attached }
 	access.MonitorPrepare = func(ctx context.Context, m *Monitor) error {
 		dry, err := m.DryRun(ctx)
 		if err != nil {

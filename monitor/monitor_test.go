@@ -83,14 +83,12 @@ func TestDeploymentInfoFailureIsNotCached(t *testing.T) {
 	assert.True(t, dry)
 }
 
-func TestFromEnvAndConstruct(t *testing.T) {
+func TestFromEnv(t *testing.T) {
 	srv, err := callbacks.Listen()
 	require.NoError(t, err)
 	defer srv.Close()
 	t.Setenv(monitor.EnvMonitor, "")
 	_, err = monitor.FromEnv(srv)
-	require.ErrorIs(t, err, monitor.ErrNoMonitor)
-	_, err = monitor.FromConstruct(&pulumirpc.ConstructRequest{}, srv)
 	require.ErrorIs(t, err, monitor.ErrNoMonitor)
 	_, err = monitor.Dial("127.0.0.1:1", nil)
 	require.ErrorIs(t, err, monitor.ErrNoServer)
@@ -101,9 +99,7 @@ func TestFromEnvAndConstruct(t *testing.T) {
 			t.Setenv(monitor.EnvMonitor, addr)
 			return monitor.FromEnv(srv)
 		},
-		"construct": func() (*monitor.Monitor, error) {
-			return monitor.FromConstruct(&pulumirpc.ConstructRequest{MonitorEndpoint: addr}, srv)
-		},
+		"dial": func() (*monitor.Monitor, error) { return monitor.Dial(addr, srv) },
 	} {
 		m, err := open()
 		require.NoError(t, err, name)

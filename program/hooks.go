@@ -23,10 +23,12 @@ import (
 //		OnError:      []hooks.Ref{retry},
 //	}))
 //
-// The SDK's option takes only hooks the SDK registered itself (any other
-// *pulumi.ResourceHook makes it fail on a nil pointer); Hooks gives it
-// hooks marked as registered, which they are: hooks.Register returns once
-// the engine has accepted the hook. A [hooks.Name] for a hook registered
+// Use it rather than a pulumi.ResourceHook built by hand from a hook's
+// name: the SDK's option takes only hooks the SDK registered itself (any
+// other *pulumi.ResourceHook makes it fail on a nil pointer). Hooks gives
+// it hooks marked as registered, which they are: hooks.Register returns
+// once the engine has accepted the hook. For resources some other code
+// creates, bind with hooks.Attach instead (see [Descendants]). A [hooks.Name] for a hook registered
 // elsewhere is passed on as it is, and the engine resolves it when the step
 // runs.
 //

@@ -21,10 +21,19 @@
 //
 // The first call for a deployment starts a callback server in this process
 // (with the engine's address, so callbacks.Warn and callbacks.Info show
-// under the resource in `pulumi up`) and opens the engine's monitor bound
-// to it; later calls for the same deployment, from any *pulumi.Context of
-// it, return the same Monitor, so a component library calls Monitor itself
-// and takes no monitor parameter. The server serves for as long as the
+// under the resource in `pulumi up`; in a component provider's Construct,
+// the address of the provider's connection to the engine) and opens the
+// engine's monitor bound to it; later calls for the same deployment, from
+// any *pulumi.Context of it, return the same Monitor, so a component
+// library calls Monitor itself and keeps the SDK's shape,
+// NewX(ctx, name, args, opts...).
+//
+// Two more pieces fit the SDK's programming model to this module's hooks
+// and transforms: [Hooks] is the SDK's own pulumi.ResourceHooks option,
+// carrying this module's hooks into the registration of a resource the SDK
+// creates (no transform involved), and [Descendants] is the scope of a
+// component the SDK registered, for hooks.Attach and transforms.Attach to
+// reach the resources a program puts under it. The server serves for as long as the
 // deployment runs — delete hooks after the program included — and shuts
 // itself down when the engine ends the deployment (see monitor.Monitor.Done).
 // There is nothing to call at the end, under `pulumi up` or in a service
@@ -35,7 +44,8 @@
 //
 // The SDK's *pulumi.Context does not expose the monitor's address: Monitor
 // reads it from the SDK's unexported run information, which
-// TestMonitorReadsTheSDKsRunInfo pins to this SDK version.
+// TestMonitorReadsTheSDKsRunInfo and TestMonitorReadsTheEngineOfAConstruct
+// pin to this SDK version.
 package program
 
 import (
@@ -47,6 +57,7 @@ import (
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"google.golang.org/grpc"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/monitor"
@@ -154,9 +165,12 @@ func over(m *monitor.Monitor) bool {
 }
 
 // runInfo reads the run information the SDK keeps in ctx (the unexported
-// field state.info, a pulumi.RunInfo). Only exported fields of RunInfo are
-// read, through reflection, which fails with an error rather than a panic if
-// the SDK's layout changes.
+// field state.info, a pulumi.RunInfo), and, when it has no engine address,
+// the target of the SDK's connection to the engine (the unexported field
+// state.engineConn), which is how a component provider's Construct reaches
+// the engine. Only exported fields of RunInfo and the connection's Target
+// are read, through reflection, which fails with an error rather than a
+// panic if the SDK's layout changes.
 func runInfo(ctx *pulumi.Context) (pulumi.RunInfo, error) {
 	fail := func(what string) (pulumi.RunInfo, error) {
 		return pulumi.RunInfo{}, fmt.Errorf("program: this version of the Go SDK keeps no %s in *pulumi.Context; "+
@@ -170,11 +184,24 @@ func runInfo(ctx *pulumi.Context) (pulumi.RunInfo, error) {
 	if !info.IsValid() || info.Type() != reflect.TypeFor[pulumi.RunInfo]() {
 		return fail("run information")
 	}
-	return pulumi.RunInfo{
+	ri := pulumi.RunInfo{
 		Project:     info.FieldByName("Project").String(),
 		Stack:       info.FieldByName("Stack").String(),
 		MonitorAddr: info.FieldByName("MonitorAddr").String(),
 		EngineAddr:  info.FieldByName("EngineAddr").String(),
 		DryRun:      info.FieldByName("DryRun").Bool(),
-	}, nil
+	}
+	if ri.EngineAddr == "" {
+		// A component provider's Construct: the SDK's provider package
+		// hands the context the provider's connection to the engine
+		// (state.engineConn) instead of an address.
+		conn := state.Elem().FieldByName("engineConn")
+		if !conn.IsValid() || conn.Type() != reflect.TypeFor[*grpc.ClientConn]() {
+			return fail("engine connection")
+		}
+		if c := (*grpc.ClientConn)(conn.UnsafePointer()); c != nil {
+			ri.EngineAddr = c.Target()
+		}
+	}
+	return ri, nil
 }

@@ -114,9 +114,9 @@ func (mocks) NewResource(pulumi.MockResourceArgs) (string, resource.PropertyMap,
 
 func (mocks) Call(pulumi.MockCallArgs) (resource.PropertyMap, error) { return nil, nil }
 
-// withFarewell is a body that registers an after-delete hook, binds it to
-// every custom resource, and declares the resources named in keep. It
-// hands out the monitor it got.
+// withFarewell is a body that registers an after-delete hook and declares
+// the resources named in keep, each bound to it. It hands out the monitor
+// it got.
 func withFarewell(calls *atomic.Int32, got **monitor.Monitor, keep ...string) pulumi.RunFunc {
 	return func(ctx *pulumi.Context) error {
 		mon, err := program.Monitor(ctx)
@@ -131,14 +131,11 @@ func withFarewell(calls *atomic.Int32, got **monitor.Monitor, keep ...string) pu
 		if err != nil {
 			return err
 		}
-		_, err = hooks.Attach(ctx.Context(), mon, func(a *transforms.Args) bool { return a.Custom },
-			&hooks.Binding{AfterDelete: []hooks.Ref{farewell}})
-		if err != nil {
-			return err
-		}
 		for _, name := range keep {
 			var r pulumi.CustomResourceState
-			if err := ctx.RegisterResource("test:index:Thing", name, nil, &r); err != nil {
+			err := ctx.RegisterResource("test:index:Thing", name, nil, &r,
+				program.Hooks(&hooks.Binding{AfterDelete: []hooks.Ref{farewell}}))
+			if err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,21 @@
 // for every later resource of the stack with [RegisterStack]; [Adapt] turns
 // it into a [callbacks.Func] for registering by hand.
 //
+// # Attaching to a scope
+//
+// [Attach] applies a Func to the resources of a [Scope]: the descendants of
+// a component ([Descendants], [DescendantsOf], program.Descendants), or the
+// resources a [Selector] picks ([Matching]). It is how a component library
+// changes resources it does not create, such as the children a program
+// gives its component; hooks.Attach binds hooks the same way. Every binding
+// of a deployment shares one stack transform, so the engine calls into the
+// program once per resource, however many bindings and instances there
+// are.
+//
+// [HooksBinding] (hooks.Binding) is the one hook binding type of the
+// module: the Hooks field of [ResourceOptions], and what hooks.Attach and
+// program.Hooks bind.
+//
 // # Options are replaced, not merged
 //
 // When a transform returns options, the engine throws away all of the

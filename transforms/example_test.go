@@ -3,8 +3,11 @@ package transforms_test
 import (
 	"context"
 	"fmt"
+	"log"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/enginetest"
+	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/transforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -113,4 +116,76 @@ func ExampleArgs_SetProperties() {
 	fmt.Println(res.Properties["acl"].StringValue(), res.Properties["bucket"].StringValue(), res.Options == nil)
 	// Output:
 	// private logs-bucket true
+}
+
+// A component library labels the resources a program puts under one of its
+// components, and nothing else. Every binding of the deployment shares one
+// stack transform. (With the Go SDK, the library registers the component
+// with ctx.RegisterComponentResource and attaches to
+// program.Descendants(component).)
+func ExampleAttach() {
+	ctx := context.Background()
+	engine, err := enginetest.Start(enginetest.WithProject("shop"), enginetest.WithStack("dev"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer engine.Close()
+	srv, err := callbacks.Listen()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	mon, err := monitor.Dial(engine.MonitorAddr(), srv)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mon.Close()
+
+	for _, team := range []string{"payments", "search"} {
+		comp, err := mon.Client().RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{Type: "teams:index:Team", Name: team})
+		if err != nil {
+			log.Fatal(err)
+		}
+		err = transforms.Attach(ctx, mon, transforms.Descendants(resource.URN(comp.GetUrn())),
+			func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+				return a.WithProperties(func(p resource.PropertyMap) { p["team"] = resource.NewProperty(team) }), nil
+			})
+		if err != nil {
+			log.Fatal(err)
+		}
+		for _, pet := range []string{team + "-pet", team + "-cat"} {
+			_, err := mon.Client().RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
+				Type: "random:index/randomPet:RandomPet", Name: pet, Parent: comp.GetUrn(), Custom: true,
+			})
+			if err != nil {
+				log.Fatal(err)
+			}
+		}
+	}
+	_, err = mon.Client().RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
+		Type: "random:index/randomPet:RandomPet", Name: "stray", Custom: true,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := mon.Finish(ctx); err != nil {
+		log.Fatal(err)
+	}
+	res, err := engine.Wait(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, r := range res.State.Resources {
+		if r.Custom && r.Type == "random:index/randomPet:RandomPet" {
+			fmt.Printf("%s: team %q\n", r.Name, r.Inputs.GetFields()["team"].GetStringValue())
+		}
+	}
+	fmt.Println("stack transforms registered:", len(engine.Events(enginetest.KindRegisterStackTransform)))
+	// Output:
+	// payments-pet: team "payments"
+	// payments-cat: team "payments"
+	// search-pet: team "search"
+	// search-cat: team "search"
+	// stray: team ""
+	// stack transforms registered: 1
 }

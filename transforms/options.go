@@ -70,7 +70,8 @@ type ResourceOptions struct {
 	// PluginChecksums maps platforms to provider plugin checksums
 	// (plugin_checksums).
 	PluginChecksums map[string][]byte
-	// Hooks binds resource hooks by name (hooks); nil means none.
+	// Hooks binds resource hooks (hooks); nil means none. The engine gets
+	// the hooks' names. [ResourceOptions.AddHooks] adds to it.
 	Hooks *HooksBinding
 	// Import is the ID of an existing resource to import (import).
 	Import resource.ID
@@ -86,28 +87,6 @@ type ResourceOptions struct {
 	ReplacementTrigger *resource.PropertyValue
 
 	unknown protoreflect.RawFields // fields of newer engines, sent back as received
-}
-
-// HooksBinding names the resource hooks to run at each point of the
-// resource's life. Hooks are referred to by the names they were registered
-// under.
-type HooksBinding struct {
-	// BeforeCreate names the hooks run before the resource is created.
-	BeforeCreate []string
-	// AfterCreate names the hooks run after the resource is created.
-	AfterCreate []string
-	// BeforeUpdate names the hooks run before the resource is updated.
-	BeforeUpdate []string
-	// AfterUpdate names the hooks run after the resource is updated.
-	AfterUpdate []string
-	// BeforeDelete names the hooks run before the resource is deleted.
-	BeforeDelete []string
-	// AfterDelete names the hooks run after the resource is deleted.
-	AfterDelete []string
-	// OnError names the error hooks run when the provider fails.
-	OnError []string
-
-	unknown protoreflect.RawFields
 }
 
 // replacementTriggerKey labels the trigger in messages about values that do
@@ -137,15 +116,7 @@ func OptionsFromProto(pb *pulumirpc.TransformResourceOptions) (*ResourceOptions,
 	o.AdditionalSecretOutputs = pb.GetAdditionalSecretOutputs()
 	o.Providers = pb.GetProviders()
 	o.PluginChecksums = pb.GetPluginChecksums()
-	if h := pb.GetHooks(); h != nil {
-		o.Hooks = &HooksBinding{
-			BeforeCreate: h.GetBeforeCreate(), AfterCreate: h.GetAfterCreate(),
-			BeforeUpdate: h.GetBeforeUpdate(), AfterUpdate: h.GetAfterUpdate(),
-			BeforeDelete: h.GetBeforeDelete(), AfterDelete: h.GetAfterDelete(),
-			OnError: h.GetOnError(),
-			unknown: h.ProtoReflect().GetUnknown(),
-		}
-	}
+	o.Hooks = HooksFromProto(pb.GetHooks())
 	o.Import = resource.ID(pb.GetImport())
 	o.HideDiff = pb.GetHideDiff()
 	o.ReplaceWith = optconv.Strings[resource.URN](pb.GetReplaceWith())
@@ -188,15 +159,7 @@ func (o *ResourceOptions) ToProto(acceptsByteStrings bool) (*pulumirpc.Transform
 		HideDiff:                o.HideDiff,
 		ReplaceWith:             optconv.Strings[string](o.ReplaceWith),
 	}
-	if h := o.Hooks; h != nil {
-		pb.Hooks = &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{
-			BeforeCreate: h.BeforeCreate, AfterCreate: h.AfterCreate,
-			BeforeUpdate: h.BeforeUpdate, AfterUpdate: h.AfterUpdate,
-			BeforeDelete: h.BeforeDelete, AfterDelete: h.AfterDelete,
-			OnError: h.OnError,
-		}
-		optconv.SetUnknown(pb.Hooks, h.unknown)
-	}
+	pb.Hooks = o.Hooks.ToProto()
 	if o.ReplacementTrigger != nil {
 		v, err := optconv.ValueToProto(replacementTriggerKey, *o.ReplacementTrigger, acceptsByteStrings)
 		if err != nil {
@@ -232,14 +195,7 @@ func (o *ResourceOptions) Clone() *ResourceOptions {
 			c.PluginChecksums[k] = slices.Clone(v)
 		}
 	}
-	if h := o.Hooks; h != nil {
-		c.Hooks = &HooksBinding{
-			BeforeCreate: slices.Clone(h.BeforeCreate), AfterCreate: slices.Clone(h.AfterCreate),
-			BeforeUpdate: slices.Clone(h.BeforeUpdate), AfterUpdate: slices.Clone(h.AfterUpdate),
-			BeforeDelete: slices.Clone(h.BeforeDelete), AfterDelete: slices.Clone(h.AfterDelete),
-			OnError: slices.Clone(h.OnError), unknown: slices.Clone(h.unknown),
-		}
-	}
+	c.Hooks = o.Hooks.Clone()
 	c.HideDiff = slices.Clone(o.HideDiff)
 	c.ReplaceWith = slices.Clone(o.ReplaceWith)
 	if o.ReplacementTrigger != nil {

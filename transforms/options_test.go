@@ -322,7 +322,9 @@ func TestChangeOneOptionKeepsOthers(t *testing.T) {
 			func(o *opts) { o.IgnoreChanges = append(o.IgnoreChanges, "labels") }},
 		{"provider", func(o *transforms.ResourceOptions) { o.Provider = "other::ref" },
 			func(o *opts) { o.Provider = "other::ref" }},
-		{"add hook", func(o *transforms.ResourceOptions) { o.Hooks.BeforeCreate = append(o.Hooks.BeforeCreate, "new") },
+		{"add hook", func(o *transforms.ResourceOptions) {
+			o.Hooks.BeforeCreate = append(o.Hooks.BeforeCreate, transforms.HookName("new"))
+		},
 			func(o *opts) { o.Hooks.BeforeCreate = append(o.Hooks.BeforeCreate, "new") }},
 		{"add alias", func(o *transforms.ResourceOptions) {
 			o.Aliases = append(o.Aliases, transforms.Alias{Spec: &transforms.AliasSpec{Name: "older", ParentURN: stackURN}})
@@ -372,7 +374,7 @@ func TestClone(t *testing.T) {
 	*c.RetainOnDelete = false
 	c.Providers["aws"] = "x"
 	c.PluginChecksums["linux-amd64"][0] = 9
-	c.Hooks.OnError[0] = "x"
+	c.Hooks.OnError[0] = transforms.HookName("x")
 	c.HideDiff[0] = "x"
 	c.ReplaceWith[0] = "x"
 	*c.ReplacementTrigger = resource.NewProperty("x")

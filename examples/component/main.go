@@ -1,7 +1,7 @@
 // Command component is a Pulumi Go program that uses a component library,
-// teams, which binds hooks to resources it does not construct: the program
-// creates its resources with a Team as their parent, and the library's hooks
-// fire for each of them.
+// teams, which binds a transform and hooks to resources it does not
+// construct: the program creates its resources with a Team as their parent,
+// and the library's transform and hooks reach each of them.
 //
 // Run by `pulumi up`, it deploys two teams with pulumi-random resources in
 // them and one resource outside any team. Run with `go run` and no engine
@@ -24,7 +24,6 @@ import (
 	"github.com/langhost/callbacks/enginetest"
 	"github.com/langhost/callbacks/examples/component/teams"
 	"github.com/langhost/callbacks/monitor"
-	"github.com/langhost/callbacks/program"
 )
 
 // The pulumi-random types the program creates, declared by type token so the
@@ -45,29 +44,15 @@ func main() {
 	}
 }
 
-// deploy is the program's body, under `pulumi up` and on the simulator: it
-// sets the teams library up with the deployment's monitor, then runs the
-// program.
+// deploy is the program's body, under `pulumi up` and on the simulator. It
+// creates every resource itself; the teams it puts them in decide what the
+// library adds to them. It never mentions a monitor or a hook.
 func deploy(ctx *pulumi.Context) error {
-	mon, err := program.Monitor(ctx)
+	payments, err := teams.NewTeam(ctx, "payments", &teams.TeamArgs{Lead: "ana"})
 	if err != nil {
 		return err
 	}
-	lib, err := teams.New(ctx.Context(), mon)
-	if err != nil {
-		return err
-	}
-	return resources(ctx, lib)
-}
-
-// resources is the Pulumi program proper. It creates every resource itself;
-// the teams it puts them in decide which hooks run.
-func resources(ctx *pulumi.Context, lib *teams.Library) error {
-	payments, err := lib.NewTeam(ctx, "payments")
-	if err != nil {
-		return err
-	}
-	search, err := lib.NewTeam(ctx, "search")
+	search, err := teams.NewTeam(ctx, "search", &teams.TeamArgs{Lead: "bo"})
 	if err != nil {
 		return err
 	}
@@ -130,18 +115,22 @@ func simulate(ctx context.Context, w io.Writer) error {
 	}
 	slices.SortFunc(resources, func(a, b *enginetest.ResourceState) int { return strings.Compare(a.Name, b.Name) })
 
-	fmt.Fprintln(w, "\nThe program created these resources; the teams library bound hooks to those in a team:")
+	fmt.Fprintln(w, "\nThe program created these resources; the teams library labelled those in a team and bound hooks to them:")
 	var rows [][]string
 	for _, r := range resources {
 		team := "in no team"
 		if enginetest.QualifiedType(r.Parent) == teams.TeamType {
 			team = "team " + enginetest.URNName(r.Parent)
 		}
+		label := "no label"
+		if k := r.Inputs.GetFields()["keepers"].GetStructValue().GetFields(); k["team"] != nil {
+			label = fmt.Sprintf("keepers team=%s lead=%s", k["team"].GetStringValue(), k["lead"].GetStringValue())
+		}
 		hooksFired := "no hook"
 		if len(fired[r.URN]) > 0 {
 			hooksFired = strings.Join(fired[r.URN], ", ")
 		}
-		rows = append(rows, []string{r.Name, team, hooksFired})
+		rows = append(rows, []string{r.Name, team, label, hooksFired})
 	}
 	table(w, rows)
 
@@ -177,15 +166,21 @@ func check(engine *enginetest.Engine, res *enginetest.Result, fired map[string][
 		fmt.Sprintf("after_create %q ok", teams.AuditHook),
 	}
 	members := map[string]string{"payments-pet": "payments", "search-token": "search", "scratch": "search", "loose-pet": ""}
+	leads := map[string]string{"payments": "ana", "search": "bo"}
 	for name, team := range members {
 		parent := engine.StackURN()
 		if team != "" {
 			parent = engine.URN(engine.StackURN(), teams.TeamType, team)
 		}
 		var urn string
+		var keepers map[string]string
 		for _, r := range res.State.Resources {
 			if r.Name == name && r.Parent == parent {
 				urn = r.URN
+				keepers = map[string]string{}
+				for k, v := range r.Inputs.GetFields()["keepers"].GetStructValue().GetFields() {
+					keepers[k] = v.GetStringValue()
+				}
 			}
 		}
 		switch {
@@ -195,6 +190,10 @@ func check(engine *enginetest.Engine, res *enginetest.Result, fired map[string][
 			problems = append(problems, fmt.Sprintf("%s is in no team, yet hooks fired for it: %v", name, fired[urn]))
 		case team != "" && !slices.Equal(fired[urn], want):
 			problems = append(problems, fmt.Sprintf("%s: hooks fired %v, want %v", name, fired[urn], want))
+		case team == "" && len(keepers) > 0:
+			problems = append(problems, fmt.Sprintf("%s is in no team, yet the library labelled it: %v", name, keepers))
+		case team != "" && (keepers["team"] != team || keepers["lead"] != leads[team]):
+			problems = append(problems, fmt.Sprintf("%s: keepers %v, want team=%s lead=%s", name, keepers, team, leads[team]))
 		}
 	}
 

@@ -123,14 +123,14 @@ func registerCallbacks(ctx context.Context, mon *monitor.Monitor) error {
 	if err != nil {
 		return err
 	}
-	// Bind the hooks to every custom resource through a stack transform, so
-	// the program's resources need no option of their own.
-	_, err = hooks.Attach(ctx, mon, isCustom, &hooks.Binding{
+	// Bind the hooks to every custom resource, so the program's resources
+	// need no option of their own: the scope is explicit, every resource
+	// isCustom picks.
+	return hooks.Attach(ctx, mon, transforms.Matching(isCustom), &hooks.Binding{
 		BeforeCreate: []hooks.Ref{audit},
 		AfterCreate:  []hooks.Ref{record},
 		OnError:      []hooks.Ref{retry},
-	}, callbacks.Name("attach-hooks"), timeout)
-	return err
+	})
 }
 
 // resources is the Pulumi program proper: plain Go SDK code that knows

@@ -101,11 +101,10 @@ func Setup(ctx context.Context, mon *monitor.Monitor) error {
 		return err
 	}
 	custom := func(args *transforms.Args) bool { return args.Custom }
-	_, err = hooks.Attach(ctx, mon, custom, &hooks.Binding{
+	return hooks.Attach(ctx, mon, transforms.Matching(custom), &hooks.Binding{
 		BeforeCreate: []hooks.Ref{check},
 		AfterCreate:  []hooks.Ref{notify},
 	})
-	return err
 }
 
 // Program is the Pulumi program.

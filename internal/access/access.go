@@ -6,6 +6,8 @@
 // without an import cycle, hence any.
 package access
 
+import "sync"
+
 // Set by package callbacks.
 var (
 	// SetDryRun is func(*callbacks.Registry, bool): records whether the
@@ -42,10 +44,27 @@ var (
 	// MonitorPrepare is func(context.Context, *monitor.Monitor) error: reads
 	// whether the deployment is a preview and tells the monitor's server.
 	MonitorPrepare any
-	// MonitorScope is func(*monitor.Monitor) (parent string, ok bool): the URN of
-	// the component whose Construct the monitor was opened for.
-	MonitorScope any
+	// MonitorAttached is func(*monitor.Monitor) *Slot: where package
+	// transforms keeps the state of the monitor's attached transforms.
+	MonitorAttached any
 )
+
+// Slot holds one value for its owner, made on first use.
+type Slot struct {
+	mu sync.Mutex
+	v  any
+}
+
+// Get returns the slot's value, storing the result of create first if the
+// slot is empty.
+func (s *Slot) Get(create func() any) any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.v == nil {
+		s.v = create()
+	}
+	return s.v
+}
 
 // HookConfig collects the options of a hook registration.
 type HookConfig struct {

@@ -79,6 +79,10 @@ func (n *Names) Get(name string) (any, bool) {
 	return r.value, ok
 }
 
+// CallerSite names the line outside this module's non-test code that
+// called into it, as "file:line", for messages about a registration.
+func CallerSite() string { return callerOutsideModule() }
+
 // callerOutsideModule names the first stack frame outside this module's
 // non-test code: the user's line that registered the hook.
 func callerOutsideModule() string {

@@ -43,6 +43,12 @@ func Names(m *monitor.Monitor) *access.Names {
 	return access.MonitorNames.(func(*monitor.Monitor) *access.Names)(m)
 }
 
+// Attached returns the slot in which package transforms keeps the state of
+// the transforms attached through m.
+func Attached(m *monitor.Monitor) *access.Slot {
+	return access.MonitorAttached.(func(*monitor.Monitor) *access.Slot)(m)
+}
+
 // Prepare tells m's server whether the deployment is a preview.
 func Prepare(ctx context.Context, m *monitor.Monitor) error {
 	return access.MonitorPrepare.(func(context.Context, *monitor.Monitor) error)(ctx, m)

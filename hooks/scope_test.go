@@ -12,6 +12,7 @@ import (
 	"github.com/langhost/callbacks/internal/wiretest"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/monitor/monitortest"
+	"github.com/langhost/callbacks/transforms"
 )
 
 const (
@@ -19,25 +20,16 @@ const (
 	componentURN = "urn:pulumi:dev::proj::teams:index:Team::payments"
 )
 
-func constructRequest(endpoint string) *pulumirpc.ConstructRequest {
-	return &pulumirpc.ConstructRequest{MonitorEndpoint: endpoint, Project: "proj", Stack: "dev",
-		Type: "teams:index:Team", Name: "payments", Parent: stackURN}
-}
-
-// Through a monitor opened for a Construct, Attach binds hooks to the
-// component's descendants only, never to the program's own resources.
-func TestAttachFromConstructBindsOnlyDescendants(t *testing.T) {
+// Attached to the descendants of a component, hooks reach the component's
+// children and their children, never the component itself, the program's
+// own resources or another instance's children.
+func TestAttachToDescendantsBindsOnlyThem(t *testing.T) {
 	t.Parallel()
 	fake := fakeEngine(allFeatures...)
-	mon, err := monitor.FromConstruct(constructRequest(monitortest.Listen(t, fake)), wiretest.Listen(t))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = mon.Close() })
-	urn, ok := mon.Component()
-	require.True(t, ok)
-	assert.Equal(t, componentURN, urn)
-
-	cb, err := hooks.Attach(t.Context(), mon, nil, &hooks.Binding{AfterCreate: []hooks.Ref{hooks.Name("audit")}})
-	require.NoError(t, err)
+	mon := wiretest.Bind(t, monitortest.Serve(t, fake), wiretest.Listen(t))
+	require.NoError(t, hooks.Attach(t.Context(), mon, transforms.Descendants(componentURN),
+		&hooks.Binding{AfterCreate: []hooks.Ref{hooks.Name("audit")}}))
+	cb := attached(t, fake)
 
 	bound := func(typ, name, parent string) bool {
 		t.Helper()
@@ -54,25 +46,10 @@ func TestAttachFromConstructBindsOnlyDescendants(t *testing.T) {
 		"urn:pulumi:dev::proj::teams:index:Team::other-team"), "another instance's child")
 }
 
-// Transform hands out the binding transform for the component's own
-// registration, which the engine scopes itself; nothing is registered as a
-// stack transform.
-func TestTransformIsNotAStackTransform(t *testing.T) {
-	t.Parallel()
-	fake := fakeEngine(allFeatures...)
-	mon := monitortest.Serve(t, fake)
-	cb, err := hooks.Transform(t.Context(), mon, nil, &hooks.Binding{BeforeCreate: []hooks.Ref{hooks.Name("check")}})
-	require.NoError(t, err)
-	_, _, stack := recorded(fake)
-	assert.Empty(t, stack)
-	var res pulumirpc.TransformResponse
-	require.NoError(t, wiretest.Call(t, cb, &pulumirpc.TransformRequest{Type: "t:i:T", Name: "a", Parent: componentURN}, &res))
-	assert.Equal(t, []string{"check"}, res.GetOptions().GetHooks().GetBeforeCreate())
-}
-
-// Each Construct of a deployment dials the same monitor: they share one hook
-// name space, and a hook registered with Shared is registered once.
-func TestSharedHookAcrossConstructs(t *testing.T) {
+// Every monitor of a deployment (every instance of a component, in a
+// program or in a provider's Constructs) shares one hook name space, and a
+// hook registered with Shared is registered once.
+func TestSharedHookAcrossInstances(t *testing.T) {
 	t.Parallel()
 	fake := fakeEngine(allFeatures...)
 	addr := monitortest.Listen(t, fake)
@@ -80,25 +57,22 @@ func TestSharedHookAcrossConstructs(t *testing.T) {
 	noop := func(context.Context, *hooks.Args) error { return nil }
 	var first *hooks.Hook
 	for i := range 2 {
-		mon, err := monitor.FromConstruct(constructRequest(addr), srv)
+		mon, err := monitor.Dial(addr, srv)
 		require.NoError(t, err)
+		t.Cleanup(func() { _ = mon.Close() }) // a deployment's name space lives while a monitor of it is open
 		h, err := hooks.Register(t.Context(), mon, "audit", noop, hooks.Shared(), hooks.OnDryRun())
-		require.NoError(t, err, "Construct %d", i+1)
+		require.NoError(t, err, "instance %d", i+1)
 		if first == nil {
 			first = h
 		}
-		assert.Same(t, first, h, "the second Construct gets the hook already registered")
-		got, ok := hooks.Lookup(mon, "audit")
-		assert.True(t, ok)
-		assert.Same(t, first, got)
-		require.NoError(t, mon.Close())
+		assert.Same(t, first, h, "the second instance gets the hook already registered")
 	}
 	hookReqs, _, _ := recorded(fake)
 	assert.Len(t, hookReqs, 1, "the engine is asked once")
 	assert.Equal(t, 1, srv.Registry().Len(), "one callback serves every instance")
 
 	// Without Shared, or with other settings, the name stays taken.
-	mon, err := monitor.FromConstruct(constructRequest(addr), srv)
+	mon, err := monitor.Dial(addr, srv)
 	require.NoError(t, err)
 	defer mon.Close()
 	_, err = hooks.Register(t.Context(), mon, "audit", noop)

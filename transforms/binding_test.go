@@ -1,10 +1,10 @@
-package hooks_test
+package transforms_test
 
 import (
 	"testing"
 
-	"github.com/langhost/callbacks/hooks"
 	"github.com/langhost/callbacks/internal/wiretest"
+	"github.com/langhost/callbacks/transforms"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,21 +14,21 @@ func TestBindingProto(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		b    *hooks.Binding
+		b    *transforms.HooksBinding
 		want *pulumirpc.RegisterResourceRequest_ResourceHooksBinding
 	}{
 		{"nil", nil, nil},
-		{"empty", &hooks.Binding{}, &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{}},
+		{"empty", &transforms.HooksBinding{}, &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{}},
 		{
 			"every-point",
-			&hooks.Binding{
-				BeforeCreate: []hooks.Ref{hooks.Name("bc")},
-				AfterCreate:  []hooks.Ref{hooks.Name("ac1"), hooks.Name("ac2")},
-				BeforeUpdate: []hooks.Ref{hooks.Name("bu")},
-				AfterUpdate:  []hooks.Ref{hooks.Name("au")},
-				BeforeDelete: []hooks.Ref{hooks.Name("bd")},
-				AfterDelete:  []hooks.Ref{hooks.Name("ad")},
-				OnError:      []hooks.Ref{hooks.Name("oe")},
+			&transforms.HooksBinding{
+				BeforeCreate: []transforms.HookRef{transforms.HookName("bc")},
+				AfterCreate:  []transforms.HookRef{transforms.HookName("ac1"), transforms.HookName("ac2")},
+				BeforeUpdate: []transforms.HookRef{transforms.HookName("bu")},
+				AfterUpdate:  []transforms.HookRef{transforms.HookName("au")},
+				BeforeDelete: []transforms.HookRef{transforms.HookName("bd")},
+				AfterDelete:  []transforms.HookRef{transforms.HookName("ad")},
+				OnError:      []transforms.HookRef{transforms.HookName("oe")},
 			},
 			&pulumirpc.RegisterResourceRequest_ResourceHooksBinding{
 				BeforeCreate: []string{"bc"}, AfterCreate: []string{"ac1", "ac2"},
@@ -44,28 +44,26 @@ func TestBindingProto(t *testing.T) {
 			got := tt.b.ToProto()
 			if tt.want == nil {
 				assert.Nil(t, got)
-				assert.Nil(t, hooks.BindingFromProto(nil))
+				assert.Nil(t, transforms.HooksFromProto(nil))
 				return
 			}
 			wiretest.RequireProtoEqual(t, tt.want, got)
-			wiretest.RequireProtoEqual(t, tt.want, hooks.BindingFromProto(got).ToProto())
+			wiretest.RequireProtoEqual(t, tt.want, transforms.HooksFromProto(got).ToProto())
 		})
 	}
 }
 
 func TestBindingValidate(t *testing.T) {
 	t.Parallel()
-	var nilHook *hooks.Hook
 	tests := []struct {
 		name    string
-		b       *hooks.Binding
+		b       *transforms.HooksBinding
 		wantErr []string
 	}{
 		{"nil", nil, nil},
-		{"names", &hooks.Binding{BeforeCreate: []hooks.Ref{hooks.Name("a")}, OnError: []hooks.Ref{hooks.Name("b")}}, nil},
-		{"empty-name", &hooks.Binding{AfterDelete: []hooks.Ref{hooks.Name("")}}, []string{"AfterDelete[0]", "no name"}},
-		{"nil-ref", &hooks.Binding{BeforeUpdate: []hooks.Ref{hooks.Name("a"), nil}}, []string{"BeforeUpdate[1]", "no name"}},
-		{"nil-hook", &hooks.Binding{BeforeUpdate: []hooks.Ref{nilHook}}, []string{"BeforeUpdate[0]", "no name"}},
+		{"names", &transforms.HooksBinding{BeforeCreate: []transforms.HookRef{transforms.HookName("a")}, OnError: []transforms.HookRef{transforms.HookName("b")}}, nil},
+		{"empty-name", &transforms.HooksBinding{AfterDelete: []transforms.HookRef{transforms.HookName("")}}, []string{"AfterDelete[0]", "no name"}},
+		{"nil-ref", &transforms.HooksBinding{BeforeUpdate: []transforms.HookRef{transforms.HookName("a"), nil}}, []string{"BeforeUpdate[1]", "no name"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

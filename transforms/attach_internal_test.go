@@ -1,0 +1,50 @@
+package transforms
+
+import (
+	"context"
+	"testing"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/monitor/monitortest"
+)
+
+// What the shared transform records about a deployment's resources ends
+// with the deployment: once the engine has ended it (here, the monitor's
+// connection closes), the records are gone and a later Attach is refused.
+func TestAttachedStateEndsWithTheDeployment(t *testing.T) {
+	fake := &monitortest.Fake{
+		DeploymentInfo:         monitortest.CurrentEngine(monitor.Transforms),
+		RegisterStackTransform: func(context.Context, *pulumirpc.Callback) error { return nil },
+	}
+	srv, err := callbacks.Listen()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+	mon, err := monitor.Dial(monitortest.Listen(t, fake), srv)
+	require.NoError(t, err)
+
+	noop := func(context.Context, *Args) (*Result, error) { return nil, nil }
+	require.NoError(t, Attach(t.Context(), mon, Descendants("urn:pulumi:dev::shop::teams:index:Team::payments"), noop))
+	a := attached(mon)
+	_, err = a.transform(t.Context(), &Args{Type: "t:i:T", Name: "pet", Parent: "urn:pulumi:dev::shop::teams:index:Team::payments",
+		URN: "urn:pulumi:dev::shop::teams:index:Team$t:i:T::pet"})
+	require.NoError(t, err)
+	a.mu.Lock()
+	assert.Len(t, a.parents, 1)
+	a.mu.Unlock()
+
+	require.NoError(t, mon.Close())
+	<-a.ended
+	a.mu.Lock()
+	assert.Empty(t, a.parents)
+	assert.Empty(t, a.firstChild)
+	assert.Empty(t, a.byComponent)
+	a.mu.Unlock()
+	err = Attach(t.Context(), mon, Matching(nil), noop)
+	require.ErrorIs(t, err, ErrNeverMatches)
+	assert.Contains(t, err.Error(), "the engine has ended the deployment")
+}
