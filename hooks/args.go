@@ -177,7 +177,9 @@ const (
 
 // ErrorArgs is what an error hook is told when the provider fails to create,
 // update or delete a resource. The engine calls error hooks only for custom
-// resources, never in a preview.
+// resources. It calls them in a preview too: there it asks the provider to
+// preview the create and the update (and never deletes), and a failed
+// preview of either runs the error hooks, whose answer retries it.
 //
 // Create failures carry NewInputs and NewOptions; update failures carry both
 // inputs, OldOutputs and both option sets; delete failures carry OldInputs,

@@ -11,8 +11,11 @@
 // registered. To use one hook on many resources, register it once and bind
 // the returned [*Hook] (or its [Name], or the hook [Lookup] finds) wherever
 // it is needed. A [Binding] lists the hooks for each point and converts to
-// the resource option the engine expects; [Attach] binds hooks to resources
-// that some other code creates, through a stack transform.
+// the resource option the engine expects. A resource the Go SDK registers
+// takes it through program.Hooks, which is the SDK's own ResourceHooks
+// option (the SDK's option fails on hooks the SDK did not register, so do
+// not build a pulumi.ResourceHook by hand); [Attach] binds hooks to
+// resources that some other code creates, through a stack transform.
 //
 // # What hooks receive
 //
@@ -39,11 +42,13 @@
 // # Delete hooks
 //
 // Delete hooks of a resource that left the program run after the program
-// calls SignalAndWaitForShutdown (see monitor.Monitor.Finish), in that same
-// run, and the engine finds them by the name saved in the resource's state.
-// A program must therefore register, in every run, each hook that resources
-// in its state are bound to, under the same name, and keep its callback
-// server serving until SignalAndWaitForShutdown returns. A before-delete
+// has ended (after pulumi.Run's SignalAndWaitForShutdown, or after an
+// Automation API inline program has returned), in that same run, and the
+// engine finds them by the name saved in the resource's state. A program
+// must therefore register, in every run, each hook that resources in its
+// state are bound to, under the same name, and keep its callback server
+// serving until the engine has ended the deployment, as the server that
+// program.Monitor starts does by itself. A before-delete
 // hook that is not registered fails the delete; `pulumi destroy` runs delete
 // hooks only with --run-program.
 package hooks

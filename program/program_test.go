@@ -228,3 +228,39 @@ func TestDeleteHooksAfterAnInlineProgram(t *testing.T) {
 		return res
 	})
 }
+
+// Server options can come from the stack's configuration: the body reads it
+// before its first Monitor call. Here the config bounds resource hooks to
+// 50ms, and a hook that waits for its context ends with the deadline.
+func TestServerOptionsFromStackConfig(t *testing.T) {
+	eng := enginetest.New(t, enginetest.WithProject("p"), enginetest.WithConfig(map[string]string{"p:hookTimeout": "50ms"}))
+	res := eng.Run(t, func() error {
+		return pulumi.RunErr(func(ctx *pulumi.Context) error {
+			v, _ := ctx.GetConfig("p:hookTimeout")
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return err
+			}
+			mon, err := program.Monitor(ctx, callbacks.KindTimeout(callbacks.KindResourceHook, d))
+			if err != nil {
+				return err
+			}
+			wait, err := hooks.Register(ctx.Context(), mon, "wait", func(ctx context.Context, _ *hooks.Args) error {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(time.Minute): // no deadline came: the test fails below
+					return nil
+				}
+			})
+			if err != nil {
+				return err
+			}
+			var r pulumi.CustomResourceState
+			return ctx.RegisterResource("test:index:Thing", "thing", nil, &r,
+				program.Hooks(&hooks.Binding{BeforeCreate: []hooks.Ref{wait}}))
+		})
+	})
+	require.Error(t, res.Err, "the hook's deadline from the config did not apply")
+	assert.Contains(t, res.Err.Error(), "deadline", eng.Trace())
+}
