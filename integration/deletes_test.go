@@ -9,8 +9,9 @@ import (
 // TestDeleteHooksAfterTheProgramEnds runs programs/deletes twice: the first
 // update creates the pets "keep" and "drop", the second one's program
 // declares only "keep". The engine deletes "drop" once the program has
-// ended, and its delete hooks, registered again by that second program,
-// still run: the callback server outlives the program's body.
+// ended, and its delete hooks (bound with program.Hooks, and registered
+// again by that second program) still run: the callback server outlives the
+// program's body.
 func TestDeleteHooksAfterTheProgramEnds(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, "deletes", "github.com/langhost/callbacks/integration/programs/deletes")

@@ -1,8 +1,9 @@
 // Command deletes is a Pulumi program that declares the pets "keep" and
 // "drop", or only "keep" when the stack's configuration says drop: true,
-// with hooks before and after each pet's delete. The engine deletes a pet
-// the program no longer declares only after the program has ended, so the
-// hooks say whether the program's body had returned when they ran.
+// with hooks before and after each pet's delete, bound with the SDK's own
+// resource option (program.Hooks). The engine deletes a pet the program no
+// longer declares only after the program has ended, so the hooks say
+// whether the program's body had returned when they ran.
 package main
 
 import (
@@ -52,19 +53,14 @@ func deploy(ctx *pulumi.Context, mon *monitor.Monitor) error {
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
-	_, err := hooks.Attach(c, mon, hooks.ByType(petType), &hooks.Binding{
-		BeforeDelete: []hooks.Ref{before}, AfterDelete: []hooks.Ref{after},
-	})
-	if err != nil {
-		return err
-	}
+	binding := program.Hooks(&hooks.Binding{BeforeDelete: []hooks.Ref{before}, AfterDelete: []hooks.Ref{after}})
 	names := []string{"keep", "drop"}
 	if v, _ := ctx.GetConfig(ctx.Project() + ":drop"); v == "true" {
 		names = names[:1]
 	}
 	for _, name := range names {
 		var pet pulumi.CustomResourceState
-		if err := ctx.RegisterResource(petType, name, pulumi.Map{"length": pulumi.Int(2)}, &pet); err != nil {
+		if err := ctx.RegisterResource(petType, name, pulumi.Map{"length": pulumi.Int(2)}, &pet, binding); err != nil {
 			return err
 		}
 	}
