@@ -1,7 +1,9 @@
 package callbacks_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -136,13 +138,14 @@ func TestObserverSeesEveryCallOnceWithItsCode(t *testing.T) {
 
 func TestCallInfoInContext(t *testing.T) {
 	t.Parallel()
-	reg := newTestRegistry(t)
+	var logged bytes.Buffer
+	reg := newTestRegistry(t, callbacks.WithLogger(slog.New(slog.NewTextHandler(&logged, nil))))
 	callbacks.SetDryRun(reg, true)
 	got := make(chan callbacks.CallInfo, 1)
 	tok, err := reg.Register(callbacks.ErrorHook(func(ctx context.Context, _ *pulumirpc.ErrorHookRequest) (*pulumirpc.ErrorHookResponse, error) {
 		info, ok := callbacks.CallInfoFrom(ctx)
 		require.True(t, ok)
-		callbacks.Logger(ctx).Info("logger is tagged") // must not panic
+		callbacks.Logger(ctx).Info("logger is tagged")
 		got <- info
 		return &pulumirpc.ErrorHookResponse{Retry: true}, nil
 	}), callbacks.Name("retry-transient"), callbacks.Timeout(time.Minute))
@@ -161,6 +164,10 @@ func TestCallInfoInContext(t *testing.T) {
 	assert.Equal(t, 2, info.Attempt)
 	assert.False(t, info.Deadline.IsZero())
 	assert.True(t, info.AcceptsByteStrings, "byte strings are accepted by default")
+	for _, attr := range []string{`kind="error hook"`, "token=" + tok, "name=retry-transient", "urn=" + hookURN,
+		"resource=logs", "dry_run=true", "attempt=2"} {
+		assert.Contains(t, logged.String(), attr, "Logger does not tag its records with the call")
+	}
 
 	refuse, err := reg.Register(callbacks.Raw(func(ctx context.Context, _ []byte) ([]byte, error) {
 		info, _ := callbacks.CallInfoFrom(ctx)

@@ -161,3 +161,20 @@ func TestFinishReportsSignalError(t *testing.T) {
 	_, err = srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
 	assert.ErrorIs(t, err, callbacks.ErrServerClosed, "the server is shut down even when the signal fails")
 }
+
+// On an engine that predates GetDeploymentInfo, each SupportsFeature answer
+// is asked once and then remembered as it was, false as well as true.
+func TestLegacyAnswersAreCachedAsGiven(t *testing.T) {
+	t.Parallel()
+	fake := &monitortest.Fake{SupportsFeature: monitortest.OldEngine("transforms")}
+	mon := monitortest.Serve(t, fake)
+	for range 2 {
+		ok, err := mon.Supports(t.Context(), monitor.Transforms)
+		require.NoError(t, err)
+		assert.True(t, ok, "transforms")
+		ok, err = mon.Supports(t.Context(), monitor.ErrorHooks)
+		require.NoError(t, err)
+		assert.False(t, ok, "errorHooks, asked again")
+	}
+	assert.Equal(t, 2, fake.Count("SupportsFeature"), "each feature is asked once")
+}

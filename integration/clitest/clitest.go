@@ -86,23 +86,37 @@ func NewStack(tb testing.TB, p Project) *Stack {
 	RequireCLI(tb)
 	root := tb.TempDir()
 	s := &Stack{Name: "dev", Dir: filepath.Join(root, "project"), tb: tb}
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	s.env = append(hostEnv(), Env(tb)...)
+	s.SetProject(p)
+	s.Run("stack", "init", s.Name, "--non-interactive").MustSucceed(tb)
+	return s
+}
+
+// Env returns the NAME=value settings that make the CLI hermetic: a
+// PULUMI_HOME and a file backend in new temporary directories, a
+// passphrase, no update check and no plugin download. A test that drives
+// the CLI through the Automation API, which passes the process's own
+// environment on, sets them with t.Setenv.
+func Env(tb testing.TB) []string {
+	tb.Helper()
+	root := tb.TempDir()
 	home := filepath.Join(root, "home")
 	state := filepath.Join(root, "state")
-	for _, dir := range []string{s.Dir, home, state} {
+	for _, dir := range []string{home, state} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	s.env = append(hostEnv(),
-		"PULUMI_HOME="+home,
-		"PULUMI_BACKEND_URL=file://"+filepath.ToSlash(state),
+	return []string{
+		"PULUMI_HOME=" + home,
+		"PULUMI_BACKEND_URL=file://" + filepath.ToSlash(state),
 		"PULUMI_CONFIG_PASSPHRASE=integration-tests",
 		"PULUMI_SKIP_UPDATE_CHECK=1",
 		"PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true",
-	)
-	s.SetProject(p)
-	s.Run("stack", "init", s.Name, "--non-interactive").MustSucceed(tb)
-	return s
+	}
 }
 
 // hostEnv is this process's environment without any PULUMI_ variable, so
