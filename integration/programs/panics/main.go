@@ -48,7 +48,7 @@ func deploy(ctx *pulumi.Context, mon *monitor.Monitor) error {
 		if err != nil {
 			return err
 		}
-		_, err = hooks.Attach(c, mon, hooks.ByType(petType), &hooks.Binding{BeforeCreate: []hooks.Ref{boom}})
+		err = hooks.Attach(c, mon, transforms.Matching(transforms.ByType(petType)), &hooks.Binding{BeforeCreate: []hooks.Ref{boom}})
 		if err != nil {
 			return err
 		}

@@ -87,7 +87,7 @@ func deploy(ctx *pulumi.Context, mon *monitor.Monitor) error {
 	if err := errors.Join(append(errs, err)...); err != nil {
 		return err
 	}
-	if _, err := hooks.Attach(c, mon, func(a *transforms.Args) bool { return a.Custom }, binding); err != nil {
+	if err := hooks.Attach(c, mon, transforms.Matching(func(a *transforms.Args) bool { return a.Custom }), binding); err != nil {
 		return err
 	}
 
