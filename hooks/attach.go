@@ -48,7 +48,7 @@ func Attach(ctx context.Context, mon *monitor.Monitor, scope transforms.Scope, b
 		return reach.Fail(callbacks.KindResourceTransform, what, err)
 	}
 	add := b.Clone()
-	return transforms.Attach(ctx, mon, scope, func(_ context.Context, args *transforms.Args) (*transforms.Result, error) {
+	err := transforms.Attach(ctx, mon, scope, func(_ context.Context, args *transforms.Args) (*transforms.Result, error) {
 		if args.Options == nil {
 			args.Options = &transforms.ResourceOptions{}
 		}
@@ -57,6 +57,10 @@ func Attach(ctx context.Context, mon *monitor.Monitor, scope transforms.Scope, b
 		}
 		return &transforms.Result{Options: args.Options}, nil
 	})
+	if err != nil {
+		return reach.Fail(callbacks.KindResourceTransform, what, err)
+	}
+	return nil
 }
 
 func checkAttach(mon *monitor.Monitor, b *Binding) error {

@@ -125,7 +125,9 @@ func RequireOptions() callbacks.HookOption {
 // every instance and must not depend on the instance that registered it
 // first: tell instances apart by the resource the engine calls it about
 // (its URN, or its parent in [Args.NewOptions]). Without Shared, a taken
-// name is an error.
+// name is an error. Sharing works within one process: a name that another
+// process of the deployment registered (the program, when this is a
+// component provider, or the other way round) is refused by the engine.
 func Shared() callbacks.HookOption {
 	return reach.NewHookOption(func(c *access.HookConfig) { c.Shared = true })
 }

@@ -40,7 +40,7 @@ import (
 // children: the deployment shows a warning under the component. Every error
 // is a [*callbacks.Error].
 func Attach(ctx context.Context, mon *monitor.Monitor, scope Scope, fn Func) error {
-	const what = "transforms: attaching a transform"
+	const what = "transforms: attaching"
 	switch {
 	case mon == nil || mon.Server() == nil:
 		return reach.Fail(callbacks.KindResourceTransform, what, reach.Nil("monitor"))
