@@ -29,6 +29,11 @@ import (
 // A component that was never registered cannot have descendants: Attach
 // refuses the scope (transforms.ErrNeverMatches), as it does one whose
 // registration failed.
+//
+// For a remote component (ctx.RegisterRemoteComponentResource), the
+// resources its provider creates are registered while the SDK still waits
+// for the component's URN, so they are not covered; the resources the
+// program puts under it are.
 func Descendants(component pulumi.Resource) transforms.Scope {
 	if component == nil {
 		return transforms.DescendantsOf("a nil resource", func() (resource.URN, error) {

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/provider"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -15,6 +16,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/langhost/callbacks/enginetest"
+	"github.com/langhost/callbacks/program"
+	"github.com/langhost/callbacks/transforms"
 )
 
 // startKennel plays the engine running the kennel provider: the
@@ -149,4 +152,42 @@ func TestKennelWithTheProgramsOwnTransforms(t *testing.T) {
 	require.NoError(t, res.Err, eng.Trace())
 	checkPets(t, eng, res)
 	assert.Positive(t, seenByUser.Load(), "the user's transform did not reach the pets")
+}
+
+// A program can bind to what it puts under a Kennel with
+// program.Descendants: its own pet under the kennel gets the binding. The
+// kennel's pets, which the provider registers while the program still
+// waits for the kennel's URN, do not.
+func TestProgramBindsToWhatItPutsUnderAKennel(t *testing.T) {
+	eng := startKennel(t)
+	res := eng.Run(t, func() error {
+		return pulumi.RunErr(func(ctx *pulumi.Context) error {
+			mon, err := program.Monitor(ctx)
+			if err != nil {
+				return err
+			}
+			var north pulumi.ResourceState
+			if err := ctx.RegisterRemoteComponentResource(KennelType, "north", pulumi.Map{"pets": pulumi.Int(1)}, &north); err != nil {
+				return err
+			}
+			err = transforms.Attach(ctx.Context(), mon, program.Descendants(&north),
+				func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+					return a.WithProperties(func(p resource.PropertyMap) { p["prefix"] = resource.NewProperty("mine") }), nil
+				})
+			if err != nil {
+				return err
+			}
+			var visitor pulumi.CustomResourceState
+			return ctx.RegisterResource(PetType, "visitor", pulumi.Map{"length": pulumi.Int(1)}, &visitor, pulumi.Parent(&north))
+		})
+	})
+	require.NoError(t, res.ProgramErr, eng.Trace())
+	require.NoError(t, res.Err, eng.Trace())
+	north := eng.URN(eng.StackURN(), KennelType, "north")
+	visitor := res.State.Get(eng.URN(north, PetType, "visitor"))
+	require.NotNil(t, visitor, "%v", res.State.URNs())
+	assert.Equal(t, "mine", visitor.Inputs.GetFields()["prefix"].GetStringValue(), "the program's own pet under the kennel")
+	pet := res.State.Get(eng.URN(north, PetType, "north-pet-1"))
+	require.NotNil(t, pet)
+	assert.NotContains(t, pet.Inputs.GetFields(), "prefix", "the provider's pet, registered before the kennel's URN was known")
 }
