@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -60,10 +61,22 @@ func TestPanicStackIsForWhoeverAsks(t *testing.T) {
 	assert.Contains(t, debug.String(), "out of cheese")
 	assert.Contains(t, debug.String(), "goroutine ", "a debug logger did not get the stack")
 
+	fake, addr := startEngineLog(t)
+	srv, eng := startBufconn(t, callbacks.EngineAddress(addr), callbacks.WithLogger(slog.New(slog.DiscardHandler)))
+	cb, err := srv.Register(t.Context(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
+		panic("out of cheese")
+	}), callbacks.Name("cheese"))
+	require.NoError(t, err)
+	_, err = eng.invokeBytes(t.Context(), cb.Token, nil)
+	require.Error(t, err)
+	logs := fake.recorded()
+	require.Len(t, logs, 1, "the engine's log got no report of the panic")
+	assert.Equal(t, pulumirpc.LogSeverity_DEBUG, logs[0].GetSeverity())
+	assert.True(t, strings.HasPrefix(logs[0].GetMessage(), `raw callback "cheese" panicked: out of cheese`), logs[0].GetMessage())
+	assert.Contains(t, logs[0].GetMessage(), "goroutine ", "the report has no stack")
+
+	// A Reporter of the program's own gets what callbacks report, not this.
 	rep := &reports{}
 	panicking(t, callbacks.WithReporter(rep), callbacks.WithLogger(slog.New(slog.DiscardHandler)))
-	require.Len(t, rep.msgs, 1, "the engine's log got no report of the panic")
-	assert.Equal(t, callbacks.SeverityDebug, rep.sevs[0])
-	assert.True(t, strings.HasPrefix(rep.msgs[0], `raw callback "cheese" panicked: out of cheese`), rep.msgs[0])
-	assert.Contains(t, rep.msgs[0], "goroutine ", "the report has no stack")
+	assert.Empty(t, rep.msgs)
 }

@@ -276,16 +276,17 @@ const maxPanicValue = 1 << 10
 
 func (r *Registry) panicked(ctx context.Context, ci *CallInfo, p any) error {
 	// The user sees the panic's value (clipped), as they would see an error
-	// the function returned. The stack is for whoever asks for it: it is
-	// reported at debug severity, which `pulumi up` shows only with
-	// --debug, and a logger set with WithLogger gets it at debug level.
+	// the function returned. The stack is for whoever asks for it: the
+	// engine's log gets it at debug severity, which `pulumi up` shows only
+	// with --debug, and a logger set with WithLogger at debug level. A
+	// Reporter set with WithReporter gets what callbacks report, not this.
 	value := clip(fmt.Sprint(p), maxPanicValue)
 	msg := fmt.Sprintf("%s%s panicked: %s", label(ci.Kind, ci.Name), ci.resourceSuffix(), value)
 	stack := string(debug.Stack())
 	r.cfg.logger.LogAttrs(ctx, slog.LevelDebug, "callback panicked",
 		slog.String("kind", ci.Kind.String()), slog.String("name", ci.Name), slog.String("token", ci.Token),
 		slog.String("panic", value), slog.String("stack", stack))
-	if r.cfg.reporter != nil || r.engine.Load() != nil {
+	if e := r.engine.Load(); e != nil && r.cfg.reporter == nil {
 		r.report(ctx, SeverityDebug, ci.URN, msg+"\n"+stack)
 	}
 	return &Error{

@@ -85,23 +85,26 @@ func TestHookNamesEndWithTheDeployment(t *testing.T) {
 	assert.NoError(t, next.names.Reserve("audit", 3), "the next deployment sees the last one's names")
 }
 
-// Closing every monitor of a deployment forgets its state too; closing one
-// of two keeps it for the other.
-func TestClosingTheLastMonitorForgetsTheDeployment(t *testing.T) {
-	addr, _ := engineAt(t, "127.0.0.1:0")
-	a, b := dial(t, addr), dial(t, addr)
-	require.NoError(t, a.names.Reserve("audit", 1))
+// A component provider dials the engine once per Construct and may close
+// each monitor when its Construct returns: the deployment's names outlive
+// every monitor, until the engine ends the deployment.
+func TestClosingMonitorsKeepsTheDeployment(t *testing.T) {
+	addr, stop := engineAt(t, "127.0.0.1:0")
+	first := dial(t, addr)
+	require.NoError(t, first.names.Reserve("audit", 1))
+	require.NoError(t, first.Close())
 
-	require.NoError(t, a.Close())
-	waitDone(t, a)
-	require.ErrorIs(t, b.names.Reserve("audit", 2), access.ErrNameTaken, "closing one monitor dropped the names")
+	second := dial(t, addr) // the next Construct
+	require.ErrorIs(t, second.names.Reserve("audit", 2), access.ErrNameTaken,
+		"closing the first Construct's monitor dropped the deployment's names")
+	require.NoError(t, second.Close())
 
-	require.NoError(t, b.Close())
-	waitDone(t, b)
+	stop()
+	waitDone(t, second)
 	deployments.Lock()
 	_, kept := deployments.m[addr]
 	deployments.Unlock()
-	assert.False(t, kept, "the state of a deployment with no monitor left is still held")
+	assert.False(t, kept, "the ended deployment's state is still held")
 }
 
 // A monitor whose engine cannot be reached is over at once: nothing will

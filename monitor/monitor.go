@@ -42,7 +42,6 @@ var ErrNoMonitor = errors.New("monitor: no resource monitor address")
 // for concurrent use.
 type Monitor struct {
 	client pulumirpc.ResourceMonitorClient
-	conn   *grpc.ClientConn // owned, closed by Close; nil when borrowed
 	srv    *callbacks.Server
 	names  *access.Names
 
@@ -58,17 +57,16 @@ type Monitor struct {
 	shutdownOnce sync.Once
 	shutdownErr  error
 
-	done chan struct{} // closed when the deployment is over; nil for New
+	done <-chan struct{} // closed when the deployment is over; nil for New
 }
 
 // ErrNoServer is wrapped by the error the constructors return when given a
 // nil server or client.
 var ErrNoServer = errors.New("monitor: nil callback server")
 
-// New wraps an existing client, bound to srv. Close does not close the
-// client's connection. Monitors made with New have a hook name space of
-// their own; monitors made with [Dial] and [FromEnv] share one per monitor
-// address, that is, per deployment.
+// New wraps an existing client, bound to srv. Monitors made with New have a
+// hook name space of their own; monitors made with [Dial] and [FromEnv]
+// share one per monitor address, that is, per deployment.
 func New(client pulumirpc.ResourceMonitorClient, srv *callbacks.Server) (*Monitor, error) {
 	switch {
 	case client == nil:
@@ -79,54 +77,32 @@ func New(client pulumirpc.ResourceMonitorClient, srv *callbacks.Server) (*Monito
 	return &Monitor{client: client, srv: srv, names: access.NewNames()}, nil
 }
 
-// deployments holds the state the monitors of each deployment this process
-// takes part in share, by monitor address. The engine checks hook names per
-// deployment, and a component provider dials the same address once per
-// Construct, so the name space must outlive each Monitor. It ends with the
-// deployment (see [Monitor.Done]), or when the last monitor dialled to it is
-// closed, so that a later deployment whose engine happens to listen on the
-// same address starts afresh.
+// deployments holds, by monitor address, the deployments this process takes
+// part in through [Dial]: one connection to the engine's monitor and one hook
+// name space each, which every Monitor dialled to that address shares. The
+// engine checks hook names per deployment, and a component provider dials
+// the same address once per Construct, so both must outlive each Monitor.
+// A deployment is forgotten when the engine ends it (see [Monitor.Done]),
+// so that a later deployment whose engine happens to listen on the same
+// address starts afresh, and a long-lived process holds nothing per
+// deployment that is over.
 var deployments = struct {
 	sync.Mutex
 	m map[string]*deployment
 }{m: make(map[string]*deployment)}
 
-// deployment is the state the monitors of one deployment share.
+// deployment is what the monitors of one deployment share.
 type deployment struct {
+	conn  *grpc.ClientConn
 	names *access.Names
-	refs  int  // monitors dialled to it and not closed; guarded by deployments
-	over  bool // the engine ended it; guarded by deployments
-}
-
-// joinDeployment returns the shared state of the live deployment whose
-// monitor listens at addr, or a new one.
-func joinDeployment(addr string) *deployment {
-	deployments.Lock()
-	defer deployments.Unlock()
-	d := deployments.m[addr]
-	if d == nil || d.over {
-		d = &deployment{names: access.NewNames()}
-		deployments.m[addr] = d
-	}
-	d.refs++
-	return d
-}
-
-// leave records that a monitor of d is done with it: the engine ended the
-// deployment (over), or the monitor was closed.
-func (d *deployment) leave(addr string, over bool) {
-	deployments.Lock()
-	defer deployments.Unlock()
-	d.refs--
-	d.over = d.over || over
-	if (d.over || d.refs == 0) && deployments.m[addr] == d {
-		delete(deployments.m, addr)
-	}
+	done  chan struct{} // closed when the engine has ended the deployment
 }
 
 // Dial connects to the monitor at addr ("127.0.0.1:PORT", as the engine hands
-// it out) with the engine's 400 MiB message limits, bound to srv. Close
-// closes the connection.
+// it out) with the engine's 400 MiB message limits, bound to srv. Every
+// Monitor dialled to one address shares its connection and its hook name
+// space until the engine ends the deployment, which closes the connection
+// (see [Monitor.Done]); Close does not close it for the other monitors.
 func Dial(addr string, srv *callbacks.Server) (*Monitor, error) {
 	if srv == nil {
 		return nil, ErrNoServer
@@ -134,10 +110,32 @@ func Dial(addr string, srv *callbacks.Server) (*Monitor, error) {
 	if addr == "" {
 		return nil, fmt.Errorf("%w: empty address", ErrNoMonitor)
 	}
+	d, err := joinDeployment(addr)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := New(pulumirpc.NewResourceMonitorClient(d.conn), srv)
+	m.names = d.names
+	m.done = d.done
+	return m, nil
+}
+
+// joinDeployment returns the live deployment whose monitor listens at addr,
+// connecting to it first if there is none.
+func joinDeployment(addr string) (*deployment, error) {
+	deployments.Lock()
+	defer deployments.Unlock()
+	if d := deployments.m[addr]; d != nil {
+		select {
+		case <-d.done:
+		default:
+			return d, nil
+		}
+	}
 	conn, err := grpc.NewClient(addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		// Idleness would close the connection while the engine still
-		// runs steps, and the watch below would take it for the end.
+		// runs steps, and the watch would take it for the end.
 		grpc.WithIdleTimeout(0),
 		grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(callbacks.DefaultMaxMessageSize),
@@ -145,58 +143,53 @@ func Dial(addr string, srv *callbacks.Server) (*Monitor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("monitor: dial %q: %w", addr, err)
 	}
-	m, _ := New(pulumirpc.NewResourceMonitorClient(conn), srv)
-	m.conn = conn
-	d := joinDeployment(addr)
-	m.names = d.names
-	m.done = make(chan struct{})
-	go m.watch(addr, d)
-	return m, nil
+	d := &deployment{conn: conn, names: access.NewNames(), done: make(chan struct{})}
+	deployments.m[addr] = d
+	go d.watch(addr)
+	return d, nil
 }
 
-// watch closes m.done when the deployment is over: when the connection to
-// the engine's monitor, once made, is lost, or cannot be made at all. The
-// engine stops its monitor's server when the deployment ends (after the
-// delete steps and their hooks), and its process exits soon after; either
-// ends the connection. Close ends the watch too.
-func (m *Monitor) watch(addr string, d *deployment) {
-	defer close(m.done)
-	over := m.watchConn()
-	d.leave(addr, over)
-}
-
-// watchConn waits for the connection to end and reports whether the engine
-// ended it (rather than Close).
-func (m *Monitor) watchConn() (over bool) {
-	m.conn.Connect()
+// watch waits for the engine to end the deployment, then forgets it and
+// closes its connection. The engine stops its monitor's server when the
+// deployment ends (after the delete steps and their hooks), and its process
+// exits soon after; either ends the connection. A connection that cannot be
+// made at all ends the deployment too: nothing will call its callbacks.
+func (d *deployment) watch(addr string) {
+	d.conn.Connect()
 	ready := false
-	for {
-		state := m.conn.GetState()
+	for ended := false; !ended; {
+		state := d.conn.GetState()
 		switch state {
 		case connectivity.Ready:
 			ready = true
 		case connectivity.Idle:
 			if ready {
-				return true // the engine closed the connection
+				ended = true // the engine closed the connection
+				continue
 			}
-			m.conn.Connect()
-		case connectivity.TransientFailure:
-			return true
-		case connectivity.Shutdown:
-			return false
+			d.conn.Connect()
+		case connectivity.TransientFailure, connectivity.Shutdown:
+			ended = true
+			continue
 		}
-		if !m.conn.WaitForStateChange(context.Background(), state) {
-			return false
-		}
+		d.conn.WaitForStateChange(context.Background(), state)
 	}
+	deployments.Lock()
+	if deployments.m[addr] == d {
+		delete(deployments.m, addr)
+	}
+	deployments.Unlock()
+	close(d.done)
+	_ = d.conn.Close()
 }
 
-// Done returns a channel that is closed when the deployment is over for
-// this monitor: the engine has closed the connection (it stops its monitor
-// once it has run the last step and hook of the deployment, and its
-// process exits soon after), the connection could not be made, or the
-// monitor was closed. Monitors made with [New] have no connection of their
-// own to watch: Done returns nil for them, a channel that is never closed.
+// Done returns a channel that is closed when the engine has ended the
+// deployment of a monitor made with [Dial] or [FromEnv]:
+// it closes the connection to its monitor once it has run the last step and
+// hook of the deployment (its process exits soon after), or the connection
+// could not be made. Nothing calls the deployment's callbacks afterwards.
+// Monitors made with [New] have no connection of their own to watch: Done
+// returns nil for them, a channel that is never closed.
 func (m *Monitor) Done() <-chan struct{} { return m.done }
 
 // FromEnv connects to the monitor named by PULUMI_MONITOR, the variable the
@@ -215,13 +208,11 @@ func (m *Monitor) Server() *callbacks.Server { return m.srv }
 // Client returns the underlying ResourceMonitor client.
 func (m *Monitor) Client() pulumirpc.ResourceMonitorClient { return m.client }
 
-// Close closes the connection if Dial or FromEnv opened it.
-func (m *Monitor) Close() error {
-	if m.conn == nil {
-		return nil
-	}
-	return m.conn.Close()
-}
+// Close releases the monitor; it is safe to call more than once. The
+// connection of a dialled monitor belongs to its deployment, which every
+// Monitor dialled to the same address shares, and is closed when the engine
+// ends the deployment (see [Monitor.Done]), not by Close.
+func (m *Monitor) Close() error { return nil }
 
 // SignalAndWaitForShutdown tells the engine the program has registered
 // everything and blocks until the engine has run the remaining steps,

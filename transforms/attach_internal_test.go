@@ -14,8 +14,9 @@ import (
 )
 
 // What the shared transform records about a deployment's resources ends
-// with the deployment: once the engine has ended it (here, the monitor's
-// connection closes), the records are gone and a later Attach is refused.
+// with the deployment: once the engine has ended it (here, the fake
+// engine's monitor stops), the records are gone and a later Attach is
+// refused.
 func TestAttachedStateEndsWithTheDeployment(t *testing.T) {
 	fake := &monitortest.Fake{
 		DeploymentInfo:         monitortest.CurrentEngine(monitor.Transforms),
@@ -24,20 +25,23 @@ func TestAttachedStateEndsWithTheDeployment(t *testing.T) {
 	srv, err := callbacks.Listen()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
-	mon, err := monitor.Dial(monitortest.Listen(t, fake), srv)
-	require.NoError(t, err)
-
 	noop := func(context.Context, *Args) (*Result, error) { return nil, nil }
-	require.NoError(t, Attach(t.Context(), mon, Descendants("urn:pulumi:dev::shop::teams:index:Team::payments"), noop))
-	a := attached(mon)
-	_, err = a.transform(t.Context(), &Args{Type: "t:i:T", Name: "pet", Parent: "urn:pulumi:dev::shop::teams:index:Team::payments",
-		URN: "urn:pulumi:dev::shop::teams:index:Team$t:i:T::pet"})
-	require.NoError(t, err)
-	a.mu.Lock()
-	assert.Len(t, a.parents, 1)
-	a.mu.Unlock()
 
-	require.NoError(t, mon.Close())
+	var mon *monitor.Monitor
+	t.Run("deployment", func(t *testing.T) {
+		// The fake engine's monitor stops when this subtest ends.
+		mon, err = monitor.Dial(monitortest.Listen(t, fake), srv)
+		require.NoError(t, err)
+		require.NoError(t, Attach(t.Context(), mon, Descendants("urn:pulumi:dev::shop::teams:index:Team::payments"), noop))
+		_, err = attached(mon).transform(t.Context(), &Args{Type: "t:i:T", Name: "pet", Parent: "urn:pulumi:dev::shop::teams:index:Team::payments",
+			URN: "urn:pulumi:dev::shop::teams:index:Team$t:i:T::pet"})
+		require.NoError(t, err)
+		a := attached(mon)
+		a.mu.Lock()
+		assert.Len(t, a.parents, 1, "the transform records the pet's parent")
+		a.mu.Unlock()
+	})
+	a := attached(mon)
 	<-a.ended
 	a.mu.Lock()
 	assert.Empty(t, a.parents)
