@@ -59,7 +59,7 @@ func TestSharedHookAcrossInstances(t *testing.T) {
 	for i := range 2 {
 		mon, err := monitor.Dial(addr, srv)
 		require.NoError(t, err)
-		t.Cleanup(func() { _ = mon.Close() }) // a deployment's name space lives while a monitor of it is open
+		t.Cleanup(func() { _ = mon.Close() })
 		h, err := hooks.Register(t.Context(), mon, "audit", noop, hooks.Shared(), hooks.OnDryRun())
 		require.NoError(t, err, "instance %d", i+1)
 		if first == nil {
