@@ -234,13 +234,13 @@ func TestBadInputOverTheWire(t *testing.T) {
 				return []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}
 			},
 			wantCode: codes.InvalidArgument,
-			wantMsg:  "request does not decode as pulumirpc.TransformRequest",
+			wantMsg:  "request does not decode: not a pulumirpc.TransformRequest",
 		},
 		{
 			name:     "text instead of protobuf",
 			payload:  func(*testing.T) []byte { return []byte(`{"type":"aws:s3/bucket:Bucket","name":"logs"}`) },
 			wantCode: codes.InvalidArgument,
-			wantMsg:  "request does not decode as pulumirpc.TransformRequest",
+			wantMsg:  "request does not decode: not a pulumirpc.TransformRequest",
 		},
 		{
 			name: "truncated message",
@@ -251,7 +251,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 				return b
 			},
 			wantCode: codes.InvalidArgument,
-			wantMsg:  "request does not decode as pulumirpc.TransformRequest",
+			wantMsg:  "request does not decode: not a pulumirpc.TransformRequest",
 		},
 		{
 			// The protobuf wire format names no message type, so another

@@ -17,15 +17,19 @@ type CallInfo struct {
 	// Token is the token the engine called the callback with.
 	Token string
 
-	// The resource the call is about, where the request names one. Resource
-	// transforms get Type and ResourceName from the request and URN from the
-	// typed transforms package; invoke transforms put the function token in
+	// The resource the call is about, as the Func's decoder found it in
+	// the request (see [NewFunc]). Resource transforms get Type and
+	// ResourceName from the request and, in package transforms, the URN
+	// the resource will have; invoke transforms put the function token in
 	// Type.
 	URN          string
 	Type         string
 	ResourceName string
 
-	// DryRun is true during a preview, as the engine's GetDeploymentInfo said when the typed packages registered.
+	// DryRun is true during a preview. The request does not say so: the
+	// typed packages of this module learn it from the engine when they
+	// register, and their decoders set it. It is false for the protobuf
+	// builders and Raw.
 	DryRun bool
 	// Attempt is, for error hooks, how many times the operation has failed so
 	// far (1 on the first failure); zero for other kinds.
@@ -52,7 +56,7 @@ func (ci *CallInfo) resourceSuffix() string {
 
 // callState is what a call's context carries: the info plus the registry
 // whose logger and reporter serve it. The resource fields of info are filled
-// in as the request is decoded (see Registry.prepare) and read both by the
+// in as the request is decoded (see NewFunc) and read both by the
 // function's own goroutine (see Registry.call), which may outlive the call,
 // and by the goroutine that answers the engine, so they are guarded by mu.
 type callState struct {
@@ -61,9 +65,12 @@ type callState struct {
 	info CallInfo
 }
 
-func (cs *callState) update(f func(*CallInfo)) {
+// describe copies into cs what a decoder may say about the call (see
+// NewFunc).
+func (cs *callState) describe(ci *CallInfo) {
 	cs.mu.Lock()
-	f(&cs.info)
+	cs.info.URN, cs.info.Type, cs.info.ResourceName = ci.URN, ci.Type, ci.ResourceName
+	cs.info.DryRun, cs.info.Attempt = ci.DryRun, ci.Attempt
 	cs.mu.Unlock()
 }
 
@@ -87,35 +94,6 @@ func CallInfoFrom(ctx context.Context) (CallInfo, bool) {
 		return cs.snapshot(), true
 	}
 	return CallInfo{}, false
-}
-
-// setCallResource records which resource the current call is about, for
-// adapters that know more than the request says (a transform's URN is not in
-// its request). It does nothing outside a callback's context.
-func setCallResource(ctx context.Context, urn, typ, name string) {
-	cs := stateFrom(ctx)
-	if cs == nil {
-		return
-	}
-	cs.update(func(ci *CallInfo) {
-		if urn != "" {
-			ci.URN = urn
-		}
-		if typ != "" {
-			ci.Type = typ
-		}
-		if name != "" {
-			ci.ResourceName = name
-		}
-	})
-}
-
-// setCallAttempt records, for an error hook that decodes its own request,
-// how many times the operation has failed so far.
-func setCallAttempt(ctx context.Context, attempt int) {
-	if cs := stateFrom(ctx); cs != nil {
-		cs.update(func(ci *CallInfo) { ci.Attempt = attempt })
-	}
 }
 
 // Logger returns the server's logger tagged with the current call's kind,

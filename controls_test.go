@@ -145,15 +145,26 @@ func TestCallInfoInContext(t *testing.T) {
 	t.Parallel()
 	var logged bytes.Buffer
 	reg := newTestRegistry(t, callbacks.WithLogger(slog.New(slog.NewTextHandler(&logged, nil))))
-	callbacks.SetDryRun(reg, true)
 	got := make(chan callbacks.CallInfo, 1)
-	tok, err := reg.Register(callbacks.ErrorHook(func(ctx context.Context, _ *pulumirpc.ErrorHookRequest) (*pulumirpc.ErrorHookResponse, error) {
+	// An error hook whose decoder knows the deployment is a preview, as
+	// those of package hooks do.
+	decode := func(_ context.Context, payload []byte, info *callbacks.CallInfo) (*pulumirpc.ErrorHookRequest, error) {
+		req := &pulumirpc.ErrorHookRequest{}
+		err := proto.Unmarshal(payload, req)
+		info.URN, info.Type, info.ResourceName = req.GetUrn(), req.GetType(), req.GetName()
+		info.Attempt, info.DryRun = len(req.GetErrors()), true
+		return req, err
+	}
+	encode := func(_ context.Context, _ *pulumirpc.ErrorHookRequest, res *pulumirpc.ErrorHookResponse) ([]byte, error) {
+		return proto.Marshal(res)
+	}
+	tok, err := reg.Register(callbacks.NewFunc(callbacks.KindErrorHook, decode, func(ctx context.Context, _ *pulumirpc.ErrorHookRequest) (*pulumirpc.ErrorHookResponse, error) {
 		info, ok := callbacks.CallInfoFrom(ctx)
 		require.True(t, ok)
 		callbacks.Logger(ctx).Info("logger is tagged")
 		got <- info
 		return &pulumirpc.ErrorHookResponse{Retry: true}, nil
-	}), callbacks.Name("retry-transient"), callbacks.Timeout(time.Minute))
+	}, encode), callbacks.Name("retry-transient"), callbacks.Timeout(time.Minute))
 	require.NoError(t, err)
 	req, _ := proto.Marshal(&pulumirpc.ErrorHookRequest{Urn: hookURN, Type: "aws:s3/bucket:Bucket", Name: "logs",
 		FailedOperation: "create", Errors: []string{"second failure", "first failure"}})

@@ -2,6 +2,7 @@ package callbacks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -11,50 +12,136 @@ import (
 
 // Func is a user function ready to register: its kind plus one untyped
 // adapter that decodes the payload, calls the function and encodes the
-// result. Build one with [ResourceTransform], [InvokeTransform],
-// [ResourceHook], [ErrorHook], [StateMigration] or [Raw]. The zero Func (and
-// one built from a nil function) is refused by registration with [ErrNilFunc].
+// result. Build one with [NewFunc], or with one of its instances:
+// [ResourceTransform], [InvokeTransform], [ResourceHook], [ErrorHook],
+// [StateMigration] and [Raw]. The zero Func (and one built from a nil
+// function) is refused by registration with [ErrNilFunc].
 type Func struct {
 	kind    Kind
-	call    handler  // Raw's
-	prepare preparer // every other kind's
+	prepare preparer
 }
 
 // Kind reports which kind of callback f is.
 func (f Func) Kind() Kind { return f.kind }
 
-// handler is the shape of a Raw registration: there is nothing to check.
-type handler func(ctx context.Context, cs *callState, payload []byte) ([]byte, error)
+// preparer is what every Func is reduced to: it decodes the request,
+// records in cs what the request says about the resource, and returns what
+// calls the function and encodes its result. The registry runs it on the
+// goroutine the call arrived on, and only what it returns on the call's own
+// goroutine, which starts with a small stack: a decode as deep as the
+// request nests then grows no new goroutine's stack, and a request that
+// does not decode is refused without starting a goroutine.
+type preparer func(ctx context.Context, cs *callState, payload []byte) (run func(context.Context) ([]byte, error), err error)
 
-// preparer is the shape every registration but Raw is reduced to: it
-// decodes or checks the request, records in cs what the request says about
-// the resource, and returns what calls the function and encodes its
-// result. The registry runs it on the goroutine the call arrived on, and
-// only what it returns on the call's own goroutine, which starts with a
-// small stack: the check, as deep as the request nests, then grows no new
-// goroutine's stack, and a request that does not decode is refused without
-// starting a goroutine.
-type preparer func(ctx context.Context, cs *callState, payload []byte) (func(context.Context) ([]byte, error), error)
+// NewFunc builds a Func of kind k from three parts:
+//
+//   - decode turns the payload into the request. It runs on the goroutine
+//     the call arrived on, before fn's goroutine starts, so a request that
+//     does not decode never reaches fn. It may fill in info's URN, Type,
+//     ResourceName, DryRun and Attempt, even when it fails: they label the
+//     call's errors, logs, reports and observer events, and fn sees them in
+//     [CallInfoFrom]. Other changes to info are ignored. An error fails the
+//     call with InvalidArgument, wrapping [ErrInvalidRequest].
+//   - fn is the function, called on the call's own goroutine with the
+//     call's context. Its error fails the call as any function's does (see
+//     the package documentation), and encode is not called.
+//   - encode turns what fn returned, nil included, into the response bytes,
+//     on fn's goroutine. An error fails the call with Internal, wrapping
+//     [ErrEncode], or [ErrInvalidResult] if it wraps that (the result breaks
+//     the protocol's rules), or with InvalidArgument if it wraps
+//     [ErrInvalidRequest] (a part of the request that decode left to be
+//     decoded on demand did not decode). Nil bytes are the empty response.
+//
+// An error that is an [*Error] keeps its code. The payload belongs to the
+// caller of [Registry.Invoke]: decode must copy what the request keeps of
+// it. Every kind this package and the typed packages of this module know is
+// built this way; a language host with messages of its own uses [KindRaw].
+// A nil decode, fn or encode gives a Func that registration refuses.
+func NewFunc[Req, Res any](
+	k Kind,
+	decode func(ctx context.Context, payload []byte, info *CallInfo) (Req, error),
+	fn func(ctx context.Context, req Req) (Res, error),
+	encode func(ctx context.Context, req Req, res Res) ([]byte, error),
+) Func {
+	if decode == nil || fn == nil || encode == nil {
+		return Func{kind: k}
+	}
+	return Func{kind: k, prepare: func(ctx context.Context, cs *callState, payload []byte) (func(context.Context) ([]byte, error), error) {
+		info := cs.info // fn's goroutine has not started: nothing else reads cs yet
+		req, err := decode(ctx, payload, &info)
+		cs.describe(&info)
+		if err != nil {
+			return nil, requestError(cs, err)
+		}
+		return func(ctx context.Context) ([]byte, error) {
+			res, err := fn(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			out, err := encode(ctx, req, res)
+			if err != nil {
+				return nil, responseError(cs, err)
+			}
+			return out, nil
+		}, nil
+	}}
+}
+
+// requestError is the error for a request that decode refused.
+func requestError(cs *callState, err error) error {
+	if _, ok := errors.AsType[*Error](err); ok {
+		return err
+	}
+	ci := cs.snapshot()
+	return &Error{
+		Code: codes.InvalidArgument, Kind: ci.Kind, Name: ci.Name, Token: ci.Token,
+		Msg: fmt.Sprintf("callbacks: %s%s: request does not decode: %v", label(ci.Kind, ci.Name), ci.resourceSuffix(), err),
+		Err: fmt.Errorf("%w: %w", ErrInvalidRequest, err),
+	}
+}
+
+// responseError is the error for a result that encode refused.
+func responseError(cs *callState, err error) error {
+	if _, ok := errors.AsType[*Error](err); ok {
+		return err
+	}
+	ci := cs.snapshot()
+	ce := &Error{Code: codes.Internal, Kind: ci.Kind, Name: ci.Name, Token: ci.Token, Err: err}
+	what := fmt.Sprintf("callbacks: %s%s", label(ci.Kind, ci.Name), ci.resourceSuffix())
+	switch {
+	case errors.Is(err, ErrInvalidRequest):
+		ce.Code, ce.Msg = codes.InvalidArgument, fmt.Sprintf("%s: %v", what, err)
+	case errors.Is(err, ErrInvalidResult):
+		ce.Msg = fmt.Sprintf("%s: %v", what, err)
+	default:
+		ce.Msg = fmt.Sprintf("%s: response does not encode: %v", what, err)
+		ce.Err = fmt.Errorf("%w: %w", ErrEncode, err)
+	}
+	return ce
+}
 
 // RawFunc is a function over undecoded payloads, for language hosts that
 // bring their own messages.
 type RawFunc func(ctx context.Context, request []byte) ([]byte, error)
 
-// Raw wraps a function that receives the payload bytes as sent and returns the
-// response bytes as they are to be sent.
+// Raw wraps a function that receives the payload bytes as sent and returns
+// the response bytes as they are to be sent, after it returns: it must not
+// change them afterwards.
 func Raw(fn RawFunc) Func {
 	if fn == nil {
 		return Func{kind: KindRaw}
 	}
-	return Func{kind: KindRaw, call: func(ctx context.Context, _ *callState, payload []byte) ([]byte, error) {
-		return fn(ctx, payload)
-	}}
+	return NewFunc(KindRaw, rawDecode, fn, rawEncode)
 }
+
+func rawDecode(_ context.Context, payload []byte, _ *CallInfo) ([]byte, error) { return payload, nil }
+
+func rawEncode(_ context.Context, _, res []byte) ([]byte, error) { return res, nil }
 
 // ResourceTransform wraps a function over the resource transform messages.
 // A nil response with a nil error is sent as an empty response: no change.
 func ResourceTransform(fn func(context.Context, *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error)) Func {
-	return adapt(KindResourceTransform, fn, func(r *pulumirpc.TransformRequest, ci *CallInfo) {
+	return protoFunc(KindResourceTransform, fn, func(r *pulumirpc.TransformRequest, ci *CallInfo) {
 		ci.Type, ci.ResourceName = r.GetType(), r.GetName()
 	})
 }
@@ -62,7 +149,7 @@ func ResourceTransform(fn func(context.Context, *pulumirpc.TransformRequest) (*p
 // InvokeTransform wraps a function over the invoke transform messages. A nil
 // response with a nil error is sent as an empty response: no change.
 func InvokeTransform(fn func(context.Context, *pulumirpc.TransformInvokeRequest) (*pulumirpc.TransformInvokeResponse, error)) Func {
-	return adapt(KindInvokeTransform, fn, func(r *pulumirpc.TransformInvokeRequest, ci *CallInfo) {
+	return protoFunc(KindInvokeTransform, fn, func(r *pulumirpc.TransformInvokeRequest, ci *CallInfo) {
 		ci.Type = r.GetToken()
 	})
 }
@@ -72,7 +159,7 @@ func InvokeTransform(fn func(context.Context, *pulumirpc.TransformInvokeRequest)
 // the hook with a message the user sees, return a response whose Error is
 // set; a returned error fails the call with a gRPC status instead.
 func ResourceHook(fn func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error)) Func {
-	return adapt(KindResourceHook, fn, func(r *pulumirpc.ResourceHookRequest, ci *CallInfo) {
+	return protoFunc(KindResourceHook, fn, func(r *pulumirpc.ResourceHookRequest, ci *CallInfo) {
 		ci.URN, ci.Type, ci.ResourceName = r.GetUrn(), r.GetType(), r.GetName()
 	})
 }
@@ -80,7 +167,7 @@ func ResourceHook(fn func(context.Context, *pulumirpc.ResourceHookRequest) (*pul
 // ErrorHook wraps a function over the error hook messages. A nil response
 // with a nil error is sent as an empty response: do not retry.
 func ErrorHook(fn func(context.Context, *pulumirpc.ErrorHookRequest) (*pulumirpc.ErrorHookResponse, error)) Func {
-	return adapt(KindErrorHook, fn, func(r *pulumirpc.ErrorHookRequest, ci *CallInfo) {
+	return protoFunc(KindErrorHook, fn, func(r *pulumirpc.ErrorHookRequest, ci *CallInfo) {
 		ci.URN, ci.Type, ci.ResourceName = r.GetUrn(), r.GetType(), r.GetName()
 		ci.Attempt = len(r.GetErrors())
 	})
@@ -89,7 +176,7 @@ func ErrorHook(fn func(context.Context, *pulumirpc.ErrorHookRequest) (*pulumirpc
 // StateMigration wraps a function over the state migration messages. A nil
 // response with a nil error is sent as an empty response: state unchanged.
 func StateMigration(fn func(context.Context, *pulumirpc.StateMigrationRequest) (*pulumirpc.StateMigrationResponse, error)) Func {
-	return adapt(KindStateMigration, fn, func(r *pulumirpc.StateMigrationRequest, ci *CallInfo) {
+	return protoFunc(KindStateMigration, fn, func(r *pulumirpc.StateMigrationRequest, ci *CallInfo) {
 		ci.URN = r.GetUrn()
 	})
 }
@@ -100,56 +187,30 @@ type protoPtr[M any] interface {
 	proto.Message
 }
 
-// adapt is the one place where payloads are decoded and responses encoded.
-func adapt[Req, Res any, PReq protoPtr[Req], PRes protoPtr[Res]](
-	kind Kind,
+// protoFunc is [NewFunc] over generated messages: the protobuf runtime
+// decodes and encodes, and describe says what the request tells about the
+// resource.
+func protoFunc[Req, Res any, PReq protoPtr[Req], PRes protoPtr[Res]](
+	k Kind,
 	fn func(context.Context, PReq) (PRes, error),
 	describe func(PReq, *CallInfo),
 ) Func {
 	if fn == nil {
-		return Func{kind: kind}
-	}
-	return Func{kind: kind, prepare: func(ctx context.Context, cs *callState, payload []byte) (func(context.Context) ([]byte, error), error) {
-		ci := &cs.info // kind, name and token never change during a call
-		req := PReq(new(Req))
-		if err := proto.Unmarshal(payload, req); err != nil {
-			return nil, &Error{
-				Code: codes.InvalidArgument, Kind: ci.Kind, Name: ci.Name, Token: ci.Token,
-				Msg: fmt.Sprintf("callbacks: %s: request does not decode as %s: %v",
-					label(ci.Kind, ci.Name), req.ProtoReflect().Descriptor().FullName(), err),
-				Err: fmt.Errorf("%w: %w", ErrInvalidRequest, err),
-			}
-		}
-		cs.update(func(ci *CallInfo) { describe(req, ci) })
-		return func(ctx context.Context) ([]byte, error) {
-			res, err := fn(ctx, req)
-			if err != nil {
-				return nil, err
-			}
-			if res == nil {
-				return nil, nil
-			}
-			out, err := proto.Marshal(res)
-			if err != nil {
-				return nil, &Error{
-					Code: codes.Internal, Kind: ci.Kind, Name: ci.Name, Token: ci.Token,
-					Msg: fmt.Sprintf("callbacks: %s: response does not encode: %v", label(ci.Kind, ci.Name), err),
-					Err: fmt.Errorf("%w: %w", ErrEncode, err),
-				}
-			}
-			return out, nil
-		}, nil
-	}}
-}
-
-// preparedAs registers, as a callback of kind k, a function that checks its
-// request before its call; see [preparer]. The typed packages use it
-// (through internal/access).
-func preparedAs(k Kind, prep func(ctx context.Context, payload []byte) (func(context.Context) ([]byte, error), error)) Func {
-	if prep == nil {
 		return Func{kind: k}
 	}
-	return Func{kind: k, prepare: func(ctx context.Context, _ *callState, payload []byte) (func(context.Context) ([]byte, error), error) {
-		return prep(ctx, payload)
-	}}
+	decode := func(_ context.Context, payload []byte, info *CallInfo) (PReq, error) {
+		req := PReq(new(Req))
+		if err := proto.Unmarshal(payload, req); err != nil {
+			return nil, fmt.Errorf("not a %s: %w", req.ProtoReflect().Descriptor().FullName(), err)
+		}
+		describe(req, info)
+		return req, nil
+	}
+	encode := func(_ context.Context, _ PReq, res PRes) ([]byte, error) {
+		if res == nil {
+			return nil, nil
+		}
+		return proto.Marshal(res)
+	}
+	return NewFunc(k, decode, fn, encode)
 }

@@ -75,11 +75,7 @@ func typedKinds() []typedKind {
 				return relMarshal(t, &pulumirpc.ResourceHookRequest{Urn: "urn:pulumi:dev::p::pkg:index:Thing::a", NewInputs: p})
 			},
 			register: func(ctx context.Context, mon *monitor.Monitor, opts ...callbacks.RegisterOption) error {
-				hopts := make([]callbacks.ResourceHookOption, len(opts))
-				for i, o := range opts {
-					hopts[i] = o
-				}
-				_, err := hooks.Register(ctx, mon, "h", func(context.Context, *hooks.Args) error { return nil }, hopts...)
+				_, err := hooks.Register(ctx, mon, "h", func(context.Context, *hooks.Args) error { return nil }, hooks.WithRegisterOptions(opts...))
 				return err
 			},
 		},
@@ -93,11 +89,7 @@ func typedKinds() []typedKind {
 				return relMarshal(t, &pulumirpc.ErrorHookRequest{Urn: "urn:pulumi:dev::p::pkg:index:Thing::a", NewInputs: p})
 			},
 			register: func(ctx context.Context, mon *monitor.Monitor, opts ...callbacks.RegisterOption) error {
-				eopts := make([]callbacks.ErrorHookOption, len(opts))
-				for i, o := range opts {
-					eopts[i] = o
-				}
-				_, err := hooks.RegisterErrorHook(ctx, mon, "e", func(context.Context, *hooks.ErrorArgs) (bool, error) { return false, nil }, eopts...)
+				_, err := hooks.RegisterErrorHook(ctx, mon, "e", func(context.Context, *hooks.ErrorArgs) (bool, error) { return false, nil }, hooks.WithRegisterOptions(opts...))
 				return err
 			},
 		},

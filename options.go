@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/langhost/callbacks/internal/access"
 	"google.golang.org/grpc"
 )
 
@@ -269,55 +268,17 @@ func newRegistryConfig(opts []RegistryOption) (config, error) {
 	return c, nil
 }
 
-// ResourceHookOption configures the registration of a resource hook
-// (hooks.Register). Every [RegisterOption] is one; so are the options of
-// package hooks that apply to resource hooks only, such as hooks.OnDryRun.
-type ResourceHookOption interface {
-	applyHook(*access.HookConfig)
-	resourceHook()
-}
-
-// ErrorHookOption configures the registration of an error hook
-// (hooks.RegisterErrorHook). Every [RegisterOption] is one.
-type ErrorHookOption interface {
-	applyHook(*access.HookConfig)
-	errorHook()
-}
-
-// HookOption configures the registration of either kind of hook, such as
-// hooks.RequireOptions.
-type HookOption interface {
-	ResourceHookOption
-	ErrorHookOption
-}
-
 // RegisterOption configures one registration. Every registration of every
-// package takes it: [Registry.Register], [Server.Register] and the typed
-// Register and Callback functions.
+// package takes it: [Registry.Register], [Server.Register] and the Register
+// and Callback functions of the typed packages (package hooks takes it
+// through hooks.WithRegisterOptions).
 type RegisterOption interface {
-	HookOption
 	applyReg(*entry) error
 }
 
 type regOption func(*entry) error
 
 func (f regOption) applyReg(e *entry) error { return f(e) }
-func (f regOption) applyHook(c *access.HookConfig) {
-	c.Register = append(c.Register, RegisterOption(f))
-}
-func (regOption) resourceHook() {}
-func (regOption) errorHook()    {}
-
-type resourceHookOption func(*access.HookConfig)
-
-func (f resourceHookOption) applyHook(c *access.HookConfig) { f(c) }
-func (resourceHookOption) resourceHook()                    {}
-
-type hookOption func(*access.HookConfig)
-
-func (f hookOption) applyHook(c *access.HookConfig) { f(c) }
-func (hookOption) resourceHook()                    {}
-func (hookOption) errorHook()                       {}
 
 // Name gives a registration a name for errors, logs, [CallInfo] and
 // observers. Default: none (hooks are named after the hook).
@@ -356,21 +317,4 @@ func FailOpen() RegisterOption {
 // true.
 func AcceptsByteStrings(accept bool) RegisterOption {
 	return regOption(func(e *entry) error { e.rejectBytes = !accept; return nil })
-}
-
-func init() {
-	access.NewResourceHookOption = func(f func(*access.HookConfig)) ResourceHookOption { return resourceHookOption(f) }
-	access.NewHookOption = func(f func(*access.HookConfig)) HookOption { return hookOption(f) }
-	access.ApplyHookOption = func(o any, c *access.HookConfig) {
-		switch o := o.(type) {
-		case ResourceHookOption:
-			o.applyHook(c)
-		case ErrorHookOption:
-			o.applyHook(c)
-		}
-	}
-	access.SetDryRun = func(r *Registry, dry bool) { r.dryRun.Store(dry) }
-	access.SetCallResource = setCallResource
-	access.SetCallAttempt = setCallAttempt
-	access.PreparedAs = preparedAs
 }

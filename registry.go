@@ -24,7 +24,6 @@ import (
 // lock on a map, so their cost does not grow with the number of entries.
 type Registry struct {
 	cfg    config
-	dryRun atomic.Bool
 	engine atomic.Pointer[engineReporter] // set by a server with an engine address
 
 	mu      sync.RWMutex
@@ -35,7 +34,6 @@ type Registry struct {
 type entry struct {
 	kind        Kind
 	name        string
-	call        handler
 	prepare     preparer
 	timeout     time.Duration
 	failOpen    bool
@@ -68,11 +66,11 @@ func (r *Registry) Register(f Func, opts ...RegisterOption) (string, error) {
 }
 
 func newEntry(f Func, opts []RegisterOption) (*entry, error) {
-	if f.call == nil && f.prepare == nil || !f.kind.valid() {
+	if f.prepare == nil || !f.kind.valid() {
 		return nil, &Error{Code: codes.InvalidArgument, Kind: f.kind, Err: ErrNilFunc,
 			Msg: fmt.Sprintf("callbacks: registering %s: %v", f.kind, ErrNilFunc)}
 	}
-	e := &entry{kind: f.kind, call: f.call, prepare: f.prepare}
+	e := &entry{kind: f.kind, prepare: f.prepare}
 	for _, o := range opts {
 		if o == nil {
 			continue
@@ -143,7 +141,7 @@ func (r *Registry) Invoke(ctx context.Context, token string, payload []byte) ([]
 		return nil, r.refuse(ctx, token)
 	}
 	cs := &callState{reg: r, info: CallInfo{
-		Kind: e.kind, Name: e.name, Token: token, DryRun: r.dryRun.Load(), AcceptsByteStrings: !e.rejectBytes}}
+		Kind: e.kind, Name: e.name, Token: token, AcceptsByteStrings: !e.rejectBytes}}
 	ctx = context.WithValue(ctx, callKey{}, cs)
 	timeout := e.timeout
 	if timeout == 0 {
@@ -162,14 +160,9 @@ func (r *Registry) Invoke(ctx context.Context, token string, payload []byte) ([]
 		obs.CallStarted(ctx, cs.info)
 	}
 	var out []byte
-	var err error
-	if e.prepare != nil {
-		var run func(context.Context) ([]byte, error)
-		if run, err = r.prepare(ctx, e, cs, payload); err == nil {
-			out, err = r.call(ctx, e, cs, nil, run)
-		}
-	} else {
-		out, err = r.call(ctx, e, cs, payload, nil)
+	run, err := r.prepare(ctx, e, cs, payload)
+	if err == nil {
+		out, err = r.call(ctx, cs, run)
 	}
 	var ce *Error
 	info := cs.snapshot()
@@ -212,9 +205,9 @@ func (r *Registry) refuse(ctx context.Context, token string) error {
 	return ce
 }
 
-// prepare runs e's check of payload on the goroutine the call arrived on
-// and returns what runs the function. The check is the module's own code,
-// but a panic in it still only fails the call.
+// prepare runs e's decoder on payload on the goroutine the call arrived on
+// and returns what runs the function (see NewFunc). A panic in the decoder
+// only fails the call.
 func (r *Registry) prepare(ctx context.Context, e *entry, cs *callState, payload []byte) (run func(context.Context) ([]byte, error), err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -225,14 +218,14 @@ func (r *Registry) prepare(ctx context.Context, e *entry, cs *callState, payload
 	return e.prepare(ctx, cs, payload)
 }
 
-// call runs the function (run, or else e's handler on payload) on a
-// goroutine of its own and waits for it or for the call's context. That way
+// call runs the function (run, from prepare) on a goroutine of its own and
+// waits for it or for the call's context. That way
 // a deadline or the engine's cancellation ends the call even when the
 // function ignores its context (it keeps running until it returns; only its
 // result is dropped), and a function that ends its goroutine with
 // runtime.Goexit (t.FailNow in a test, for one) fails the call instead of
 // leaving the engine waiting forever.
-func (r *Registry) call(ctx context.Context, e *entry, cs *callState, payload []byte, run func(context.Context) ([]byte, error)) ([]byte, error) {
+func (r *Registry) call(ctx context.Context, cs *callState, run func(context.Context) ([]byte, error)) ([]byte, error) {
 	type result struct {
 		out []byte
 		err error
@@ -253,13 +246,7 @@ func (r *Registry) call(ctx context.Context, e *entry, cs *callState, payload []
 			done <- result{err: &Error{Code: codes.Internal, Kind: info.Kind, Name: info.Name, Token: info.Token, Err: ErrPanicked,
 				Msg: fmt.Sprintf("callbacks: %s%s exited its goroutine (runtime.Goexit) without answering", label(info.Kind, info.Name), info.resourceSuffix())}}
 		}()
-		var out []byte
-		var err error
-		if run != nil {
-			out, err = run(ctx)
-		} else {
-			out, err = e.call(ctx, cs, payload)
-		}
+		out, err := run(ctx)
 		returned = true
 		done <- result{out, err}
 	}()

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/reach"
+	"github.com/langhost/callbacks/internal/registration"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/transforms"
 )
@@ -37,7 +37,7 @@ import (
 func Attach(ctx context.Context, mon *monitor.Monitor, scope transforms.Scope, b *Binding) error {
 	const what = "hooks: attaching hooks"
 	if err := checkAttach(mon, b); err != nil {
-		return reach.Fail(callbacks.KindResourceTransform, what, err)
+		return registration.Failed(callbacks.KindResourceTransform, what, err)
 	}
 	// An engine without hooks would drop the binding without a word.
 	required := []monitor.Feature{monitor.Transforms, monitor.ResourceHooks}
@@ -45,7 +45,7 @@ func Attach(ctx context.Context, mon *monitor.Monitor, scope transforms.Scope, b
 		required = append(required, monitor.ErrorHooks)
 	}
 	if err := mon.Require(ctx, required...); err != nil {
-		return reach.Fail(callbacks.KindResourceTransform, what, err)
+		return registration.Failed(callbacks.KindResourceTransform, what, err)
 	}
 	add := b.Clone()
 	err := transforms.Attach(ctx, mon, scope, func(_ context.Context, args *transforms.Args) (*transforms.Result, error) {
@@ -58,14 +58,14 @@ func Attach(ctx context.Context, mon *monitor.Monitor, scope transforms.Scope, b
 		return &transforms.Result{Options: args.Options}, nil
 	})
 	if err != nil {
-		return reach.Fail(callbacks.KindResourceTransform, what, err)
+		return registration.Failed(callbacks.KindResourceTransform, what, err)
 	}
 	return nil
 }
 
 func checkAttach(mon *monitor.Monitor, b *Binding) error {
-	if mon == nil || mon.Server() == nil {
-		return reach.Nil("monitor")
+	if err := registration.Check(mon, false); err != nil {
+		return err
 	}
 	if b.Empty() {
 		return fmt.Errorf("%w: the binding names no hooks", callbacks.ErrInvalidOption)
@@ -73,11 +73,11 @@ func checkAttach(mon *monitor.Monitor, b *Binding) error {
 	if err := b.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", callbacks.ErrInvalidOption, err)
 	}
-	names := reach.Names(mon)
+	names := namesOf(mon)
 	var errs []error
 	b.Each(func(point string, onError bool, r Ref) {
 		name := r.HookName()
-		v, ok := names.Get(name)
+		v, ok := names.get(name)
 		if !ok {
 			return
 		}

@@ -3,12 +3,11 @@ package hooks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"unicode/utf8"
 
 	"github.com/langhost/callbacks"
 	wirepayload "github.com/langhost/callbacks/internal/payload"
-	"github.com/langhost/callbacks/internal/reach"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -37,35 +36,13 @@ type Func func(ctx context.Context, args *Args) error
 type ErrorFunc func(ctx context.Context, args *ErrorArgs) (retry bool, err error)
 
 // Adapt turns fn into a [callbacks.Func], for callers that register hooks
-// with the engine themselves. [Register] uses it. The engine receives fn's
-// error in ResourceHookResponse.error, not as a gRPC failure; a request that
-// does not decode fails the call with a [*callbacks.Error] wrapping
-// [callbacks.ErrInvalidRequest] (InvalidArgument), whether fn would have
-// read the part that does not decode or not: the maps and options are
-// checked before fn is called, and decoded only when fn reads them.
+// with the engine themselves. The engine receives fn's error in
+// ResourceHookResponse.error, not as a gRPC failure.
 func Adapt(fn Func) callbacks.Func {
 	if fn == nil {
 		return callbacks.ResourceHook(nil)
 	}
-	return reach.PreparedAs(callbacks.KindResourceHook, func(ctx context.Context, payload []byte) (reach.Prepared, error) {
-		args, err := decodePayload(payload, wirepayload.Owned(ctx))
-		if err != nil {
-			return nil, invalid(ctx, callbacks.KindResourceHook, string(args.URN), err)
-		}
-		reach.SetCallResource(ctx, string(args.URN), args.Type, args.Name)
-		return func(ctx context.Context) ([]byte, error) {
-			err := fn(ctx, args)
-			if bad := args.err(); bad != nil {
-				// fn saw an empty value in place of what did not decode;
-				// whatever it made of it must not reach the engine.
-				return nil, invalid(ctx, callbacks.KindResourceHook, string(args.URN), bad)
-			}
-			if err != nil {
-				return errorResponse(ctx, callbacks.KindResourceHook, string(args.URN), err)
-			}
-			return nil, nil
-		}, nil
-	})
+	return newFunc(fn, false)
 }
 
 // AdaptErrorHook turns fn into a [callbacks.Func]; see [Adapt]. fn's error
@@ -74,27 +51,56 @@ func AdaptErrorHook(fn ErrorFunc) callbacks.Func {
 	if fn == nil {
 		return callbacks.ErrorHook(nil)
 	}
-	return reach.PreparedAs(callbacks.KindErrorHook, func(ctx context.Context, payload []byte) (reach.Prepared, error) {
+	return newErrorFunc(fn, false)
+}
+
+// newFunc builds the callbacks.Func the engine calls for resource hook
+// fn. dryRun is what the engine said when the hook was registered: the
+// request does not say it. The engine receives fn's error in
+// ResourceHookResponse.error, not as a gRPC failure; a request that does
+// not decode fails the call with InvalidArgument, whether fn would have
+// read the part that does not decode or not: the maps and options are
+// checked before fn is called, and decoded only when fn reads them.
+func newFunc(fn Func, dryRun bool) callbacks.Func {
+	decode := func(ctx context.Context, payload []byte, info *callbacks.CallInfo) (*Args, error) {
+		args, err := decodePayload(payload, wirepayload.Owned(ctx))
+		info.URN, info.Type, info.ResourceName, info.DryRun = string(args.URN), args.Type, args.Name, dryRun
+		return args, err
+	}
+	call := func(ctx context.Context, args *Args) (outcome, error) {
+		return outcome{err: fn(ctx, args)}, nil
+	}
+	encode := func(_ context.Context, args *Args, o outcome) ([]byte, error) {
+		return o.encode(args.err())
+	}
+	return callbacks.NewFunc(callbacks.KindResourceHook, decode, call, encode)
+}
+
+// newErrorFunc builds the callbacks.Func the engine calls for error hook
+// fn, as [newFunc] does for resource hooks. fn's error goes in
+// ErrorHookResponse.error.
+func newErrorFunc(fn ErrorFunc, dryRun bool) callbacks.Func {
+	decode := func(ctx context.Context, payload []byte, info *callbacks.CallInfo) (*ErrorArgs, error) {
 		args, err := decodeErrorPayload(payload, wirepayload.Owned(ctx))
-		if err != nil {
-			return nil, invalid(ctx, callbacks.KindErrorHook, string(args.URN), err)
-		}
-		reach.SetCallResource(ctx, string(args.URN), args.Type, args.Name)
-		reach.SetCallAttempt(ctx, args.Attempt())
-		return func(ctx context.Context) ([]byte, error) {
-			retry, err := fn(ctx, args)
-			if bad := args.err(); bad != nil {
-				return nil, invalid(ctx, callbacks.KindErrorHook, string(args.URN), bad)
-			}
-			switch {
-			case err != nil:
-				return errorResponse(ctx, callbacks.KindErrorHook, string(args.URN), err)
-			case retry:
-				return protowire.AppendVarint(protowire.AppendTag(nil, resRetry, protowire.VarintType), 1), nil
-			}
-			return nil, nil
-		}, nil
-	})
+		info.URN, info.Type, info.ResourceName, info.DryRun = string(args.URN), args.Type, args.Name, dryRun
+		info.Attempt = args.Attempt()
+		return args, err
+	}
+	call := func(ctx context.Context, args *ErrorArgs) (outcome, error) {
+		retry, err := fn(ctx, args)
+		return outcome{retry: retry, err: err}, nil
+	}
+	encode := func(_ context.Context, args *ErrorArgs, o outcome) ([]byte, error) {
+		return o.encode(args.err())
+	}
+	return callbacks.NewFunc(callbacks.KindErrorHook, decode, call, encode)
+}
+
+// outcome is what a hook function returned: its error, which the engine
+// shows the user, and for an error hook whether to retry.
+type outcome struct {
+	retry bool
+	err   error
 }
 
 // Field numbers of ResourceHookResponse and ErrorHookResponse.
@@ -103,27 +109,27 @@ const (
 	resRetry = 2
 )
 
-// errorResponse encodes a response that carries err's message, which, being
-// a protobuf string, must be valid UTF-8.
-func errorResponse(ctx context.Context, k callbacks.Kind, urn string, err error) ([]byte, error) {
-	msg := errorText(err)
-	if !utf8.ValidString(msg) {
-		return nil, reach.CallError(ctx, "hooks", k, codes.Internal, callbacks.ErrEncode,
-			urn+": response does not encode", errors.New("the hook's error message is not valid UTF-8"))
+// encode encodes o as the hook's response. unread is why a map or option
+// set the hook read did not decode, if one did not: the hook saw an empty
+// value in its place, and whatever it made of it must not reach the
+// engine.
+func (o outcome) encode(unread error) ([]byte, error) {
+	switch {
+	case unread != nil:
+		return nil, fmt.Errorf("%w: %w", callbacks.ErrInvalidRequest, unread)
+	case o.err != nil:
+		// The engine reads an empty message as success, so an error is
+		// never sent as "".
+		msg := o.err.Error()
+		if msg == "" {
+			msg = "hook failed with an error that has no message"
+		}
+		if !utf8.ValidString(msg) {
+			return nil, errors.New("the hook's error message is not valid UTF-8")
+		}
+		return protowire.AppendString(protowire.AppendTag(nil, resError, protowire.BytesType), msg), nil
+	case o.retry:
+		return protowire.AppendVarint(protowire.AppendTag(nil, resRetry, protowire.VarintType), 1), nil
 	}
-	return protowire.AppendString(protowire.AppendTag(nil, resError, protowire.BytesType), msg), nil
-}
-
-func invalid(ctx context.Context, k callbacks.Kind, urn string, err error) error {
-	return reach.CallError(ctx, "hooks", k, codes.InvalidArgument, callbacks.ErrInvalidRequest,
-		urn+": request does not decode", err)
-}
-
-// errorText is the message sent for a hook's error. The engine reads an
-// empty message as success, so an error must never be sent as "".
-func errorText(err error) string {
-	if msg := err.Error(); msg != "" {
-		return msg
-	}
-	return "hook failed with an error that has no message"
+	return nil, nil
 }

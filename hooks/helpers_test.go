@@ -7,7 +7,7 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"go.uber.org/goleak"
 
-	"github.com/langhost/callbacks/internal/reach"
+	"github.com/langhost/callbacks/hooks"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/monitor/monitortest"
 )
@@ -46,5 +46,5 @@ func recorded(f *monitortest.Fake) (hooks []*pulumirpc.RegisterResourceHookReque
 // nameHeldBy returns what holds name in mon's deployment's hook name space:
 // the *hooks.Hook or *hooks.ErrorHook registered under it.
 func nameHeldBy(mon *monitor.Monitor, name string) (any, bool) {
-	return reach.Names(mon).Get(name)
+	return hooks.NameHeldBy(mon, name)
 }

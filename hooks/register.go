@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/access"
-	"github.com/langhost/callbacks/internal/reach"
+	"github.com/langhost/callbacks/internal/registration"
 	"github.com/langhost/callbacks/monitor"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -93,26 +93,67 @@ func (h *ErrorHook) Callback() *pulumirpc.Callback { return proto.CloneOf(h.call
 // see [Hook.ReceivesOptions].
 func (h *ErrorHook) ReceivesOptions() bool { return h.receivesOptions }
 
+// ResourceOption configures [Register]: [OnDryRun] and [IgnoreErrors],
+// which apply to resource hooks only, and every [Option].
+type ResourceOption interface {
+	applyHook(*config)
+}
+
+// Option configures the registration of either kind of hook: [Register]
+// and [RegisterErrorHook] take it.
+type Option interface {
+	ResourceOption
+	errorHook()
+}
+
+// config collects the options of a hook registration.
+type config struct {
+	onDryRun       bool
+	ignoreErrors   bool
+	requireOptions bool
+	shared         bool
+	register       []callbacks.RegisterOption
+}
+
+func newConfig[O ResourceOption](opts []O) *config {
+	c := &config{}
+	for _, o := range opts {
+		if any(o) != nil {
+			o.applyHook(c)
+		}
+	}
+	return c
+}
+
+type resourceOption func(*config)
+
+func (f resourceOption) applyHook(c *config) { f(c) }
+
+type option func(*config)
+
+func (f option) applyHook(c *config) { f(c) }
+func (option) errorHook()            {}
+
 // OnDryRun makes the hook run in previews too. Default: the engine skips the
 // hook in previews. In a preview, IDs are empty and outputs may be unknown.
 // Resource hooks only: it is not an option of [RegisterErrorHook].
-func OnDryRun() callbacks.ResourceHookOption {
-	return reach.NewResourceHookOption(func(c *access.HookConfig) { c.OnDryRun = true })
+func OnDryRun() ResourceOption {
+	return resourceOption(func(c *config) { c.onDryRun = true })
 }
 
 // IgnoreErrors makes the engine report the hook's failures as warnings,
 // `<Point> hook "NAME" failed: MSG`, and carry on. Default: a failure fails
 // the step. Resource hooks only: it is not an option of [RegisterErrorHook].
-func IgnoreErrors() callbacks.ResourceHookOption {
-	return reach.NewResourceHookOption(func(c *access.HookConfig) { c.IgnoreErrors = true })
+func IgnoreErrors() ResourceOption {
+	return resourceOption(func(c *config) { c.ignoreErrors = true })
 }
 
 // RequireOptions makes registration fail on engines that do not send
 // resource options to hooks (SENDS_OPTIONS_TO_HOOKS), for hooks that depend
 // on them. Default: register anyway; the options are then nil, and
 // [Hook.ReceivesOptions] says so.
-func RequireOptions() callbacks.HookOption {
-	return reach.NewHookOption(func(c *access.HookConfig) { c.RequireOptions = true })
+func RequireOptions() Option {
+	return option(func(c *config) { c.requireOptions = true })
 }
 
 // Shared is how code that runs once per component instance registers its
@@ -128,8 +169,16 @@ func RequireOptions() callbacks.HookOption {
 // name is an error. Sharing works within one process: a name that another
 // process of the deployment registered (the program, when this is a
 // component provider, or the other way round) is refused by the engine.
-func Shared() callbacks.HookOption {
-	return reach.NewHookOption(func(c *access.HookConfig) { c.Shared = true })
+func Shared() Option {
+	return option(func(c *config) { c.shared = true })
+}
+
+// WithRegisterOptions gives the hook's registration with the callback
+// server options of package callbacks, such as [callbacks.Timeout] and
+// [callbacks.FailOpen]. The registration is named after the hook unless
+// [callbacks.Name] says otherwise.
+func WithRegisterOptions(opts ...callbacks.RegisterOption) Option {
+	return option(func(c *config) { c.register = append(c.register, opts...) })
 }
 
 // Register registers fn as a resource hook named name: it checks that the
@@ -138,10 +187,7 @@ func Shared() callbacks.HookOption {
 // returned hook with a [Binding]: program.Hooks for a resource the Go SDK
 // registers (not a pulumi.ResourceHook built by hand, which the SDK's
 // option refuses), [Attach] for resources other code creates. The same
-// hook can be bound to any number of resources. opts take every [callbacks.RegisterOption] (such as
-// [callbacks.Timeout] or [callbacks.FailOpen]) and the resource-hook options
-// of this package; the registration is named after the hook unless
-// [callbacks.Name] says otherwise.
+// hook can be bound to any number of resources.
 //
 // Names are unique per deployment, shared with error hooks: registering a
 // taken name is an error that says where the name was first registered,
@@ -159,27 +205,27 @@ func Shared() callbacks.HookOption {
 //
 // If any step fails, nothing is left behind: the callback is unregistered
 // and the name released. Every error is a [*callbacks.Error].
-func Register(ctx context.Context, mon *monitor.Monitor, name string, fn Func, opts ...callbacks.ResourceHookOption) (*Hook, error) {
-	cfg := reach.HookConfig(opts)
+func Register(ctx context.Context, mon *monitor.Monitor, name string, fn Func, opts ...ResourceOption) (*Hook, error) {
+	cfg := newConfig(opts)
 	what := fmt.Sprintf("hooks: registering resource hook %q", name)
 	fail := func(err error) (*Hook, error) {
-		return nil, reach.Fail(callbacks.KindResourceHook, what, err)
+		return nil, registration.Failed(callbacks.KindResourceHook, what, err)
 	}
 	if err := checkArgs(mon, name, fn == nil); err != nil {
 		return fail(err)
 	}
-	receives, err := prepare(ctx, mon, monitor.ResourceHooks, cfg.RequireOptions)
+	dryRun, receives, err := ask(ctx, mon, monitor.ResourceHooks, cfg.requireOptions)
 	if err != nil {
 		return fail(err)
 	}
 	srv := mon.Server()
-	cb, err := srv.Register(ctx, Adapt(fn), registerOptions(name, cfg)...)
+	cb, err := srv.Register(ctx, newFunc(fn, dryRun), registerOptions(name, cfg)...)
 	if err != nil {
 		return fail(err)
 	}
-	h := &Hook{name: name, callback: cb, onDryRun: cfg.OnDryRun, ignoreErrors: cfg.IgnoreErrors,
-		receivesOptions: receives, shared: cfg.Shared}
-	if got, err := reserve(mon, name, h, cfg.Shared); err != nil || got != h {
+	h := &Hook{name: name, callback: cb, onDryRun: cfg.onDryRun, ignoreErrors: cfg.ignoreErrors,
+		receivesOptions: receives, shared: cfg.shared}
+	if got, err := reserve(mon, name, h, cfg.shared); err != nil || got != h {
 		srv.Unregister(cb.GetToken())
 		if err != nil {
 			return fail(err)
@@ -187,11 +233,11 @@ func Register(ctx context.Context, mon *monitor.Monitor, name string, fn Func, o
 		return got.(*Hook), nil
 	}
 	_, err = mon.Client().RegisterResourceHook(ctx, &pulumirpc.RegisterResourceHookRequest{
-		Name: name, Callback: cb, OnDryRun: cfg.OnDryRun, IgnoreErrors: cfg.IgnoreErrors,
+		Name: name, Callback: cb, OnDryRun: cfg.onDryRun, IgnoreErrors: cfg.ignoreErrors,
 	})
 	if err != nil {
 		srv.Unregister(cb.GetToken())
-		reach.Names(mon).Release(name)
+		namesOf(mon).release(name)
 		return fail(fmt.Errorf("the engine refused it: %w", err))
 	}
 	return h, nil
@@ -200,29 +246,28 @@ func Register(ctx context.Context, mon *monitor.Monitor, name string, fn Func, o
 // RegisterErrorHook registers fn as an error hook named name, the way
 // [Register] registers resource hooks: it checks the ERROR_HOOKS feature,
 // claims the name in the name space error hooks share with resource hooks,
-// and tells the engine. Bind the hook with [Binding].OnError. opts take
-// every [callbacks.RegisterOption] and the options of this package that
-// apply to both hook kinds. Every error is a [*callbacks.Error].
-func RegisterErrorHook(ctx context.Context, mon *monitor.Monitor, name string, fn ErrorFunc, opts ...callbacks.ErrorHookOption) (*ErrorHook, error) {
-	cfg := reach.HookConfig(opts)
+// and tells the engine. Bind the hook with [Binding].OnError. Every error
+// is a [*callbacks.Error].
+func RegisterErrorHook(ctx context.Context, mon *monitor.Monitor, name string, fn ErrorFunc, opts ...Option) (*ErrorHook, error) {
+	cfg := newConfig(opts)
 	what := fmt.Sprintf("hooks: registering error hook %q", name)
 	fail := func(err error) (*ErrorHook, error) {
-		return nil, reach.Fail(callbacks.KindErrorHook, what, err)
+		return nil, registration.Failed(callbacks.KindErrorHook, what, err)
 	}
 	if err := checkArgs(mon, name, fn == nil); err != nil {
 		return fail(err)
 	}
-	receives, err := prepare(ctx, mon, monitor.ErrorHooks, cfg.RequireOptions)
+	dryRun, receives, err := ask(ctx, mon, monitor.ErrorHooks, cfg.requireOptions)
 	if err != nil {
 		return fail(err)
 	}
 	srv := mon.Server()
-	cb, err := srv.Register(ctx, AdaptErrorHook(fn), registerOptions(name, cfg)...)
+	cb, err := srv.Register(ctx, newErrorFunc(fn, dryRun), registerOptions(name, cfg)...)
 	if err != nil {
 		return fail(err)
 	}
-	h := &ErrorHook{name: name, callback: cb, receivesOptions: receives, shared: cfg.Shared}
-	if got, err := reserve(mon, name, h, cfg.Shared); err != nil || got != h {
+	h := &ErrorHook{name: name, callback: cb, receivesOptions: receives, shared: cfg.shared}
+	if got, err := reserve(mon, name, h, cfg.shared); err != nil || got != h {
 		srv.Unregister(cb.GetToken())
 		if err != nil {
 			return fail(err)
@@ -232,68 +277,55 @@ func RegisterErrorHook(ctx context.Context, mon *monitor.Monitor, name string, f
 	_, err = mon.Client().RegisterErrorHook(ctx, &pulumirpc.RegisterErrorHookRequest{Name: name, Callback: cb})
 	if err != nil {
 		srv.Unregister(cb.GetToken())
-		reach.Names(mon).Release(name)
+		namesOf(mon).release(name)
 		return fail(fmt.Errorf("the engine refused it: %w", err))
 	}
 	return h, nil
 }
 
 func checkArgs(mon *monitor.Monitor, name string, nilFunc bool) error {
-	switch {
-	case name == "":
+	if name == "" {
 		return fmt.Errorf("%w: a hook name cannot be empty", callbacks.ErrInvalidOption)
-	case nilFunc:
-		return callbacks.ErrNilFunc
-	case mon == nil || mon.Server() == nil:
-		return reach.Nil("monitor")
 	}
-	return nil
+	return registration.Check(mon, nilFunc)
 }
 
-// checkFeatures requires the hook kind's feature, and SENDS_OPTIONS_TO_HOOKS
-// if asked to; it reports whether hooks will receive options.
-func checkFeatures(ctx context.Context, mon *monitor.Monitor, kind monitor.Feature, requireOptions bool) (bool, error) {
+// ask asks the engine what a hook registration depends on: it requires the
+// hook kind's feature, and SENDS_OPTIONS_TO_HOOKS if asked to, and reports
+// whether the deployment is a preview (which the hook's requests do not
+// say) and whether hooks will receive options.
+func ask(ctx context.Context, mon *monitor.Monitor, kind monitor.Feature, requireOptions bool) (dryRun, receivesOptions bool, err error) {
 	required := []monitor.Feature{kind}
 	if requireOptions {
 		required = append(required, monitor.SendsOptionsToHooks)
 	}
 	if err := mon.Require(ctx, required...); err != nil {
-		return false, err
+		return false, false, err
 	}
-	return mon.Supports(ctx, monitor.SendsOptionsToHooks)
+	if receivesOptions, err = mon.Supports(ctx, monitor.SendsOptionsToHooks); err != nil {
+		return false, false, err
+	}
+	if dryRun, err = mon.DryRun(ctx); err != nil {
+		return false, false, err
+	}
+	return dryRun, receivesOptions, nil
 }
 
-// prepare checks the engine's features and tells the server whether the
-// deployment is a preview, for [callbacks.CallInfo].DryRun. It reports
-// whether hooks will receive options.
-func prepare(ctx context.Context, mon *monitor.Monitor, kind monitor.Feature, requireOptions bool) (bool, error) {
-	receives, err := checkFeatures(ctx, mon, kind, requireOptions)
-	if err != nil {
-		return false, err
-	}
-	if err := reach.Prepare(ctx, mon); err != nil {
-		return false, err
-	}
-	return receives, nil
+func registerOptions(name string, cfg *config) []callbacks.RegisterOption {
+	return append([]callbacks.RegisterOption{callbacks.Name(name)}, cfg.register...)
 }
 
-func registerOptions(name string, cfg *access.HookConfig) []callbacks.RegisterOption {
-	return append([]callbacks.RegisterOption{callbacks.Name(name)}, reach.RegisterOptions(cfg)...)
-}
-
-// reserve claims name for h and returns h, or, for a shared hook whose name
-// is taken by a matching shared hook, that hook. The error says what the
-// name is taken by.
+// reserve claims name for h in mon's deployment and returns h, or, for a
+// shared hook whose name is taken by a matching shared hook, that hook. The
+// error says what the name is taken by.
 func reserve(mon *monitor.Monitor, name string, h any, shared bool) (any, error) {
-	names := reach.Names(mon)
-	got, existed := names.ReserveOrGet(name, h)
-	if !existed {
+	got, err := namesOf(mon).reserve(name, h)
+	if err == nil {
 		return h, nil
 	}
 	if shared && sameSettings(got, h) {
 		return got, nil
 	}
-	err := names.Reserve(name, h) // fails, with the site of the first registration
 	what := "another registration"
 	switch got.(type) {
 	case *Hook:
@@ -305,7 +337,8 @@ func reserve(mon *monitor.Monitor, name string, h any, shared bool) (any, error)
 	if shared {
 		hint = "a shared hook must be registered with Shared and the same settings everywhere"
 	}
-	return nil, fmt.Errorf("the name is already taken by %s (resource hooks and error hooks share one name space per deployment; %s): %w", what, hint, err)
+	err = fmt.Errorf("the name is already taken by %s (resource hooks and error hooks share one name space per deployment; %s): %w", what, hint, err)
+	return nil, &callbacks.Error{Code: codes.FailedPrecondition, Msg: err.Error(), Err: err}
 }
 
 func sameSettings(a, b any) bool {
@@ -319,7 +352,3 @@ func sameSettings(a, b any) bool {
 	}
 	return false
 }
-
-// ErrNameTaken is wrapped by the error [Register] and [RegisterErrorHook]
-// return for a hook name already registered in the deployment.
-var ErrNameTaken = access.ErrNameTaken

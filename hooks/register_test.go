@@ -29,14 +29,14 @@ func TestRegister(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name         string
-		opts         []callbacks.ResourceHookOption
+		opts         []hooks.ResourceOption
 		onDryRun     bool
 		ignoreErrors bool
 	}{
 		{"defaults", nil, false, false},
-		{"on-dry-run", []callbacks.ResourceHookOption{hooks.OnDryRun()}, true, false},
-		{"ignore-errors", []callbacks.ResourceHookOption{hooks.IgnoreErrors()}, false, true},
-		{"both", []callbacks.ResourceHookOption{hooks.OnDryRun(), hooks.IgnoreErrors(), nil}, true, true},
+		{"on-dry-run", []hooks.ResourceOption{hooks.OnDryRun()}, true, false},
+		{"ignore-errors", []hooks.ResourceOption{hooks.IgnoreErrors()}, false, true},
+		{"both", []hooks.ResourceOption{hooks.OnDryRun(), hooks.IgnoreErrors(), nil}, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,7 +93,7 @@ func TestRegisterErrorHook(t *testing.T) {
 
 	h, err := hooks.RegisterErrorHook(t.Context(), wiretest.Bind(t, mon, srv), "retry-throttled", func(_ context.Context, a *hooks.ErrorArgs) (bool, error) {
 		return a.Attempt() < 3, nil
-	}, callbacks.Timeout(time.Minute))
+	}, hooks.WithRegisterOptions(callbacks.Timeout(time.Minute)))
 	require.NoError(t, err)
 	assert.Equal(t, "retry-throttled", h.Name())
 
@@ -300,7 +300,7 @@ func TestRegisterBadArguments(t *testing.T) {
 			return err
 		}, callbacks.ErrServerClosed, ""},
 		{"invalid-timeout", func() error {
-			_, err := hooks.Register(t.Context(), mon, "a", noop, callbacks.Timeout(0))
+			_, err := hooks.Register(t.Context(), mon, "a", noop, hooks.WithRegisterOptions(callbacks.Timeout(0)))
 			return err
 		}, callbacks.ErrInvalidOption, "Timeout"},
 	}

@@ -7,12 +7,11 @@ import (
 
 	"github.com/langhost/callbacks"
 	wirepayload "github.com/langhost/callbacks/internal/payload"
-	"github.com/langhost/callbacks/internal/reach"
+	"github.com/langhost/callbacks/internal/registration"
 	"github.com/langhost/callbacks/internal/wireprops"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -99,6 +98,12 @@ type Args struct {
 
 	args   wireprops.Lazy
 	layout wireprops.Layout // where the request's arguments and options lie
+
+	// The request's bytes, in which a result that sends the arguments back
+	// unread and the options as received is answered, if owned (they
+	// belong to the call alone).
+	payload []byte
+	owned   bool
 
 	// Room for the options as decoded and for the first result, so that a
 	// call allocates its Args, their options and its result at once.
@@ -254,50 +259,58 @@ func Adapt(fn Func) callbacks.Func {
 	if fn == nil {
 		return callbacks.InvokeTransform(nil)
 	}
-	return adapt(fn)
+	return newFunc(fn, false)
 }
 
-func adapt(fn Func) callbacks.Func {
-	// The request is checked on the goroutine the call arrived on; the
-	// function runs on a goroutine of its own, which starts with a small
-	// stack: what runs there keeps its frame small, and what only a
-	// failing call needs in functions of their own, so that a call that
-	// reads nothing does not grow the stack.
-	return reach.PreparedAs(callbacks.KindInvokeTransform, func(ctx context.Context, payload []byte) (reach.Prepared, error) {
+// newFunc builds the callbacks.Func the engine calls for fn. dryRun is what
+// the engine said when fn was registered: the request does not say it.
+//
+// The request is checked on the goroutine the call arrived on (see
+// callbacks.NewFunc); fn runs on a goroutine of its own, which starts with
+// a small stack: what runs there keeps its frame small, and what only a
+// failing call needs is in functions of their own, so that a call that
+// reads nothing does not grow the stack.
+func newFunc(fn Func, dryRun bool) callbacks.Func {
+	decode := func(ctx context.Context, payload []byte, info *callbacks.CallInfo) (*Args, error) {
 		owned := wirepayload.Owned(ctx)
 		args, err := decodePayload(payload, owned)
-		if err != nil {
-			return nil, badRequest(ctx, args.Token, err)
+		args.payload, args.owned = payload, owned
+		info.Type, info.DryRun = args.Token, dryRun
+		return args, err
+	}
+	call := func(ctx context.Context, args *Args) (*Result, error) {
+		res, err := fn(ctx, args)
+		if args.args.Err() != nil {
+			// fn saw an empty map in place of the arguments; whatever it
+			// made of them must not reach the engine, and encodeCall
+			// refuses the call.
+			return nil, nil
 		}
-		reach.SetCallResource(ctx, "", args.Token, "")
-		return func(ctx context.Context) ([]byte, error) {
-			res, err := fn(ctx, args)
-			if err := args.args.Err(); err != nil {
-				// The function saw an empty map in place of the
-				// arguments; whatever it made of them must not reach the
-				// engine.
-				return nil, badRequest(ctx, args.Token, argsError(err))
-			}
-			if err != nil {
-				return nil, err
-			}
-			if res == nil {
-				return nil, nil
-			}
-			// Only a property map's encoding depends on the byte-string
-			// choice, and looking it up is a deep call: a result that
-			// sends no map does without it.
-			accept := false
-			if m, _, _ := res.arguments(); m != nil {
-				accept = acceptsByteStrings(ctx)
-			}
-			out, err := encodePayload(res, accept, args, payload, owned)
-			if err != nil {
-				return nil, badResult(ctx, args.Token, err)
-			}
-			return out, nil
-		}, nil
-	})
+		return res, err
+	}
+	return callbacks.NewFunc(callbacks.KindInvokeTransform, decode, call, encodeCall)
+}
+
+// encodeCall encodes the result of a call whose request decoded to args.
+func encodeCall(ctx context.Context, args *Args, res *Result) ([]byte, error) {
+	if err := args.args.Err(); err != nil {
+		return nil, unreadError(err)
+	}
+	if res == nil {
+		return nil, nil
+	}
+	// Only a property map's encoding depends on the byte-string choice, and
+	// looking it up is a deep call: a result that sends no map does
+	// without it.
+	accept := false
+	if m, _, _ := res.arguments(); m != nil {
+		accept = acceptsByteStrings(ctx)
+	}
+	out, err := encodePayload(res, accept, args, args.payload, args.owned)
+	if err != nil {
+		return nil, resultError(ctx, err)
+	}
+	return out, nil
 }
 
 // acceptsByteStrings is the call's byte-string choice.
@@ -308,25 +321,22 @@ func acceptsByteStrings(ctx context.Context) bool {
 	return info.AcceptsByteStrings
 }
 
-// badRequest is the error for a request that does not decode.
+// unreadError is the error for arguments that did not decode when they
+// were read.
 //
 //go:noinline
-func badRequest(ctx context.Context, token string, err error) error {
-	return callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest, token+": request does not decode", err)
+func unreadError(err error) error {
+	return fmt.Errorf("%w: %w", callbacks.ErrInvalidRequest, argsError(err))
 }
 
-// badResult is the error for a result that does not encode.
+// resultError is the error for a result that does not encode.
 //
 //go:noinline
-func badResult(ctx context.Context, token string, err error) error {
+func resultError(ctx context.Context, err error) error {
 	if !acceptsByteStrings(ctx) {
 		err = fmt.Errorf("%w (byte strings are refused: the callback is registered with callbacks.AcceptsByteStrings(false))", err)
 	}
-	return callError(ctx, codes.Internal, callbacks.ErrEncode, token+": result does not encode", err)
-}
-
-func callError(ctx context.Context, code codes.Code, sentinel error, what string, err error) error {
-	return reach.CallError(ctx, "invoketransforms", callbacks.KindInvokeTransform, code, sentinel, what, err)
+	return err
 }
 
 // RegisterStack registers fn as an invoke transform: the engine applies it to
@@ -337,25 +347,24 @@ func callError(ctx context.Context, code codes.Code, sentinel error, what string
 // [*callbacks.Error].
 func RegisterStack(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
 	const what = "invoketransforms: registering an invoke transform"
-	switch {
-	case mon == nil || mon.Server() == nil:
-		return nil, reach.Fail(callbacks.KindInvokeTransform, what, reach.Nil("monitor"))
-	case fn == nil:
-		return nil, reach.Fail(callbacks.KindInvokeTransform, what, callbacks.ErrNilFunc)
+	fail := func(err error) error { return registration.Failed(callbacks.KindInvokeTransform, what, err) }
+	if err := registration.Check(mon, fn == nil); err != nil {
+		return nil, fail(err)
 	}
 	if err := mon.Require(ctx, monitor.InvokeTransforms); err != nil {
-		return nil, reach.Fail(callbacks.KindInvokeTransform, what, err)
+		return nil, fail(err)
 	}
-	if err := reach.Prepare(ctx, mon); err != nil {
-		return nil, reach.Fail(callbacks.KindInvokeTransform, what, err)
-	}
-	cb, err := mon.Server().Register(ctx, adapt(fn), opts...)
+	dryRun, err := mon.DryRun(ctx)
 	if err != nil {
-		return nil, reach.Fail(callbacks.KindInvokeTransform, what, err)
+		return nil, fail(err)
+	}
+	cb, err := mon.Server().Register(ctx, newFunc(fn, dryRun), opts...)
+	if err != nil {
+		return nil, fail(err)
 	}
 	if _, err := mon.Client().RegisterStackInvokeTransform(ctx, cb); err != nil {
 		mon.Server().Unregister(cb.GetToken())
-		return nil, reach.Fail(callbacks.KindInvokeTransform, what+": RegisterStackInvokeTransform", err)
+		return nil, fail(fmt.Errorf("RegisterStackInvokeTransform: %w", err))
 	}
 	return cb, nil
 }

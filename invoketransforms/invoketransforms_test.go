@@ -321,7 +321,7 @@ func TestErrors(t *testing.T) {
 		{"user error", fail(errors.New("no such region")), nil, codes.Unknown, "no such region"},
 		{"user status", fail(status.Error(codes.PermissionDenied, "nope")), nil, codes.PermissionDenied, "nope"},
 		{"bad args", identity, wiretest.Struct("p", wiretest.Sig(resource.SecretSig, nil)), codes.InvalidArgument,
-			`invoke transform "e": aws:index/getRegion:getRegion: request does not decode: args: malformed RPC secret`},
+			`invoke transform "e" for aws:index/getRegion:getRegion: request does not decode: args: malformed RPC secret`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -184,7 +184,7 @@ func TestArgsByHand(t *testing.T) {
 // that protobuf would not encode fail the call with Internal.
 func TestOptionsAreChecked(t *testing.T) {
 	t.Parallel()
-	const refused = "aws:index/getRegion:getRegion: request does not decode: options: not a valid TransformInvokeOptions encoding"
+	const refused = "for aws:index/getRegion:getRegion: request does not decode: options: not a valid TransformInvokeOptions encoding"
 	str := func(num protowire.Number, s string) []byte {
 		return protowire.AppendString(protowire.AppendTag(nil, num, protowire.BytesType), s)
 	}
@@ -227,7 +227,7 @@ func TestOptionsAreChecked(t *testing.T) {
 		_, err = reg.Invoke(t.Context(), token, invokePayload(t, spliceableArgs()))
 		require.ErrorIs(t, err, callbacks.ErrEncode)
 		assert.Equal(t, codes.Internal, status.Code(err))
-		assert.Contains(t, err.Error(), "aws:index/getRegion:getRegion: result does not encode: string field contains invalid UTF-8")
+		assert.Contains(t, err.Error(), "for aws:index/getRegion:getRegion: response does not encode: string field contains invalid UTF-8")
 	}
 }
 

@@ -34,8 +34,8 @@ var errTokenUTF8 = errors.New("a string field holds invalid UTF-8")
 // written again, and decoded strings may share it.
 //
 // It runs on the goroutine the call arrived on, before the function's own
-// goroutine starts (see reach.PreparedAs): checking the arguments, which goes
-// as deep as they nest, grows no new goroutine's stack.
+// goroutine starts (see callbacks.NewFunc): checking the arguments, which
+// goes as deep as they nest, grows no new goroutine's stack.
 func decodePayload(b []byte, shared bool) (*Args, error) {
 	a := &Args{}
 	args, opts, err := a.scan(b, shared)

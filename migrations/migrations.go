@@ -11,11 +11,11 @@ import (
 	"strings"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/reach"
+	"github.com/langhost/callbacks/internal/registration"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 )
 
 // Args is what a migration is told: the URN of the registering resource and
@@ -101,26 +101,29 @@ func Adapt(fn Func) callbacks.Func {
 	if fn == nil {
 		return callbacks.StateMigration(nil)
 	}
-	return callbacks.StateMigration(func(ctx context.Context, req *pulumirpc.StateMigrationRequest) (*pulumirpc.StateMigrationResponse, error) {
-		args, err := DecodeRequest(req)
-		if err != nil {
-			return nil, reach.CallError(ctx, "migrations", callbacks.KindStateMigration, codes.InvalidArgument,
-				callbacks.ErrInvalidRequest, req.GetUrn()+": request does not decode", err)
-		}
-		res, err := fn(ctx, args)
-		if err != nil {
-			return nil, err
-		}
-		if res == nil {
-			return nil, nil
-		}
-		out, err := EncodeResult(args, res)
-		if err != nil {
-			return nil, reach.CallError(ctx, "migrations", callbacks.KindStateMigration, codes.Internal,
-				callbacks.ErrInvalidResult, fmt.Sprintf("the migration for %s returned an invalid result", args.URN), err)
-		}
-		return out, nil
-	})
+	return callbacks.NewFunc(callbacks.KindStateMigration, decode, fn, encode)
+}
+
+// decode decodes a state migration request into Args.
+func decode(_ context.Context, payload []byte, info *callbacks.CallInfo) (*Args, error) {
+	req := &pulumirpc.StateMigrationRequest{}
+	if err := proto.Unmarshal(payload, req); err != nil {
+		return nil, fmt.Errorf("not a pulumirpc.StateMigrationRequest: %w", err)
+	}
+	info.URN = req.GetUrn()
+	return DecodeRequest(req)
+}
+
+// encode checks res against the old state of args and encodes it.
+func encode(_ context.Context, args *Args, res *Result) ([]byte, error) {
+	if res == nil {
+		return nil, nil
+	}
+	out, err := EncodeResult(args, res)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the migration for %s returned an invalid result: %w", callbacks.ErrInvalidResult, args.URN, err)
+	}
+	return proto.Marshal(out)
 }
 
 // Callback registers fn with mon's server and returns the Callback to append
@@ -129,15 +132,12 @@ func Adapt(fn Func) callbacks.Func {
 // feature refuse such registrations. Every error is a [*callbacks.Error].
 func Callback(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
 	const what = "migrations: registering a state migration"
-	switch {
-	case mon == nil || mon.Server() == nil:
-		return nil, reach.Fail(callbacks.KindStateMigration, what, reach.Nil("monitor"))
-	case fn == nil:
-		return nil, reach.Fail(callbacks.KindStateMigration, what, callbacks.ErrNilFunc)
+	if err := registration.Check(mon, fn == nil); err != nil {
+		return nil, registration.Failed(callbacks.KindStateMigration, what, err)
 	}
 	cb, err := mon.Server().Register(ctx, Adapt(fn), opts...)
 	if err != nil {
-		return nil, reach.Fail(callbacks.KindStateMigration, what, err)
+		return nil, registration.Failed(callbacks.KindStateMigration, what, err)
 	}
 	return cb, nil
 }
@@ -146,11 +146,12 @@ func Callback(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...callba
 // error that wraps [monitor.ErrMissingFeature] and names STATE_MIGRATIONS.
 // Released engines do not advertise it yet (see the package documentation).
 func Check(ctx context.Context, mon *monitor.Monitor) error {
+	const what = "migrations: checking the engine"
 	if mon == nil {
-		return reach.Fail(callbacks.KindStateMigration, "migrations: checking the engine", reach.Nil("monitor"))
+		return registration.Failed(callbacks.KindStateMigration, what, fmt.Errorf("%w: monitor", callbacks.ErrNilArgument))
 	}
 	if err := mon.Require(ctx, monitor.StateMigrations); err != nil {
-		return reach.Fail(callbacks.KindStateMigration, "migrations: checking the engine", err)
+		return registration.Failed(callbacks.KindStateMigration, what, err)
 	}
 	return nil
 }

@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/access"
 )
 
 // engineAt serves an empty ResourceMonitor on addr ("127.0.0.1:0" for any
@@ -55,16 +54,25 @@ func waitDone(t *testing.T, m *Monitor) {
 	}
 }
 
-// The monitors of one deployment share its hook name space, which ends with
-// the deployment: a later deployment whose engine listens on the same
-// address starts with every name free.
-func TestHookNamesEndWithTheDeployment(t *testing.T) {
+// valueKey is a key of Monitor.Value, of a type of its own as a package
+// building on Monitor would use.
+type valueKey struct{}
+
+// value returns m's value under valueKey, making it from n if there is
+// none.
+func value(m *Monitor, n int) int {
+	return m.Value(valueKey{}, func() any { return n }).(int)
+}
+
+// The monitors of one deployment share its values (the hook name space,
+// for one), which end with the deployment: a later deployment whose engine
+// listens on the same address starts afresh.
+func TestValuesEndWithTheDeployment(t *testing.T) {
 	addr, stop := engineAt(t, "127.0.0.1:0")
 	first := dial(t, addr)
 	second := dial(t, addr) // another Construct of the same deployment
-	require.NoError(t, first.names.Reserve("audit", 1))
-	err := second.names.Reserve("audit", 2)
-	require.ErrorIs(t, err, access.ErrNameTaken, "monitors of one deployment must share names")
+	require.Equal(t, 1, value(first, 1))
+	require.Equal(t, 1, value(second, 2), "monitors of one deployment must share values")
 
 	select {
 	case <-first.Done():
@@ -82,21 +90,20 @@ func TestHookNamesEndWithTheDeployment(t *testing.T) {
 
 	engineAt(t, addr) // the next deployment's engine gets the same port
 	next := dial(t, addr)
-	assert.NoError(t, next.names.Reserve("audit", 3), "the next deployment sees the last one's names")
+	assert.Equal(t, 3, value(next, 3), "the next deployment sees the last one's values")
 }
 
 // A component provider dials the engine once per Construct and may close
-// each monitor when its Construct returns: the deployment's names outlive
+// each monitor when its Construct returns: the deployment's values outlive
 // every monitor, until the engine ends the deployment.
 func TestClosingMonitorsKeepsTheDeployment(t *testing.T) {
 	addr, stop := engineAt(t, "127.0.0.1:0")
 	first := dial(t, addr)
-	require.NoError(t, first.names.Reserve("audit", 1))
+	require.Equal(t, 1, value(first, 1))
 	require.NoError(t, first.Close())
 
 	second := dial(t, addr) // the next Construct
-	require.ErrorIs(t, second.names.Reserve("audit", 2), access.ErrNameTaken,
-		"closing the first Construct's monitor dropped the deployment's names")
+	require.Equal(t, 1, value(second, 2), "closing the first Construct's monitor dropped the deployment's values")
 	require.NoError(t, second.Close())
 
 	stop()
@@ -119,4 +126,17 @@ func TestUnreachableEngineIsOver(t *testing.T) {
 	_, err = m.DeploymentInfo(t.Context())
 	assert.Error(t, err)
 	assert.False(t, errors.Is(err, ErrNoMonitor))
+}
+
+// A monitor made with New has no deployment to share with: its values are
+// its own.
+func TestNewMonitorsKeepValuesOfTheirOwn(t *testing.T) {
+	client := pulumirpc.NewResourceMonitorClient(nil)
+	first, err := New(client, newServer(t))
+	require.NoError(t, err)
+	second, err := New(client, first.Server())
+	require.NoError(t, err)
+	assert.Equal(t, 1, value(first, 1))
+	assert.Equal(t, 2, value(second, 2), "monitors made with New share values")
+	assert.Equal(t, 1, value(first, 3))
 }

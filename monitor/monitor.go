@@ -1,7 +1,8 @@
 // Package monitor wraps the Pulumi engine's ResourceMonitor for callback
 // registration: it connects the way programs are told to, checks the
-// engine's features before anything is registered, keeps one hook name
-// space per deployment, knows when the engine ends the deployment, and ends
+// engine's features before anything is registered, keeps the state that
+// packages built on it hold per deployment (the hook name space, for one),
+// knows when the engine ends the deployment, and ends
 // a program's life in the order the engine needs (signal, wait for the
 // delete hooks, then stop the callback server).
 //
@@ -18,7 +19,6 @@ import (
 	"sync"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/access"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -43,9 +43,7 @@ var ErrNoMonitor = errors.New("monitor: no resource monitor address")
 type Monitor struct {
 	client pulumirpc.ResourceMonitorClient
 	srv    *callbacks.Server
-	names  *access.Names
-
-	attached access.Slot // the state of the transforms attached through it
+	values *values // the deployment's, or the monitor's own for New
 
 	infoMu    sync.Mutex
 	infoKnown bool
@@ -64,9 +62,9 @@ type Monitor struct {
 // nil server or client.
 var ErrNoServer = errors.New("monitor: nil callback server")
 
-// New wraps an existing client, bound to srv. Monitors made with New have a
-// hook name space of their own; monitors made with [Dial] and [FromEnv]
-// share one per monitor address, that is, per deployment.
+// New wraps an existing client, bound to srv. Monitors made with New keep
+// values of their own (see [Monitor.Value]); monitors made with [Dial] and
+// [FromEnv] share them per monitor address, that is, per deployment.
 func New(client pulumirpc.ResourceMonitorClient, srv *callbacks.Server) (*Monitor, error) {
 	switch {
 	case client == nil:
@@ -74,12 +72,13 @@ func New(client pulumirpc.ResourceMonitorClient, srv *callbacks.Server) (*Monito
 	case srv == nil:
 		return nil, ErrNoServer
 	}
-	return &Monitor{client: client, srv: srv, names: access.NewNames()}, nil
+	return &Monitor{client: client, srv: srv, values: &values{}}, nil
 }
 
 // deployments holds, by monitor address, the deployments this process takes
-// part in through [Dial]: one connection to the engine's monitor and one hook
-// name space each, which every Monitor dialled to that address shares. The
+// part in through [Dial]: one connection to the engine's monitor and the
+// values of [Monitor.Value] each, which every Monitor dialled to that
+// address shares. The
 // engine checks hook names per deployment, and a component provider dials
 // the same address once per Construct, so both must outlive each Monitor.
 // A deployment is forgotten when the engine ends it (see [Monitor.Done]),
@@ -93,15 +92,15 @@ var deployments = struct {
 
 // deployment is what the monitors of one deployment share.
 type deployment struct {
-	conn  *grpc.ClientConn
-	names *access.Names
-	done  chan struct{} // closed when the engine has ended the deployment
+	conn   *grpc.ClientConn
+	values *values
+	done   chan struct{} // closed when the engine has ended the deployment
 }
 
 // Dial connects to the monitor at addr ("127.0.0.1:PORT", as the engine hands
 // it out) with the engine's 400 MiB message limits, bound to srv. Every
-// Monitor dialled to one address shares its connection and its hook name
-// space until the engine ends the deployment, which closes the connection
+// Monitor dialled to one address shares its connection and its values (see
+// [Monitor.Value]) until the engine ends the deployment, which closes the connection
 // (see [Monitor.Done]); Close does not close it for the other monitors.
 func Dial(addr string, srv *callbacks.Server) (*Monitor, error) {
 	if srv == nil {
@@ -115,7 +114,7 @@ func Dial(addr string, srv *callbacks.Server) (*Monitor, error) {
 		return nil, err
 	}
 	m, _ := New(pulumirpc.NewResourceMonitorClient(d.conn), srv)
-	m.names = d.names
+	m.values = d.values
 	m.done = d.done
 	return m, nil
 }
@@ -143,7 +142,7 @@ func joinDeployment(addr string) (*deployment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("monitor: dial %q: %w", addr, err)
 	}
-	d := &deployment{conn: conn, names: access.NewNames(), done: make(chan struct{})}
+	d := &deployment{conn: conn, values: &values{}, done: make(chan struct{})}
 	deployments.m[addr] = d
 	go d.watch(addr)
 	return d, nil
@@ -251,15 +250,35 @@ func (m *Monitor) Finish(ctx context.Context) error {
 	return errors.Join(sigErr, shutErr)
 }
 
-func init() {
-	access.MonitorNames = func(m *Monitor) *access.Names { return m.names }
-	access.MonitorAttached = func(m *Monitor) *access.Slot { return &m.attached }
-	access.MonitorPrepare = func(ctx context.Context, m *Monitor) error {
-		dry, err := m.DryRun(ctx)
-		if err != nil {
-			return err
-		}
-		access.SetDryRun.(func(*callbacks.Registry, bool))(m.srv.Registry(), dry)
-		return nil
+// Value returns the value kept under key for the monitor's deployment,
+// storing the result of create under it first if there is none. It is how
+// packages that build on Monitor keep state per deployment: package hooks
+// keeps the deployment's hook name space here, and package transforms the
+// transform its attached bindings share. Every Monitor dialled to one
+// address shares these values until the engine ends the deployment; a
+// monitor made with [New] has values of its own. Use a key of an
+// unexported type, as with context.Context.Value. create runs at most once
+// per key and deployment, and must not call Value.
+func (m *Monitor) Value(key any, create func() any) any {
+	return m.values.get(key, create)
+}
+
+// values are the values kept for one deployment (see Monitor.Value).
+type values struct {
+	mu sync.Mutex
+	m  map[any]any
+}
+
+func (v *values) get(key any, create func() any) any {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if got, ok := v.m[key]; ok {
+		return got
 	}
+	if v.m == nil {
+		v.m = make(map[any]any)
+	}
+	got := create()
+	v.m[key] = got
+	return got
 }

@@ -8,8 +8,7 @@ import (
 	"sync"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/access"
-	"github.com/langhost/callbacks/internal/reach"
+	"github.com/langhost/callbacks/internal/registration"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 )
@@ -41,20 +40,17 @@ import (
 // is a [*callbacks.Error].
 func Attach(ctx context.Context, mon *monitor.Monitor, scope Scope, fn Func) error {
 	const what = "transforms: attaching"
-	switch {
-	case mon == nil || mon.Server() == nil:
-		return reach.Fail(callbacks.KindResourceTransform, what, reach.Nil("monitor"))
-	case fn == nil:
-		return reach.Fail(callbacks.KindResourceTransform, what, callbacks.ErrNilFunc)
+	if err := registration.Check(mon, fn == nil); err != nil {
+		return registration.Failed(callbacks.KindResourceTransform, what, err)
 	}
-	if err := attached(mon).add(ctx, scope, fn, access.CallerSite()); err != nil {
-		return reach.Fail(callbacks.KindResourceTransform, fmt.Sprintf("%s to %s", what, scope), err)
+	if err := attached(mon).add(ctx, scope, fn, registration.Site()); err != nil {
+		return registration.Failed(callbacks.KindResourceTransform, fmt.Sprintf("%s to %s", what, scope), err)
 	}
 	return nil
 }
 
-// attachments is the shared transform of one Monitor and the bindings it
-// dispatches to.
+// attachments is the shared transform of one deployment and callback
+// server, and the bindings it dispatches to.
 type attachments struct {
 	mon *monitor.Monitor
 
@@ -90,10 +86,29 @@ type report struct {
 	msg string
 }
 
-// attached returns mon's shared transform state, made on first use.
+// attachedKey is the key of the shared transforms among a deployment's
+// values (see monitor.Monitor.Value).
+type attachedKey struct{}
+
+// attachedByServer holds a deployment's shared transforms, one for each
+// callback server its monitors are bound to: the transform is served by
+// the server it was registered with.
+type attachedByServer struct {
+	mu sync.Mutex
+	m  map[*callbacks.Server]*attachments
+}
+
+// attached returns the shared transform state of mon's deployment and
+// server, made on first use.
 func attached(mon *monitor.Monitor) *attachments {
-	return reach.Attached(mon).Get(func() any {
-		a := &attachments{
+	all := mon.Value(attachedKey{}, func() any {
+		return &attachedByServer{m: map[*callbacks.Server]*attachments{}}
+	}).(*attachedByServer)
+	all.mu.Lock()
+	defer all.mu.Unlock()
+	a := all.m[mon.Server()]
+	if a == nil {
+		a = &attachments{
 			mon:         mon,
 			byComponent: map[resource.URN][]*binding{},
 			parents:     map[resource.URN]resource.URN{},
@@ -107,8 +122,9 @@ func attached(mon *monitor.Monitor) *attachments {
 				close(a.ended)
 			}()
 		}
-		return a
-	}).(*attachments)
+		all.m[mon.Server()] = a
+	}
+	return a
 }
 
 // end forgets everything once the engine has ended the deployment.

@@ -73,7 +73,7 @@ func TestRefusedEncodingMessage(t *testing.T) {
 		msg := err.Error()
 		assert.Equal(t, 1, strings.Count(msg, "does not decode"), "%s: %q", name, msg)
 		assert.NotContains(t, msg, "proto:", "%s: %q", name, msg)
-		assert.True(t, strings.HasPrefix(msg, `transforms: resource transform "tag": `), "%s: %q", name, msg)
+		assert.True(t, strings.HasPrefix(msg, `callbacks: resource transform "tag"`), "%s: %q", name, msg)
 	}
 }
 

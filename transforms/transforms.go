@@ -7,14 +7,13 @@ import (
 
 	"github.com/langhost/callbacks"
 	wirepayload "github.com/langhost/callbacks/internal/payload"
-	"github.com/langhost/callbacks/internal/reach"
+	"github.com/langhost/callbacks/internal/registration"
 	"github.com/langhost/callbacks/internal/wireprops"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/urn"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -44,6 +43,12 @@ type Args struct {
 
 	props  wireprops.Lazy
 	layout wireprops.Layout // where the request's properties and options lie
+
+	// The request's bytes, in which a result that sends the properties
+	// back unread and the options as received is answered, if owned
+	// (they belong to the call alone).
+	payload []byte
+	owned   bool
 }
 
 // Properties returns the resource's inputs, decoding them on the first
@@ -198,49 +203,57 @@ func Adapt(fn Func) callbacks.Func {
 	if fn == nil {
 		return callbacks.ResourceTransform(nil)
 	}
-	return adapt(fn)
+	return newFunc(fn, false)
 }
 
-func adapt(fn Func) callbacks.Func {
-	// The request is checked on the goroutine the call arrived on; the
-	// function runs on a goroutine of its own, which starts with a small
-	// stack: what runs there keeps its frame small, and what only a
-	// failing call needs in functions of their own, so that a call that
-	// reads nothing does not grow the stack.
-	return reach.PreparedAs(callbacks.KindResourceTransform, func(ctx context.Context, payload []byte) (reach.Prepared, error) {
+// newFunc builds the callbacks.Func the engine calls for fn. dryRun is what
+// the engine said when fn was registered: the request does not say it.
+//
+// The request is checked on the goroutine the call arrived on (see
+// callbacks.NewFunc); fn runs on a goroutine of its own, which starts with
+// a small stack: what runs there keeps its frame small, and what only a
+// failing call needs is in functions of their own, so that a call that
+// reads nothing does not grow the stack.
+func newFunc(fn Func, dryRun bool) callbacks.Func {
+	decode := func(ctx context.Context, payload []byte, info *callbacks.CallInfo) (*Args, error) {
 		owned := wirepayload.Owned(ctx)
 		args, err := decodePayload(payload, owned)
-		if err != nil {
-			return nil, badRequest(ctx, args, false, err)
+		args.payload, args.owned = payload, owned
+		info.URN, info.Type, info.ResourceName, info.DryRun = string(args.URN), args.Type, args.Name, dryRun
+		return args, err
+	}
+	call := func(ctx context.Context, args *Args) (*Result, error) {
+		res, err := fn(ctx, args)
+		if args.props.Err() != nil {
+			// fn saw an empty map in place of the properties; whatever it
+			// made of them must not reach the engine, and encodeCall
+			// refuses the call.
+			return nil, nil
 		}
-		reach.SetCallResource(ctx, string(args.URN), args.Type, args.Name)
-		return func(ctx context.Context) ([]byte, error) {
-			res, err := fn(ctx, args)
-			if err := args.props.Err(); err != nil {
-				// The function saw an empty map in place of the
-				// properties; whatever it made of them must not reach
-				// the engine.
-				return nil, badRequest(ctx, args, true, wrapError("properties", err))
-			}
-			if err != nil {
-				return nil, err
-			}
-			if res == nil {
-				return nil, nil
-			}
-			// Looking the byte-string choice up is a deep call: a result
-			// whose encoding does not depend on it does without.
-			accept := false
-			if res.needsByteStringChoice() {
-				accept = acceptsByteStrings(ctx)
-			}
-			out, err := encodePayload(res, accept, args, payload, owned)
-			if err != nil {
-				return nil, badResult(ctx, args, err)
-			}
-			return out, nil
-		}, nil
-	})
+		return res, err
+	}
+	return callbacks.NewFunc(callbacks.KindResourceTransform, decode, call, encodeCall)
+}
+
+// encodeCall encodes the result of a call whose request decoded to args.
+func encodeCall(ctx context.Context, args *Args, res *Result) ([]byte, error) {
+	if err := args.props.Err(); err != nil {
+		return nil, unreadError(err)
+	}
+	if res == nil {
+		return nil, nil
+	}
+	// Looking the byte-string choice up is a deep call: a result whose
+	// encoding does not depend on it does without.
+	accept := false
+	if res.needsByteStringChoice() {
+		accept = acceptsByteStrings(ctx)
+	}
+	out, err := encodePayload(res, accept, args, args.payload, args.owned)
+	if err != nil {
+		return nil, resultError(ctx, err)
+	}
+	return out, nil
 }
 
 // acceptsByteStrings is the call's byte-string choice.
@@ -251,55 +264,42 @@ func acceptsByteStrings(ctx context.Context) bool {
 	return info.AcceptsByteStrings
 }
 
-// badRequest is the error for a request that does not decode, naming the
-// resource by its URN if byURN and it has one, else by type and name.
+// unreadError is the error for properties that did not decode when they
+// were read.
 //
 //go:noinline
-func badRequest(ctx context.Context, a *Args, byURN bool, err error) error {
-	label := a.Type + "/" + a.Name
-	if byURN {
-		label = resourceLabel(a)
-	}
-	return callError(ctx, codes.InvalidArgument, callbacks.ErrInvalidRequest, label+": request does not decode", err)
+func unreadError(err error) error {
+	return fmt.Errorf("%w: properties: %w", callbacks.ErrInvalidRequest, err)
 }
 
-// badResult is the error for a result that does not encode.
+// resultError is the error for a result that does not encode.
 //
 //go:noinline
-func badResult(ctx context.Context, a *Args, err error) error {
+func resultError(ctx context.Context, err error) error {
 	if !acceptsByteStrings(ctx) {
 		err = fmt.Errorf("%w (byte strings are refused: the callback is registered with callbacks.AcceptsByteStrings(false))", err)
 	}
-	return callError(ctx, codes.Internal, callbacks.ErrEncode, resourceLabel(a)+": result does not encode", err)
-}
-
-func resourceLabel(a *Args) string {
-	if a.URN != "" {
-		return string(a.URN)
-	}
-	return a.Type + "/" + a.Name
-}
-
-func callError(ctx context.Context, code codes.Code, sentinel error, what string, err error) error {
-	return reach.CallError(ctx, "transforms", callbacks.KindResourceTransform, code, sentinel, what, err)
+	return err
 }
 
 // Callback registers fn with mon's server and returns the Callback to put in
 // a RegisterResourceRequest's transforms, which the engine applies to that
-// resource and its descendants only. It does not talk to the engine; for
-// stack-wide transforms use [RegisterStack]. Every error is a
+// resource and its descendants only. It asks the engine only whether the
+// deployment is a preview (once per deployment); for stack-wide transforms
+// use [RegisterStack]. Every error is a
 // [*callbacks.Error].
 func Callback(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
 	const what = "transforms: registering a resource transform"
-	switch {
-	case mon == nil || mon.Server() == nil:
-		return nil, reach.Fail(callbacks.KindResourceTransform, what, reach.Nil("monitor"))
-	case fn == nil:
-		return nil, reach.Fail(callbacks.KindResourceTransform, what, callbacks.ErrNilFunc)
+	if err := registration.Check(mon, fn == nil); err != nil {
+		return nil, registration.Failed(callbacks.KindResourceTransform, what, err)
 	}
-	cb, err := mon.Server().Register(ctx, adapt(fn), opts...)
+	dryRun, err := mon.DryRun(ctx)
 	if err != nil {
-		return nil, reach.Fail(callbacks.KindResourceTransform, what, err)
+		return nil, registration.Failed(callbacks.KindResourceTransform, what, err)
+	}
+	cb, err := mon.Server().Register(ctx, newFunc(fn, dryRun), opts...)
+	if err != nil {
+		return nil, registration.Failed(callbacks.KindResourceTransform, what, err)
 	}
 	return cb, nil
 }
@@ -312,17 +312,11 @@ func Callback(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...callba
 // [*callbacks.Error].
 func RegisterStack(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
 	const what = "transforms: registering a stack transform"
-	switch {
-	case mon == nil || mon.Server() == nil:
-		return nil, reach.Fail(callbacks.KindResourceTransform, what, reach.Nil("monitor"))
-	case fn == nil:
-		return nil, reach.Fail(callbacks.KindResourceTransform, what, callbacks.ErrNilFunc)
+	if err := registration.Check(mon, fn == nil); err != nil {
+		return nil, registration.Failed(callbacks.KindResourceTransform, what, err)
 	}
 	if err := mon.Require(ctx, monitor.Transforms); err != nil {
-		return nil, reach.Fail(callbacks.KindResourceTransform, what, err)
-	}
-	if err := reach.Prepare(ctx, mon); err != nil {
-		return nil, reach.Fail(callbacks.KindResourceTransform, what, err)
+		return nil, registration.Failed(callbacks.KindResourceTransform, what, err)
 	}
 	cb, err := Callback(ctx, mon, fn, opts...)
 	if err != nil {
@@ -330,7 +324,7 @@ func RegisterStack(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...c
 	}
 	if _, err := mon.Client().RegisterStackTransform(ctx, cb); err != nil {
 		mon.Server().Unregister(cb.GetToken())
-		return nil, reach.Fail(callbacks.KindResourceTransform, what+": RegisterStackTransform", err)
+		return nil, registration.Failed(callbacks.KindResourceTransform, what+": RegisterStackTransform", err)
 	}
 	return cb, nil
 }

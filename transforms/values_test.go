@@ -308,7 +308,7 @@ func TestErrors(t *testing.T) {
 		{"user error", fail(errors.New("bad transform")), nil, codes.Unknown, "bad transform"},
 		{"user status", fail(status.Error(codes.FailedPrecondition, "not now")), nil, codes.FailedPrecondition, "not now"},
 		{"bad properties", transforms.Func(identity), func(r *pulumirpc.TransformRequest) { r.Properties = wiretest.Struct("p", malformedSecret) },
-			codes.InvalidArgument, `resource transform "e": aws:s3/bucket:Bucket/b: request does not decode: properties: malformed RPC secret`},
+			codes.InvalidArgument, `resource transform "e" for aws:s3/bucket:Bucket b: request does not decode: properties: malformed RPC secret`},
 		{"bad trigger", transforms.Func(identity), func(r *pulumirpc.TransformRequest) { r.Options.ReplacementTrigger = malformedSecret },
 			codes.InvalidArgument, "options: decoding replacementTrigger"},
 		{"panic", func(context.Context, *transforms.Args) (*transforms.Result, error) { panic("boom") }, nil,

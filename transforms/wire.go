@@ -37,8 +37,8 @@ var errStringUTF8 = errors.New("a string field holds invalid UTF-8")
 // With shared, b is never written again, and decoded strings may share it.
 //
 // It runs on the goroutine the call arrived on, before the function's own
-// goroutine starts (see reach.PreparedAs): checking the properties, which goes
-// as deep as they nest, grows no new goroutine's stack.
+// goroutine starts (see callbacks.NewFunc): checking the properties, which
+// goes as deep as they nest, grows no new goroutine's stack.
 func decodePayload(b []byte, shared bool) (*Args, error) {
 	a := &Args{}
 	props, opts, haveOpts, err := a.scan(b)

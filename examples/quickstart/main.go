@@ -111,15 +111,15 @@ func registerCallbacks(ctx context.Context, mon *monitor.Monitor) error {
 		return err
 	}
 
-	audit, err := hooks.Register(ctx, mon, "audit", auditTags, timeout)
+	audit, err := hooks.Register(ctx, mon, "audit", auditTags, hooks.WithRegisterOptions(timeout))
 	if err != nil {
 		return err
 	}
-	record, err := hooks.Register(ctx, mon, "record", recordID, timeout)
+	record, err := hooks.Register(ctx, mon, "record", recordID, hooks.WithRegisterOptions(timeout))
 	if err != nil {
 		return err
 	}
-	retry, err := hooks.RegisterErrorHook(ctx, mon, "retry-throttled", retryThrottled, timeout)
+	retry, err := hooks.RegisterErrorHook(ctx, mon, "retry-throttled", retryThrottled, hooks.WithRegisterOptions(timeout))
 	if err != nil {
 		return err
 	}

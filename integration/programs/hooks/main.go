@@ -35,7 +35,7 @@ func main() {
 func deploy(ctx *pulumi.Context, mon *monitor.Monitor) error {
 	c := ctx.Context()
 	register := func(name string, dryRun bool) (*hooks.Hook, error) {
-		var opts []callbacks.ResourceHookOption
+		var opts []hooks.ResourceOption
 		if dryRun {
 			opts = append(opts, hooks.OnDryRun())
 		}

@@ -52,7 +52,7 @@ func deploy(ctx *pulumi.Context, mon *monitor.Monitor) error {
 
 	var errs []error
 	hook := func(name string, dryRun bool) hooks.Ref {
-		var opts []callbacks.ResourceHookOption
+		var opts []hooks.ResourceOption
 		if dryRun {
 			opts = append(opts, hooks.OnDryRun())
 		}

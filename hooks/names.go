@@ -1,0 +1,66 @@
+package hooks
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/langhost/callbacks/internal/registration"
+	"github.com/langhost/callbacks/monitor"
+)
+
+// ErrNameTaken is wrapped by the error [Register] and [RegisterErrorHook]
+// return for a hook name already registered in the deployment.
+var ErrNameTaken = errors.New("hook name already registered")
+
+// names is a deployment's hook name space, which resource hooks and error
+// hooks share, as in the engine. Each name holds the *Hook or *ErrorHook
+// registered under it. It is safe for concurrent use.
+type names struct {
+	mu sync.Mutex
+	m  map[string]reservation
+}
+
+type reservation struct {
+	hook any    // *Hook or *ErrorHook
+	site string // where the first registration was made, for the error
+}
+
+// namesKey is the key of the name space among a deployment's values.
+type namesKey struct{}
+
+// namesOf returns the name space of mon's deployment: every Monitor of one
+// deployment shares it, and it ends with the deployment (see
+// monitor.Monitor.Value).
+func namesOf(mon *monitor.Monitor) *names {
+	return mon.Value(namesKey{}, func() any { return &names{m: make(map[string]reservation)} }).(*names)
+}
+
+// reserve claims name for h unless it is taken, and returns the hook
+// registered under it: h itself, or the earlier hook and an error, wrapping
+// ErrNameTaken, that says where the earlier one was registered.
+func (n *names) reserve(name string, h any) (any, error) {
+	site := registration.Site()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if first, taken := n.m[name]; taken {
+		return first.hook, fmt.Errorf("%w: %q was first registered at %s", ErrNameTaken, name, first.site)
+	}
+	n.m[name] = reservation{hook: h, site: site}
+	return h, nil
+}
+
+// release frees name, for a registration that failed after reserving it.
+func (n *names) release(name string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.m, name)
+}
+
+// get returns the hook registered under name.
+func (n *names) get(name string) (any, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	r, ok := n.m[name]
+	return r.hook, ok
+}

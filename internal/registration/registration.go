@@ -1,0 +1,53 @@
+// Package registration holds what the typed packages (transforms,
+// invoketransforms, hooks, migrations) share about registering callbacks:
+// the checks of their arguments, the error a failed registration returns,
+// and the line of user code that made it. It is built on the public API of
+// package callbacks and package monitor only.
+package registration
+
+import (
+	"errors"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/monitor"
+)
+
+// Check refuses a monitor that is nil or bound to no server, and a nil
+// function, before anything is registered.
+func Check(mon *monitor.Monitor, nilFunc bool) error {
+	switch {
+	case mon == nil || mon.Server() == nil:
+		return fmt.Errorf("%w: monitor", callbacks.ErrNilArgument)
+	case nilFunc:
+		return callbacks.ErrNilFunc
+	}
+	return nil
+}
+
+// Failed is the error a typed package returns for a failed registration of
+// a callback of kind k: a [*callbacks.Error] that wraps err, so that
+// errors.Is finds err's sentinels, with a code that says what went wrong.
+// what says what was being registered, such as "transforms: registering a
+// stack transform".
+func Failed(k callbacks.Kind, what string, err error) error {
+	code := codes.Unknown
+	switch ce, isErr := errors.AsType[*callbacks.Error](err); {
+	case isErr && ce != nil:
+		code = ce.Code
+	case errors.Is(err, callbacks.ErrNilArgument), errors.Is(err, callbacks.ErrNilFunc),
+		errors.Is(err, callbacks.ErrInvalidOption), errors.Is(err, monitor.ErrNoServer),
+		errors.Is(err, monitor.ErrNoMonitor):
+		code = codes.InvalidArgument
+	case errors.Is(err, monitor.ErrMissingFeature):
+		code = codes.FailedPrecondition
+	default:
+		if st, ok := status.FromError(err); ok {
+			code = st.Code()
+		}
+	}
+	return &callbacks.Error{Code: code, Kind: k, Err: err, Msg: fmt.Sprintf("%s: %v", what, err)}
+}
