@@ -18,7 +18,7 @@ import (
 	"testing"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/benchdata"
+	"github.com/langhost/callbacks/internal/testkit/benchdata"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"

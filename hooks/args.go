@@ -3,7 +3,7 @@ package hooks
 import (
 	"fmt"
 
-	"github.com/langhost/callbacks/internal/props"
+	"github.com/langhost/callbacks/internal/wire/props"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"

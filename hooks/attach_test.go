@@ -15,7 +15,7 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/hooks"
-	"github.com/langhost/callbacks/internal/wiretest"
+	"github.com/langhost/callbacks/internal/testkit/wiretest"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/monitor/monitortest"
 	"github.com/langhost/callbacks/transforms"

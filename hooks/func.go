@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/langhost/callbacks"
-	wirepayload "github.com/langhost/callbacks/internal/payload"
+	wirepayload "github.com/langhost/callbacks/internal/wire/payload"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks/hooks"
-	"github.com/langhost/callbacks/internal/wiretest"
+	"github.com/langhost/callbacks/internal/testkit/wiretest"
 )
 
 // FuzzResourceHookRequest feeds arbitrary payloads to the request decoder:

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/langhost/callbacks/internal/optconv"
+	"github.com/langhost/callbacks/internal/wire/optconv"
 	"github.com/langhost/callbacks/transforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"

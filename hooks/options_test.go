@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/langhost/callbacks/hooks"
-	"github.com/langhost/callbacks/internal/wiretest"
+	"github.com/langhost/callbacks/internal/testkit/wiretest"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"

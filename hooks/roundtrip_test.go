@@ -17,7 +17,7 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/hooks"
-	"github.com/langhost/callbacks/internal/wiretest"
+	"github.com/langhost/callbacks/internal/testkit/wiretest"
 )
 
 // capture remembers the last value a hook saw.

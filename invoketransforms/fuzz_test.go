@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/langhost/callbacks"
-	wirepayload "github.com/langhost/callbacks/internal/payload"
+	wirepayload "github.com/langhost/callbacks/internal/wire/payload"
 	"github.com/langhost/callbacks/invoketransforms"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"

@@ -7,7 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/langhost/callbacks"
-	wirepayload "github.com/langhost/callbacks/internal/payload"
+	wirepayload "github.com/langhost/callbacks/internal/wire/payload"
 	"github.com/langhost/callbacks/invoketransforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"

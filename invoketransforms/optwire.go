@@ -4,7 +4,7 @@ import (
 	"errors"
 	"unicode/utf8"
 
-	"github.com/langhost/callbacks/internal/wirefield"
+	"github.com/langhost/callbacks/internal/wire/wirefield"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )

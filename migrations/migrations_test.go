@@ -18,7 +18,7 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
-	"github.com/langhost/callbacks/internal/wiretest"
+	"github.com/langhost/callbacks/internal/testkit/wiretest"
 	"github.com/langhost/callbacks/migrations"
 	"github.com/langhost/callbacks/monitor"
 )

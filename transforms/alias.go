@@ -3,7 +3,7 @@ package transforms
 import (
 	"slices"
 
-	"github.com/langhost/callbacks/internal/optconv"
+	"github.com/langhost/callbacks/internal/wire/optconv"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/reflect/protoreflect"

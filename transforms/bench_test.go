@@ -18,8 +18,8 @@ import (
 	"testing"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/benchdata"
-	"github.com/langhost/callbacks/internal/props"
+	"github.com/langhost/callbacks/internal/testkit/benchdata"
+	"github.com/langhost/callbacks/internal/wire/props"
 	"github.com/langhost/callbacks/transforms"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
@@ -60,7 +60,7 @@ func benchPayloads() []struct {
 }
 
 // BenchmarkConvert is the typed layer's conversion alone, starting from and
-// ending at decoded wire messages: properties (internal/props over the
+// ending at decoded wire messages: properties (internal/wire/props over the
 // SDK's plugin marshalling), options, and the two together as the adapter
 // runs them.
 func BenchmarkConvert(b *testing.B) {

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/optconv"
+	"github.com/langhost/callbacks/internal/wire/optconv"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )

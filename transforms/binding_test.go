@@ -3,7 +3,7 @@ package transforms_test
 import (
 	"testing"
 
-	"github.com/langhost/callbacks/internal/wiretest"
+	"github.com/langhost/callbacks/internal/testkit/wiretest"
 	"github.com/langhost/callbacks/transforms"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"

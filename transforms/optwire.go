@@ -3,7 +3,7 @@ package transforms
 import (
 	"unicode/utf8"
 
-	"github.com/langhost/callbacks/internal/wirefield"
+	"github.com/langhost/callbacks/internal/wire/wirefield"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"google.golang.org/protobuf/encoding/protowire"

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/langhost/callbacks/internal/benchdata"
+	"github.com/langhost/callbacks/internal/testkit/benchdata"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/encoding/protowire"

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/wiretest"
+	"github.com/langhost/callbacks/internal/testkit/wiretest"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/monitor/monitortest"
 	"github.com/langhost/callbacks/transforms"

@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/langhost/callbacks"
-	wirepayload "github.com/langhost/callbacks/internal/payload"
+	wirepayload "github.com/langhost/callbacks/internal/wire/payload"
 	"github.com/langhost/callbacks/internal/registration"
-	"github.com/langhost/callbacks/internal/wireprops"
+	"github.com/langhost/callbacks/internal/wire/wireprops"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/urn"

@@ -7,7 +7,7 @@ package props
 import (
 	"fmt"
 
-	"github.com/langhost/callbacks/internal/wireprops"
+	"github.com/langhost/callbacks/internal/wire/wireprops"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	"google.golang.org/protobuf/types/known/structpb"

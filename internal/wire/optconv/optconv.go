@@ -3,7 +3,7 @@
 package optconv
 
 import (
-	"github.com/langhost/callbacks/internal/props"
+	"github.com/langhost/callbacks/internal/wire/props"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"

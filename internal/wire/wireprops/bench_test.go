@@ -3,8 +3,8 @@ package wireprops_test
 import (
 	"testing"
 
-	"github.com/langhost/callbacks/internal/benchdata"
-	"github.com/langhost/callbacks/internal/wireprops"
+	"github.com/langhost/callbacks/internal/testkit/benchdata"
+	"github.com/langhost/callbacks/internal/wire/wireprops"
 	"google.golang.org/protobuf/proto"
 )
 

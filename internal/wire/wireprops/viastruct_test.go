@@ -8,15 +8,15 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	"testing"
 
-	"github.com/langhost/callbacks/internal/benchdata"
-	"github.com/langhost/callbacks/internal/props"
-	"github.com/langhost/callbacks/internal/wireprops"
+	"github.com/langhost/callbacks/internal/testkit/benchdata"
+	"github.com/langhost/callbacks/internal/wire/props"
+	"github.com/langhost/callbacks/internal/wire/wireprops"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// unmarshalViaWire is what internal/props.Unmarshal could do: encode the
+// unmarshalViaWire is what internal/wire/props.Unmarshal could do: encode the
 // struct again and decode the bytes directly, in linear time.
 func unmarshalViaWire(s *structpb.Struct) (resource.PropertyMap, error) {
 	b, err := proto.Marshal(s)

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/langhost/callbacks/internal/benchdata"
-	"github.com/langhost/callbacks/internal/wireprops"
+	"github.com/langhost/callbacks/internal/testkit/benchdata"
+	"github.com/langhost/callbacks/internal/wire/wireprops"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/asset"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"

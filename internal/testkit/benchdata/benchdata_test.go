@@ -3,7 +3,7 @@ package benchdata_test
 import (
 	"testing"
 
-	"github.com/langhost/callbacks/internal/benchdata"
+	"github.com/langhost/callbacks/internal/testkit/benchdata"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	"google.golang.org/protobuf/proto"
 )
