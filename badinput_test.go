@@ -737,7 +737,7 @@ func TestBadInputOversizedEcho(t *testing.T) {
 			}
 
 			token := ""
-			if tc.fn.Kind() != 0 {
+			if callbacks.KindOf(tc.fn) != 0 {
 				token = relRegister(t, env.srv, tc.fn).GetToken()
 			}
 			if tc.token != nil {

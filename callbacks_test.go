@@ -179,7 +179,7 @@ func TestErrorCodes(t *testing.T) {
 			t.Parallel()
 			srv, eng := startBufconn(t)
 			fn := tt.fn
-			if fn.Kind() == 0 {
+			if callbacks.KindOf(fn) == 0 {
 				fn = hook(func() error { return nil })
 			}
 			cb, err := srv.Register(context.Background(), fn, tt.opts...)
@@ -315,7 +315,7 @@ func TestConcurrentInvokeRegisterUnregister(t *testing.T) {
 						return
 					}
 					if i%2 == 0 {
-						srv.Unregister(cb.Token)
+						srv.Registry().Unregister(cb.Token)
 						if _, err := eng.invokeBytes(context.Background(), cb.Token, nil); status.Code(err) != codes.NotFound {
 							errs <- fmt.Errorf("removed token: got %v, want NotFound", err)
 							return

@@ -685,7 +685,7 @@ func TestFaultConcurrentRegisterInvokeUnregister(t *testing.T) {
 							t.Errorf("Register: %v", err)
 						}
 						return cb.GetToken()
-					}, env.srv.Unregister, func(ctx context.Context, token string) ([]byte, codes.Code) {
+					}, env.srv.Registry().Unregister, func(ctx context.Context, token string) ([]byte, codes.Code) {
 						out, err := env.invoke(ctx, token, nil)
 						return out, status.Code(err)
 					}

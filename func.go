@@ -21,9 +21,6 @@ type Func struct {
 	prepare preparer
 }
 
-// Kind reports which kind of callback f is.
-func (f Func) Kind() Kind { return f.kind }
-
 // preparer is what every Func is reduced to: it decodes the request,
 // records in cs what the request says about the resource, and returns what
 // calls the function and encodes its result. The registry runs it on the
@@ -120,14 +117,11 @@ func responseError(cs *callState, err error) error {
 	return ce
 }
 
-// RawFunc is a function over undecoded payloads, for language hosts that
-// bring their own messages.
-type RawFunc func(ctx context.Context, request []byte) ([]byte, error)
-
-// Raw wraps a function that receives the payload bytes as sent and returns
-// the response bytes as they are to be sent, after it returns: it must not
-// change them afterwards.
-func Raw(fn RawFunc) Func {
+// Raw wraps a function over undecoded payloads, for language hosts that
+// bring their own messages: it receives the payload bytes as sent and
+// returns the response bytes as they are to be sent, after it returns, so
+// it must not change them afterwards.
+func Raw(fn func(ctx context.Context, request []byte) ([]byte, error)) Func {
 	if fn == nil {
 		return Func{kind: KindRaw}
 	}

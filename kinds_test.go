@@ -3,6 +3,8 @@ package callbacks_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/langhost/callbacks/invoketransforms"
 	"github.com/langhost/callbacks/migrations"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/monitor/monitortest"
 	"github.com/langhost/callbacks/transforms"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
@@ -20,90 +23,113 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// typedKind builds a callback of one typed package whose function runs body.
+// typedKind registers callbacks of one typed package through its public
+// registration, as a user would.
 type typedKind struct {
-	name  string
-	adapt func(body func(context.Context) error) callbacks.Func
-	nil   callbacks.Func // the package's Adapt of a nil function
+	name string
+	// register registers a function that runs body (nil: a nil function)
+	// with mon, and returns the token the engine calls it with. f is the
+	// engine behind mon.
+	register func(ctx context.Context, mon *monitor.Monitor, f *monitortest.Fake, body func(context.Context) error, opts ...callbacks.RegisterOption) (string, error)
 	// withProps is a well-formed request carrying props where the kind
 	// carries properties; nil for kinds without properties.
 	withProps func(t *testing.T, props *structpb.Struct) []byte
-	// register registers a no-op through the package's registration
-	// function with mon, as a user would.
-	register func(ctx context.Context, mon *monitor.Monitor, opts ...callbacks.RegisterOption) error
 }
 
+// hookNames makes every hook's name unique in its deployment.
+var hookNames atomic.Int64
+
 func typedKinds() []typedKind {
+	token := func(cb *pulumirpc.Callback, err error) (string, error) { return cb.GetToken(), err }
 	return []typedKind{
 		{
 			name: "transforms",
-			adapt: func(body func(context.Context) error) callbacks.Func {
-				return transforms.Adapt(func(ctx context.Context, _ *transforms.Args) (*transforms.Result, error) { return nil, body(ctx) })
+			register: func(ctx context.Context, mon *monitor.Monitor, _ *monitortest.Fake, body func(context.Context) error, opts ...callbacks.RegisterOption) (string, error) {
+				var fn transforms.Func
+				if body != nil {
+					fn = func(ctx context.Context, _ *transforms.Args) (*transforms.Result, error) { return nil, body(ctx) }
+				}
+				return token(transforms.Callback(ctx, mon, fn, opts...))
 			},
-			nil: transforms.Adapt(nil),
 			withProps: func(t *testing.T, p *structpb.Struct) []byte {
 				return relMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Name: "a", Properties: p})
-			},
-			register: func(ctx context.Context, mon *monitor.Monitor, opts ...callbacks.RegisterOption) error {
-				_, err := transforms.RegisterStack(ctx, mon, func(context.Context, *transforms.Args) (*transforms.Result, error) { return nil, nil }, opts...)
-				return err
 			},
 		},
 		{
 			name: "invoketransforms",
-			adapt: func(body func(context.Context) error) callbacks.Func {
-				return invoketransforms.Adapt(func(ctx context.Context, _ *invoketransforms.Args) (*invoketransforms.Result, error) {
-					return nil, body(ctx)
-				})
+			register: func(ctx context.Context, mon *monitor.Monitor, _ *monitortest.Fake, body func(context.Context) error, opts ...callbacks.RegisterOption) (string, error) {
+				var fn invoketransforms.Func
+				if body != nil {
+					fn = func(ctx context.Context, _ *invoketransforms.Args) (*invoketransforms.Result, error) {
+						return nil, body(ctx)
+					}
+				}
+				return token(invoketransforms.RegisterStack(ctx, mon, fn, opts...))
 			},
-			nil: invoketransforms.Adapt(nil),
 			withProps: func(t *testing.T, p *structpb.Struct) []byte {
 				return relMarshal(t, &pulumirpc.TransformInvokeRequest{Token: "pkg:index:fn", Args: p})
-			},
-			register: func(ctx context.Context, mon *monitor.Monitor, opts ...callbacks.RegisterOption) error {
-				_, err := invoketransforms.RegisterStack(ctx, mon, func(context.Context, *invoketransforms.Args) (*invoketransforms.Result, error) { return nil, nil }, opts...)
-				return err
 			},
 		},
 		{
 			name: "hooks",
-			adapt: func(body func(context.Context) error) callbacks.Func {
-				return hooks.Adapt(func(ctx context.Context, _ *hooks.Args) error { return body(ctx) })
+			register: func(ctx context.Context, mon *monitor.Monitor, f *monitortest.Fake, body func(context.Context) error, opts ...callbacks.RegisterOption) (string, error) {
+				var fn hooks.Func
+				if body != nil {
+					fn = func(ctx context.Context, _ *hooks.Args) error { return body(ctx) }
+				}
+				name := fmt.Sprint("h", hookNames.Add(1))
+				if _, err := hooks.Register(ctx, mon, name, fn, hooks.WithRegisterOptions(opts...)); err != nil {
+					return "", err
+				}
+				reqs := monitortest.Requests[*pulumirpc.RegisterResourceHookRequest](f, "RegisterResourceHook")
+				return reqs[len(reqs)-1].GetCallback().GetToken(), nil
 			},
-			nil: hooks.Adapt(nil),
 			withProps: func(t *testing.T, p *structpb.Struct) []byte {
 				return relMarshal(t, &pulumirpc.ResourceHookRequest{Urn: "urn:pulumi:dev::p::pkg:index:Thing::a", NewInputs: p})
-			},
-			register: func(ctx context.Context, mon *monitor.Monitor, opts ...callbacks.RegisterOption) error {
-				_, err := hooks.Register(ctx, mon, "h", func(context.Context, *hooks.Args) error { return nil }, hooks.WithRegisterOptions(opts...))
-				return err
 			},
 		},
 		{
 			name: "hooks error hook",
-			adapt: func(body func(context.Context) error) callbacks.Func {
-				return hooks.AdaptErrorHook(func(ctx context.Context, _ *hooks.ErrorArgs) (bool, error) { return false, body(ctx) })
+			register: func(ctx context.Context, mon *monitor.Monitor, f *monitortest.Fake, body func(context.Context) error, opts ...callbacks.RegisterOption) (string, error) {
+				var fn hooks.ErrorFunc
+				if body != nil {
+					fn = func(ctx context.Context, _ *hooks.ErrorArgs) (bool, error) { return false, body(ctx) }
+				}
+				name := fmt.Sprint("e", hookNames.Add(1))
+				if _, err := hooks.RegisterErrorHook(ctx, mon, name, fn, hooks.WithRegisterOptions(opts...)); err != nil {
+					return "", err
+				}
+				reqs := monitortest.Requests[*pulumirpc.RegisterErrorHookRequest](f, "RegisterErrorHook")
+				return reqs[len(reqs)-1].GetCallback().GetToken(), nil
 			},
-			nil: hooks.AdaptErrorHook(nil),
 			withProps: func(t *testing.T, p *structpb.Struct) []byte {
 				return relMarshal(t, &pulumirpc.ErrorHookRequest{Urn: "urn:pulumi:dev::p::pkg:index:Thing::a", NewInputs: p})
-			},
-			register: func(ctx context.Context, mon *monitor.Monitor, opts ...callbacks.RegisterOption) error {
-				_, err := hooks.RegisterErrorHook(ctx, mon, "e", func(context.Context, *hooks.ErrorArgs) (bool, error) { return false, nil }, hooks.WithRegisterOptions(opts...))
-				return err
 			},
 		},
 		{
 			name: "migrations",
-			adapt: func(body func(context.Context) error) callbacks.Func {
-				return migrations.Adapt(func(ctx context.Context, _ *migrations.Args) (*migrations.Result, error) { return nil, body(ctx) })
-			},
-			nil: migrations.Adapt(nil),
-			register: func(ctx context.Context, mon *monitor.Monitor, opts ...callbacks.RegisterOption) error {
-				_, err := migrations.Callback(ctx, mon, func(context.Context, *migrations.Args) (*migrations.Result, error) { return nil, nil }, opts...)
-				return err
+			register: func(ctx context.Context, mon *monitor.Monitor, _ *monitortest.Fake, body func(context.Context) error, opts ...callbacks.RegisterOption) (string, error) {
+				var fn migrations.Func
+				if body != nil {
+					fn = func(ctx context.Context, _ *migrations.Args) (*migrations.Result, error) { return nil, body(ctx) }
+				}
+				return token(migrations.Callback(ctx, mon, fn, opts...))
 			},
 		},
+	}
+}
+
+// typedEngine is an engine with every feature that accepts every
+// registration.
+func typedEngine() *monitortest.Fake {
+	accept := func(context.Context, *pulumirpc.Callback) error { return nil }
+	return &monitortest.Fake{
+		DeploymentInfo: monitortest.CurrentEngine(monitor.Transforms, monitor.InvokeTransforms,
+			monitor.ResourceHooks, monitor.ErrorHooks, monitor.StateMigrations),
+		RegisterStackTransform:       accept,
+		RegisterStackInvokeTransform: accept,
+		RegisterResourceHook:         func(context.Context, *pulumirpc.RegisterResourceHookRequest) error { return nil },
+		RegisterErrorHook:            func(context.Context, *pulumirpc.RegisterErrorHookRequest) error { return nil },
 	}
 }
 
@@ -130,9 +156,14 @@ func TestEveryKindFailsTheSameWay(t *testing.T) {
 	for _, k := range typedKinds() {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
-			reg := newTestRegistry(t, callbacks.WithLogger(discardLogger()))
+			f := typedEngine()
+			mon := monitortest.Serve(t, f, callbacks.WithLogger(discardLogger()))
+			reg := mon.Server().Registry()
+			register := func(body func(context.Context) error, opts ...callbacks.RegisterOption) (string, error) {
+				return k.register(t.Context(), mon, f, body, opts...)
+			}
 			for _, in := range invokes {
-				tok, err := reg.Register(k.adapt(in.body), in.opts...)
+				tok, err := register(in.body, in.opts...)
 				require.NoError(t, err)
 				_, err = reg.Invoke(context.Background(), tok, in.payload)
 				var ce *callbacks.Error
@@ -145,7 +176,7 @@ func TestEveryKindFailsTheSameWay(t *testing.T) {
 			if k.name != "migrations" {
 				bad := &structpb.Struct{Fields: map[string]*structpb.Value{"blob": relByteStringEnvelope("")}}
 				bad.Fields["blob"].GetStructValue().Fields["value"] = structpb.NewStringValue("!not base64!")
-				tok, err := reg.Register(k.adapt(func(context.Context) error { return nil }))
+				tok, err := register(func(context.Context) error { return nil })
 				require.NoError(t, err)
 				_, err = reg.Invoke(context.Background(), tok, k.withProps(t, bad))
 				assert.ErrorIs(t, err, callbacks.ErrInvalidRequest, "bad properties")
@@ -154,7 +185,7 @@ func TestEveryKindFailsTheSameWay(t *testing.T) {
 
 			// A user's own error is theirs, whatever the kind: a hook sends
 			// it in its response, the others fail the call with it.
-			tok, err := reg.Register(k.adapt(func(context.Context) error { return userErr }))
+			tok, err := register(func(context.Context) error { return userErr })
 			require.NoError(t, err)
 			if _, err := reg.Invoke(context.Background(), tok, nil); err != nil {
 				assert.ErrorIs(t, err, userErr)
@@ -162,13 +193,13 @@ func TestEveryKindFailsTheSameWay(t *testing.T) {
 			}
 
 			// Registrations refuse the same things with the same sentinels.
-			_, err = reg.Register(k.nil)
+			_, err = register(nil)
 			assert.ErrorIs(t, err, callbacks.ErrNilFunc)
 			assertCallbackError(t, err, codes.InvalidArgument)
-			_, err = reg.Register(k.adapt(func(context.Context) error { return nil }), callbacks.Timeout(0))
+			_, err = register(func(context.Context) error { return nil }, callbacks.Timeout(0))
 			assert.ErrorIs(t, err, callbacks.ErrInvalidOption)
 			assertCallbackError(t, err, codes.InvalidArgument)
-			err = k.register(t.Context(), nil)
+			_, err = k.register(t.Context(), nil, f, func(context.Context) error { return nil })
 			assert.ErrorIs(t, err, callbacks.ErrNilArgument)
 			assertCallbackError(t, err, codes.InvalidArgument)
 		})

@@ -70,7 +70,7 @@ func defaultConfig() config { return config{maxMsgSize: DefaultMaxMessageSize} }
 
 func (c *config) finish() {
 	if c.logger == nil {
-		c.logger = DefaultLogger()
+		c.logger = defaultLogger()
 	}
 }
 
@@ -78,18 +78,22 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
 }
 
-// DefaultLogger is the logger used when none is given with [WithLogger]: a
+// defaultLogger is the logger used when none is given with [WithLogger]: a
 // text handler on standard error at warning level, so that failures and
 // undeliverable reports are seen (the Pulumi CLI shows a program's standard
 // error as diagnostics) while routine events, and the stacks of panics
 // (debug level), stay out of the user's terminal.
-func DefaultLogger() *slog.Logger {
+func defaultLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
 // WithLogger sets the logger for server events, panics (with their stacks,
-// at debug level) and undeliverable reports. Default: [DefaultLogger]. A nil logger is
-// invalid; to discard everything use slog.New(slog.DiscardHandler).
+// at debug level) and undeliverable reports. Default: a text handler on
+// standard error at warning level, so that failures and undeliverable
+// reports are seen (the Pulumi CLI shows a program's standard error) while
+// routine events and the stacks of panics stay out of the user's terminal.
+// A nil logger is invalid; to discard everything use
+// slog.New(slog.DiscardHandler).
 func WithLogger(l *slog.Logger) RegistryOption {
 	return registryOption(func(c *config) error {
 		if l == nil {
@@ -142,8 +146,9 @@ func KindTimeout(k Kind, d time.Duration) RegistryOption {
 
 // EngineAddress is the address of the engine's Engine service (what programs
 // receive in PULUMI_ENGINE). Reports from callbacks are sent there with
-// Engine.Log, attached to the resource's URN, each bounded by
-// [ReportTimeout]. Default: none. The connection is closed with the server.
+// Engine.Log, attached to the resource's URN, each bounded by 5 seconds (a
+// report that does not get through in time is logged instead). Default:
+// none. The connection is closed with the server.
 // An empty address means none, so os.Getenv("PULUMI_ENGINE") can be passed
 // as it is.
 func EngineAddress(addr string) ServerOption {

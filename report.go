@@ -113,14 +113,14 @@ func dialEngine(addr string) (*engineReporter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &engineReporter{conn: conn, client: pulumirpc.NewEngineClient(conn), timeout: ReportTimeout}, nil
+	return &engineReporter{conn: conn, client: pulumirpc.NewEngineClient(conn), timeout: reportTimeout}, nil
 }
 
-// ReportTimeout bounds each report sent to the engine's Engine.Log, so that a
+// reportTimeout bounds each report sent to the engine's Engine.Log, so that a
 // stalled engine log cannot hold up a callback's answer (a fail-open call
 // reports before it answers) by more than this. A report that does not get
 // through in time is written to the logger instead.
-const ReportTimeout = 5 * time.Second
+const reportTimeout = 5 * time.Second
 
 func (e *engineReporter) Report(ctx context.Context, sev Severity, urn, msg string) error {
 	// The call's own context may already be cancelled (a fail-open deadline

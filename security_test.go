@@ -166,18 +166,18 @@ func TestSecurityUnregisteredTokenNeverReachesAFunction(t *testing.T) {
 		}},
 		{"unregistered", func(t *testing.T, env *relEnv, register func() string) string {
 			token := register()
-			require.True(t, env.srv.Unregister(token))
+			require.True(t, env.srv.Registry().Unregister(token))
 			return token
 		}},
 		{"unregistered, then the same function registered again", func(t *testing.T, env *relEnv, register func() string) string {
 			token := register()
-			require.True(t, env.srv.Unregister(token))
+			require.True(t, env.srv.Registry().Unregister(token))
 			require.NotEqual(t, token, register(), "a token was reused")
 			return token
 		}},
 		{"unregistered, then 1,000 more registrations", func(t *testing.T, env *relEnv, register func() string) string {
 			token := register()
-			require.True(t, env.srv.Unregister(token))
+			require.True(t, env.srv.Registry().Unregister(token))
 			for range 1000 {
 				require.NotEqual(t, token, register(), "a token was reused")
 			}

@@ -257,9 +257,6 @@ func (s *Server) Register(ctx context.Context, f Func, opts ...RegisterOption) (
 	return &pulumirpc.Callback{Target: target, Token: token, AcceptsByteString: !e.rejectBytes}, nil
 }
 
-// Unregister removes a registration; see [Registry.Unregister].
-func (s *Server) Unregister(token string) bool { return s.reg.Unregister(token) }
-
 // Invoke implements pulumirpc.CallbacksServer. It refuses calls with
 // Unavailable once Shutdown has begun.
 func (s *Server) Invoke(ctx context.Context, req *pulumirpc.CallbackInvokeRequest) (*pulumirpc.CallbackInvokeResponse, error) {

@@ -3,11 +3,9 @@ package hooks
 import (
 	"fmt"
 
-	"github.com/langhost/callbacks/internal/wire/props"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Args is what a resource hook is told about the resource it runs for.
@@ -24,7 +22,7 @@ import (
 //
 // (1) "" in a preview, where outputs may also be unknown. The options are
 // nil on engines without the SENDS_OPTIONS_TO_HOOKS feature (see
-// [Hook.ReceivesOptions]).
+// monitor.Monitor.Supports).
 //
 // The property maps and the options are methods: they stay encoded until a
 // hook reads them, so a hook that looks only at the URN does not pay for
@@ -36,8 +34,8 @@ import (
 // dependencies) keep their kind, and binary strings keep their bytes. A map
 // is nil when the request did not carry it.
 //
-// A hand-built Args (in a test, say) sets them with the Set methods. An Args
-// is not safe for concurrent use.
+// A test of a hook function builds Args with [NewArgs]. An Args is not safe
+// for concurrent use.
 type Args struct {
 	// URN is the resource's URN.
 	URN resource.URN
@@ -76,30 +74,6 @@ func (a *Args) NewOptions() *ResourceOptions { return a.newOptions.get() }
 // them on the first call; nil when the request did not carry them.
 func (a *Args) OldOptions() *ResourceOptions { return a.oldOptions.get() }
 
-// SetNewInputs replaces the inputs of this deployment with m (nil: not
-// sent).
-func (a *Args) SetNewInputs(m resource.PropertyMap) { a.newInputs.set(m) }
-
-// SetOldInputs replaces the inputs recorded in the state with m (nil: not
-// sent).
-func (a *Args) SetOldInputs(m resource.PropertyMap) { a.oldInputs.set(m) }
-
-// SetNewOutputs replaces the outputs the provider returned with m (nil: not
-// sent).
-func (a *Args) SetNewOutputs(m resource.PropertyMap) { a.newOutputs.set(m) }
-
-// SetOldOutputs replaces the outputs recorded in the state with m (nil: not
-// sent).
-func (a *Args) SetOldOutputs(m resource.PropertyMap) { a.oldOutputs.set(m) }
-
-// SetNewOptions replaces the options of this deployment with o (nil: not
-// sent).
-func (a *Args) SetNewOptions(o *ResourceOptions) { a.newOptions.set(o) }
-
-// SetOldOptions replaces the options recorded in the state with o (nil: not
-// sent).
-func (a *Args) SetOldOptions(o *ResourceOptions) { a.oldOptions.set(o) }
-
 // err is why a map or option set the hook read did not decode, if one did
 // not: they were checked when the request arrived, so this should never
 // happen.
@@ -122,45 +96,6 @@ func firstErr(errs ...named) error {
 		}
 	}
 	return nil
-}
-
-// DecodeRequest converts a hook request into [Args]. It runs the decoder
-// the adapter runs on the engine's payload (on the message's encoding), so
-// it accepts and refuses exactly what a registered hook does; the maps and
-// options are decoded when they are first read.
-func DecodeRequest(req *pulumirpc.ResourceHookRequest) (*Args, error) {
-	b, err := proto.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	return decodePayload(b, true) // b is this call's own encoding
-}
-
-// ToProto encodes a as the request the engine would send. Binary strings are
-// encoded as byte-string envelopes.
-func (a *Args) ToProto() (*pulumirpc.ResourceHookRequest, error) {
-	req := &pulumirpc.ResourceHookRequest{
-		Urn: string(a.URN), Id: string(a.ID), Name: a.Name, Type: a.Type,
-	}
-	var err error
-	if err = encodeMaps(
-		wireField{"new_inputs", a.NewInputs(), &req.NewInputs},
-		wireField{"old_inputs", a.OldInputs(), &req.OldInputs},
-		wireField{"new_outputs", a.NewOutputs(), &req.NewOutputs},
-		wireField{"old_outputs", a.OldOutputs(), &req.OldOutputs},
-	); err != nil {
-		return nil, err
-	}
-	if req.NewOptions, err = a.NewOptions().ToProto(); err != nil {
-		return nil, fmt.Errorf("new_options: %w", err)
-	}
-	if req.OldOptions, err = a.OldOptions().ToProto(); err != nil {
-		return nil, fmt.Errorf("old_options: %w", err)
-	}
-	if err := a.err(); err != nil {
-		return nil, err
-	}
-	return req, nil
 }
 
 // Operation is the provider operation an error hook runs after.
@@ -236,26 +171,6 @@ func (a *ErrorArgs) NewOptions() *ResourceOptions { return a.newOptions.get() }
 // them on the first call; nil when the request did not carry them.
 func (a *ErrorArgs) OldOptions() *ResourceOptions { return a.oldOptions.get() }
 
-// SetNewInputs replaces the inputs of this deployment with m (nil: not
-// sent).
-func (a *ErrorArgs) SetNewInputs(m resource.PropertyMap) { a.newInputs.set(m) }
-
-// SetOldInputs replaces the inputs recorded in the state with m (nil: not
-// sent).
-func (a *ErrorArgs) SetOldInputs(m resource.PropertyMap) { a.oldInputs.set(m) }
-
-// SetOldOutputs replaces the outputs recorded in the state with m (nil: not
-// sent).
-func (a *ErrorArgs) SetOldOutputs(m resource.PropertyMap) { a.oldOutputs.set(m) }
-
-// SetNewOptions replaces the options of this deployment with o (nil: not
-// sent).
-func (a *ErrorArgs) SetNewOptions(o *ResourceOptions) { a.newOptions.set(o) }
-
-// SetOldOptions replaces the options recorded in the state with o (nil: not
-// sent).
-func (a *ErrorArgs) SetOldOptions(o *ResourceOptions) { a.oldOptions.set(o) }
-
 func (a *ErrorArgs) err() error {
 	return firstErr(
 		named{"new_inputs", a.newInputs.l.Err()}, named{"old_inputs", a.oldInputs.l.Err()},
@@ -263,61 +178,24 @@ func (a *ErrorArgs) err() error {
 		named{"new_options", a.newOptions.err}, named{"old_options", a.oldOptions.err})
 }
 
-// DecodeErrorRequest converts an error hook request into [ErrorArgs], with
-// the decoder the adapter runs; see [DecodeRequest].
-func DecodeErrorRequest(req *pulumirpc.ErrorHookRequest) (*ErrorArgs, error) {
+// NewArgs returns the Args a hook is given for req, decoded as a registered
+// hook decodes the engine's request, so it accepts and refuses what the
+// hook would. It is for tests of a hook function: req is built by hand, or
+// recorded by the engine simulator (enginetest.Event.Request).
+func NewArgs(req *pulumirpc.ResourceHookRequest) (*Args, error) {
+	b, err := proto.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	return decodePayload(b, true) // b is this call's own encoding
+}
+
+// NewErrorArgs returns the ErrorArgs an error hook is given for req; see
+// [NewArgs].
+func NewErrorArgs(req *pulumirpc.ErrorHookRequest) (*ErrorArgs, error) {
 	b, err := proto.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
 	return decodeErrorPayload(b, true)
-}
-
-// ToProto encodes a as the request the engine would send. Binary strings are
-// encoded as byte-string envelopes.
-func (a *ErrorArgs) ToProto() (*pulumirpc.ErrorHookRequest, error) {
-	req := &pulumirpc.ErrorHookRequest{
-		Urn: string(a.URN), Id: string(a.ID), Name: a.Name, Type: a.Type,
-		FailedOperation: string(a.FailedOperation), Errors: cloneStrings(a.Errors),
-	}
-	var err error
-	if err = encodeMaps(
-		wireField{"new_inputs", a.NewInputs(), &req.NewInputs},
-		wireField{"old_inputs", a.OldInputs(), &req.OldInputs},
-		wireField{"old_outputs", a.OldOutputs(), &req.OldOutputs},
-	); err != nil {
-		return nil, err
-	}
-	if req.NewOptions, err = a.NewOptions().ToProto(); err != nil {
-		return nil, fmt.Errorf("new_options: %w", err)
-	}
-	if req.OldOptions, err = a.OldOptions().ToProto(); err != nil {
-		return nil, fmt.Errorf("old_options: %w", err)
-	}
-	if err := a.err(); err != nil {
-		return nil, err
-	}
-	return req, nil
-}
-
-type wireField struct {
-	name string
-	in   resource.PropertyMap
-	out  **structpb.Struct
-}
-
-// encodeMaps encodes each map, leaving nil maps absent so that "not sent"
-// survives a round trip.
-func encodeMaps(fs ...wireField) error {
-	for _, f := range fs {
-		if f.in == nil {
-			continue
-		}
-		s, err := props.Marshal(f.in, true)
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.name, err)
-		}
-		*f.out = s
-	}
-	return nil
 }

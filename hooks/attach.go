@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/langhost/callbacks"
@@ -47,12 +46,12 @@ func Attach(ctx context.Context, mon *monitor.Monitor, scope transforms.Scope, b
 	if err := mon.Require(ctx, required...); err != nil {
 		return registration.Failed(callbacks.KindResourceTransform, what, err)
 	}
-	add := b.Clone()
+	add := clone(b)
 	err := transforms.Attach(ctx, mon, scope, func(_ context.Context, args *transforms.Args) (*transforms.Result, error) {
 		if args.Options == nil {
 			args.Options = &transforms.ResourceOptions{}
 		}
-		if !args.Options.AddHooks(add) {
+		if !addHooks(args.Options, add) {
 			return nil, nil
 		}
 		return &transforms.Result{Options: args.Options}, nil
@@ -63,36 +62,32 @@ func Attach(ctx context.Context, mon *monitor.Monitor, scope transforms.Scope, b
 	return nil
 }
 
+// checkAttach refuses a binding the engine would take and fail on later:
+// one without hooks, with references without names, or with hooks bound at
+// a point of the other kind, whether the reference says its kind or the
+// name is registered in mon's deployment.
 func checkAttach(mon *monitor.Monitor, b *Binding) error {
 	if err := registration.Check(mon, false); err != nil {
 		return err
 	}
-	if b.Empty() {
+	if empty(b) {
 		return fmt.Errorf("%w: the binding names no hooks", callbacks.ErrInvalidOption)
 	}
-	if err := b.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", callbacks.ErrInvalidOption, err)
-	}
 	names := namesOf(mon)
-	var errs []error
-	b.Each(func(point string, onError bool, r Ref) {
-		name := r.HookName()
-		v, ok := names.get(name)
-		if !ok {
-			return
+	err := validate(b, func(r Ref) (isErrorHook, known bool) {
+		h := any(r)
+		if _, named := r.(Named); named {
+			h, _ = names.get(r.Name())
 		}
-		switch v.(type) {
+		switch h.(type) {
 		case *Hook:
-			if onError {
-				errs = append(errs, fmt.Errorf("%s: %q is a resource hook, not an error hook", point, name))
-			}
+			return false, true
 		case *ErrorHook:
-			if !onError {
-				errs = append(errs, fmt.Errorf("%s: %q is an error hook; bind it under OnError", point, name))
-			}
+			return true, true
 		}
+		return false, false
 	})
-	if err := errors.Join(errs...); err != nil {
+	if err != nil {
 		return fmt.Errorf("%w: %w", callbacks.ErrInvalidOption, err)
 	}
 	return nil

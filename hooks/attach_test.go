@@ -59,7 +59,7 @@ func binding(points map[string][]string) *pulumirpc.RegisterResourceRequest_Reso
 func names(ns ...string) []hooks.Ref {
 	refs := make([]hooks.Ref, len(ns))
 	for i, n := range ns {
-		refs[i] = hooks.Name(n)
+		refs[i] = hooks.Named(n)
 	}
 	return refs
 }
@@ -228,7 +228,7 @@ func TestAttachWithRegisteredHooks(t *testing.T) {
 
 	b := &hooks.Binding{BeforeCreate: []hooks.Ref{audit}, OnError: []hooks.Ref{retry}}
 	require.NoError(t, hooks.Attach(t.Context(), mon, transforms.Matching(nil), b))
-	b.BeforeCreate = append(b.BeforeCreate, hooks.Name("late")) // must not affect the transform
+	b.BeforeCreate = append(b.BeforeCreate, hooks.Named("late")) // must not affect the transform
 
 	req := transformRequest(t, bucketType, "logs", true, nil)
 	var resp pulumirpc.TransformResponse
@@ -262,7 +262,7 @@ func TestAttachRefused(t *testing.T) {
 				require.NoError(t, err)
 			},
 			bind:    &hooks.Binding{OnError: names("audit")},
-			wantMsg: []string{`OnError: "audit" is a resource hook`},
+			wantMsg: []string{`OnError[0]: "audit" is a resource hook`},
 		},
 		{
 			name: "error-hook-at-lifecycle-point",
@@ -271,7 +271,7 @@ func TestAttachRefused(t *testing.T) {
 				require.NoError(t, err)
 			},
 			bind:    &hooks.Binding{AfterUpdate: names("retry")},
-			wantMsg: []string{`AfterUpdate: "retry" is an error hook`},
+			wantMsg: []string{`AfterUpdate[0]: "retry" is an error hook`},
 		},
 		{
 			name: "engine-without-transforms", fake: noTransforms,

@@ -40,7 +40,6 @@ func startDeployment(t *testing.T, opts ...enginetest.Option) *deployment {
 	srv := wiretest.Listen(t)
 	mon, err := monitor.Dial(e.MonitorAddr(), srv)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = mon.Close() })
 	return &deployment{t: t, engine: e, srv: srv, mon: mon}
 }
 
@@ -50,7 +49,7 @@ func (d *deployment) register(name string, inputs resource.PropertyMap, b *hooks
 	require.NoError(d.t, err)
 	_, err = d.mon.Client().RegisterResource(d.t.Context(), &pulumirpc.RegisterResourceRequest{
 		Type: thingType, Name: name, Custom: true, Object: obj,
-		AcceptSecrets: true, AcceptResources: true, Hooks: b.ToProto(),
+		AcceptSecrets: true, AcceptResources: true, Hooks: hooks.BindingToProto(b),
 	})
 	return err
 }
@@ -101,7 +100,7 @@ func TestEngineLifecycle(t *testing.T) {
 	assert.Equal(t, "hunter2", a.NewInputs()["password"].SecretValue().Element.StringValue())
 	require.NotNil(t, a.NewOptions(), "the engine sends options to hooks")
 	require.NotNil(t, a.NewOptions().Hooks)
-	assert.Equal(t, map[string][]string{"BeforeCreate": {"audit"}, "AfterDelete": {"cleanup"}}, a.NewOptions().Hooks.Names(),
+	assert.Equal(t, map[string][]string{"BeforeCreate": {"audit"}, "AfterDelete": {"cleanup"}}, hooks.BindingNames(a.NewOptions().Hooks),
 		"Attach merges with the binding the resource already had")
 
 	res := d.finish()

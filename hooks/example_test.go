@@ -34,7 +34,6 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer mon.Close()
 
 	audit, err := hooks.Register(ctx, mon, "audit", func(ctx context.Context, args *hooks.Args) error {
 		pw := args.NewInputs()["password"]
@@ -53,7 +52,7 @@ func Example() {
 	}
 	_, err = mon.Client().RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
 		Type: "test:index:Database", Name: "db", Custom: true, Object: inputs, AcceptSecrets: true,
-		Hooks: (&hooks.Binding{BeforeCreate: []hooks.Ref{audit}}).ToProto(),
+		Hooks: &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{BeforeCreate: []string{audit.Name()}},
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -89,10 +88,9 @@ func ExampleAttach() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer mon.Close()
 
 	audit, err := hooks.Register(ctx, mon, "audit", func(ctx context.Context, args *hooks.Args) error {
-		fmt.Printf("audit %s: hooks %v\n", args.Name, args.NewOptions().Hooks.Names())
+		fmt.Printf("audit %s: before create %v\n", args.Name, args.NewOptions().Hooks.BeforeCreate)
 		return nil
 	}, hooks.Shared())
 	if err != nil {
@@ -120,22 +118,5 @@ func ExampleAttach() {
 		log.Fatal(err)
 	}
 	// Output:
-	// audit ledger: hooks map[BeforeCreate:[audit]]
-}
-
-// A binding mixes registered hooks and plain names, and converts to the
-// resource option the engine expects.
-func ExampleBinding() {
-	b := &hooks.Binding{
-		BeforeCreate: []hooks.Ref{hooks.Name("validate")},
-		AfterDelete:  []hooks.Ref{hooks.Name("notify"), hooks.Name("cleanup")},
-		OnError:      []hooks.Ref{hooks.Name("retry-throttled")},
-	}
-	if err := b.Validate(); err != nil {
-		log.Fatal(err)
-	}
-	p := b.ToProto()
-	fmt.Println(p.GetBeforeCreate(), p.GetAfterDelete(), p.GetOnError())
-	// Output:
-	// [validate] [notify cleanup] [retry-throttled]
+	// audit ledger: before create [audit]
 }

@@ -35,25 +35,6 @@ type Func func(ctx context.Context, args *Args) error
 // then ignored.
 type ErrorFunc func(ctx context.Context, args *ErrorArgs) (retry bool, err error)
 
-// Adapt turns fn into a [callbacks.Func], for callers that register hooks
-// with the engine themselves. The engine receives fn's error in
-// ResourceHookResponse.error, not as a gRPC failure.
-func Adapt(fn Func) callbacks.Func {
-	if fn == nil {
-		return callbacks.ResourceHook(nil)
-	}
-	return newFunc(fn, false)
-}
-
-// AdaptErrorHook turns fn into a [callbacks.Func]; see [Adapt]. fn's error
-// goes in ErrorHookResponse.error.
-func AdaptErrorHook(fn ErrorFunc) callbacks.Func {
-	if fn == nil {
-		return callbacks.ErrorHook(nil)
-	}
-	return newErrorFunc(fn, false)
-}
-
 // newFunc builds the callbacks.Func the engine calls for resource hook
 // fn. dryRun is what the engine said when the hook was registered: the
 // request does not say it. The engine receives fn's error in
@@ -77,7 +58,7 @@ func newFunc(fn Func, dryRun bool) callbacks.Func {
 }
 
 // newErrorFunc builds the callbacks.Func the engine calls for error hook
-// fn, as [newFunc] does for resource hooks. fn's error goes in
+// fn, as newFunc does for resource hooks. fn's error goes in
 // ErrorHookResponse.error.
 func newErrorFunc(fn ErrorFunc, dryRun bool) callbacks.Func {
 	decode := func(ctx context.Context, payload []byte, info *callbacks.CallInfo) (*ErrorArgs, error) {

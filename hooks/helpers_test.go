@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 // allFeatures is what a current engine advertises, minus STATE_MIGRATIONS.
 var allFeatures = []pulumirpc.ResourceMonitorFeature{
 	monitor.Transforms, monitor.InvokeTransforms, monitor.ResourceHooks, monitor.ErrorHooks,
-	monitor.SendsOptionsToHooks, monitor.ByteString,
+	monitor.SendsOptionsToHooks, pulumirpc.ResourceMonitorFeature_RESOURCE_MONITOR_FEATURE_BYTE_STRING,
 }
 
 // fakeEngine is a current engine with the given features that accepts every

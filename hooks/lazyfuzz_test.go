@@ -12,8 +12,8 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/hooks"
-	"github.com/langhost/callbacks/internal/wire/props"
 	"github.com/langhost/callbacks/internal/testkit/wiretest"
+	"github.com/langhost/callbacks/internal/wire/props"
 )
 
 // seen is what a hook that reads everything saw.

@@ -8,16 +8,14 @@ import (
 	"github.com/langhost/callbacks/transforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // ResourceOptions are the options of the resource a hook is called for, as
 // the engine sends them in a hook request (the pulumirpc.ResourceOptions
-// message). Every field of that message has a field here, and converting with
-// [OptionsFromProto] and [ResourceOptions.Proto] loses nothing: unset
-// booleans stay distinct from false, and fields of newer engines that this
-// version does not know are carried along.
+// message). Every field of that message has a field here, and unset
+// booleans stay distinct from false. A hook only reads them: nothing of
+// them goes back to the engine.
 //
 // The engine fills in only some of them: depends-on, ignore-changes,
 // replace-on-changes, provider, deleted-with, import, hide-diff, replace-with,
@@ -73,14 +71,12 @@ type ResourceOptions struct {
 	// ReplacementTrigger is the value whose change forces a replacement; nil
 	// when absent. Secrets and unknowns in it are kept as such.
 	ReplacementTrigger *resource.PropertyValue
-
-	unknown protoreflect.RawFields // fields of newer engines
 }
 
-// OptionsFromProto converts the options of a hook request. It returns nil
+// optionsFromProto converts the options of a hook request. It returns nil
 // for nil, which is what engines without the SENDS_OPTIONS_TO_HOOKS feature
 // send.
-func OptionsFromProto(o *pulumirpc.ResourceOptions) (*ResourceOptions, error) {
+func optionsFromProto(o *pulumirpc.ResourceOptions) (*ResourceOptions, error) {
 	if o == nil {
 		return nil, nil
 	}
@@ -88,7 +84,7 @@ func OptionsFromProto(o *pulumirpc.ResourceOptions) (*ResourceOptions, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replacement trigger: %w", err)
 	}
-	r := &ResourceOptions{
+	return &ResourceOptions{
 		Parent:                  resource.URN(o.GetParent()),
 		DependsOn:               optconv.Strings[resource.URN](o.GetDependsOn()),
 		Protect:                 optconv.CloneBool(o.Protect),
@@ -98,73 +94,64 @@ func OptionsFromProto(o *pulumirpc.ResourceOptions) (*ResourceOptions, error) {
 		ReplaceOnChanges:        cloneStrings(o.GetReplaceOnChanges()),
 		HideDiff:                cloneStrings(o.GetHideDiff()),
 		AdditionalSecretOutputs: cloneStrings(o.GetAdditionalSecretOutputs()),
-		Aliases:                 transforms.CloneAliases(transforms.AliasesFromProto(o.GetAliases())),
+		Aliases:                 aliasesFromProto(o.GetAliases()),
 		Provider:                o.GetProvider(),
 		Providers:               cloneMap(o.GetProviders()),
 		Version:                 o.GetVersion(),
 		PluginDownloadURL:       o.GetPluginDownloadUrl(),
 		PluginChecksums:         cloneChecksums(o.GetPluginChecksums()),
-		CustomTimeouts:          transforms.CloneTimeouts(transforms.TimeoutsFromProto(o.GetCustomTimeouts())),
+		CustomTimeouts:          timeoutsFromProto(o.GetCustomTimeouts()),
 		DeletedWith:             resource.URN(o.GetDeletedWith()),
 		ReplaceWith:             optconv.Strings[resource.URN](o.GetReplaceWith()),
 		Import:                  resource.ID(o.GetImport()),
-		Hooks:                   transforms.HooksFromProto(o.GetHooks()),
+		Hooks:                   bindingFromProto(o.GetHooks()),
 		ReplacementTrigger:      trigger,
-	}
-	r.unknown = unknownOf(o)
-	return r, nil
+	}, nil
 }
 
-// ToProto converts o back to the wire message; nil gives nil. Only the
-// replacement trigger can fail to convert.
-func (o *ResourceOptions) ToProto() (*pulumirpc.ResourceOptions, error) {
-	if o == nil {
-		return nil, nil
+// aliasesFromProto converts the aliases of a hook request: URNs, as the
+// engine sends them to hooks, or specs.
+func aliasesFromProto(in []*pulumirpc.Alias) []transforms.Alias {
+	if len(in) == 0 {
+		return nil
 	}
-	trigger, err := valueToProto(o.ReplacementTrigger)
-	if err != nil {
-		return nil, fmt.Errorf("replacement trigger: %w", err)
+	out := make([]transforms.Alias, len(in))
+	for i, a := range in {
+		s := a.GetSpec()
+		if s == nil {
+			out[i].URN = resource.URN(a.GetUrn())
+			continue
+		}
+		out[i].Spec = &transforms.AliasSpec{
+			Name: s.GetName(), Type: s.GetType(), Stack: s.GetStack(), Project: s.GetProject(),
+			ParentURN: resource.URN(s.GetParentUrn()), NoParent: s.GetNoParent(),
+		}
 	}
-	p := &pulumirpc.ResourceOptions{
-		Parent:                  string(o.Parent),
-		DependsOn:               optconv.Strings[string](o.DependsOn),
-		Protect:                 optconv.CloneBool(o.Protect),
-		RetainOnDelete:          optconv.CloneBool(o.RetainOnDelete),
-		DeleteBeforeReplace:     optconv.CloneBool(o.DeleteBeforeReplace),
-		IgnoreChanges:           cloneStrings(o.IgnoreChanges),
-		ReplaceOnChanges:        cloneStrings(o.ReplaceOnChanges),
-		HideDiff:                cloneStrings(o.HideDiff),
-		AdditionalSecretOutputs: cloneStrings(o.AdditionalSecretOutputs),
-		Aliases:                 transforms.AliasesToProto(transforms.CloneAliases(o.Aliases)),
-		Provider:                o.Provider,
-		Providers:               cloneMap(o.Providers),
-		Version:                 o.Version,
-		PluginDownloadUrl:       o.PluginDownloadURL,
-		PluginChecksums:         cloneChecksums(o.PluginChecksums),
-		CustomTimeouts:          transforms.TimeoutsToProto(transforms.CloneTimeouts(o.CustomTimeouts)),
-		DeletedWith:             string(o.DeletedWith),
-		ReplaceWith:             optconv.Strings[string](o.ReplaceWith),
-		Import:                  string(o.Import),
-		Hooks:                   o.Hooks.ToProto(),
-		ReplacementTrigger:      trigger,
-	}
-	setUnknown(p, o.unknown)
-	return p, nil
+	return out
 }
 
-// unknownOf returns a copy of the fields of m that this version of the
-// protocol does not know.
-func unknownOf(m protoreflect.ProtoMessage) protoreflect.RawFields {
-	if raw := m.ProtoReflect().GetUnknown(); len(raw) > 0 {
-		return append(protoreflect.RawFields(nil), raw...)
+func timeoutsFromProto(t *pulumirpc.RegisterResourceRequest_CustomTimeouts) *transforms.CustomTimeouts {
+	if t == nil {
+		return nil
 	}
-	return nil
+	return &transforms.CustomTimeouts{Create: t.GetCreate(), Update: t.GetUpdate(), Delete: t.GetDelete(), Read: t.GetRead()}
 }
 
-func setUnknown(m protoreflect.ProtoMessage, raw protoreflect.RawFields) {
-	if len(raw) > 0 {
-		m.ProtoReflect().SetUnknown(append(protoreflect.RawFields(nil), raw...))
+// bindingFromProto converts the hook binding of a hook request: every
+// reference is [Named].
+func bindingFromProto(p *pulumirpc.RegisterResourceRequest_ResourceHooksBinding) *Binding {
+	if p == nil {
+		return nil
 	}
+	b := &Binding{}
+	wire := [7][]string{p.GetBeforeCreate(), p.GetAfterCreate(), p.GetBeforeUpdate(), p.GetAfterUpdate(),
+		p.GetBeforeDelete(), p.GetAfterDelete(), p.GetOnError()}
+	for i, pt := range points(b) {
+		for _, name := range wire[i] {
+			*pt.refs = append(*pt.refs, Named(name))
+		}
+	}
+	return b
 }
 
 // triggerKey wraps a single value in a map so that it goes through the same
@@ -183,13 +170,6 @@ func valueFromProto(v *structpb.Value) (*resource.PropertyValue, error) {
 		return nil, err
 	}
 	return &pv, nil
-}
-
-func valueToProto(v *resource.PropertyValue) (*structpb.Value, error) {
-	if v == nil {
-		return nil, nil
-	}
-	return optconv.ValueToProto(triggerKey, *v, true)
 }
 
 func cloneStrings(in []string) []string {

@@ -9,7 +9,6 @@ import (
 	"github.com/langhost/callbacks/monitor"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/protobuf/proto"
 )
 
 // Hook is a resource hook registered with the engine under a name. Bind it
@@ -21,77 +20,40 @@ import (
 // is that same option, made to carry this module's hooks. A Hook is
 // immutable and safe for concurrent use.
 type Hook struct {
-	name            string
-	callback        *pulumirpc.Callback
-	onDryRun        bool
-	ignoreErrors    bool
-	receivesOptions bool
-	shared          bool
+	name         string
+	callback     *pulumirpc.Callback
+	onDryRun     bool
+	ignoreErrors bool
+	shared       bool
 }
 
-// Name returns the name the hook is registered under.
-func (h *Hook) Name() string { return h.HookName() }
-
-// HookName returns the hook's name, so that a *Hook is a [Ref]. It returns
-// "" for a nil Hook.
-func (h *Hook) HookName() string {
+// Name returns the name the hook is registered under, so that a *Hook is a
+// [Ref]. It returns "" for a nil Hook.
+func (h *Hook) Name() string {
 	if h == nil {
 		return ""
 	}
 	return h.name
 }
-
-// Kind returns callbacks.KindResourceHook, so that a [Binding] can tell a
-// resource hook bound under OnError.
-func (h *Hook) Kind() callbacks.Kind { return callbacks.KindResourceHook }
-
-// Callback returns a copy of the callback the engine was given.
-func (h *Hook) Callback() *pulumirpc.Callback { return proto.CloneOf(h.callback) }
-
-// OnDryRun reports whether the hook also runs in previews.
-func (h *Hook) OnDryRun() bool { return h.onDryRun }
-
-// IgnoreErrors reports whether the hook's failures are only warnings.
-func (h *Hook) IgnoreErrors() bool { return h.ignoreErrors }
-
-// ReceivesOptions reports whether the engine sends resource options to hooks
-// (the SENDS_OPTIONS_TO_HOOKS feature). Without it, [Args.NewOptions] and
-// [Args.OldOptions] always return nil.
-func (h *Hook) ReceivesOptions() bool { return h.receivesOptions }
 
 // ErrorHook is an error hook registered with the engine under a name. Bind it
 // to resources with [Binding].OnError, through program.Hooks or [Attach]
 // as a [Hook] (and, like a Hook, never through a pulumi.ErrorHook built by
 // hand). An ErrorHook is immutable and safe for concurrent use.
 type ErrorHook struct {
-	name            string
-	callback        *pulumirpc.Callback
-	receivesOptions bool
-	shared          bool
+	name     string
+	callback *pulumirpc.Callback
+	shared   bool
 }
 
-// Name returns the name the hook is registered under.
-func (h *ErrorHook) Name() string { return h.HookName() }
-
-// HookName returns the hook's name, so that an *ErrorHook is a [Ref]. It
-// returns "" for a nil ErrorHook.
-func (h *ErrorHook) HookName() string {
+// Name returns the name the hook is registered under, so that an
+// *ErrorHook is a [Ref]. It returns "" for a nil ErrorHook.
+func (h *ErrorHook) Name() string {
 	if h == nil {
 		return ""
 	}
 	return h.name
 }
-
-// Kind returns callbacks.KindErrorHook, so that a [Binding] can tell an
-// error hook bound at a lifecycle point.
-func (h *ErrorHook) Kind() callbacks.Kind { return callbacks.KindErrorHook }
-
-// Callback returns a copy of the callback the engine was given.
-func (h *ErrorHook) Callback() *pulumirpc.Callback { return proto.CloneOf(h.callback) }
-
-// ReceivesOptions reports whether the engine sends resource options to hooks;
-// see [Hook.ReceivesOptions].
-func (h *ErrorHook) ReceivesOptions() bool { return h.receivesOptions }
 
 // ResourceOption configures [Register]: [OnDryRun] and [IgnoreErrors],
 // which apply to resource hooks only, and every [Option].
@@ -150,8 +112,8 @@ func IgnoreErrors() ResourceOption {
 
 // RequireOptions makes registration fail on engines that do not send
 // resource options to hooks (SENDS_OPTIONS_TO_HOOKS), for hooks that depend
-// on them. Default: register anyway; the options are then nil, and
-// [Hook.ReceivesOptions] says so.
+// on them. Default: register anyway; the options are then nil, which a
+// hook can tell beforehand with monitor.Monitor.Supports.
 func RequireOptions() Option {
 	return option(func(c *config) { c.requireOptions = true })
 }
@@ -214,7 +176,7 @@ func Register(ctx context.Context, mon *monitor.Monitor, name string, fn Func, o
 	if err := checkArgs(mon, name, fn == nil); err != nil {
 		return fail(err)
 	}
-	dryRun, receives, err := ask(ctx, mon, monitor.ResourceHooks, cfg.requireOptions)
+	dryRun, err := ask(ctx, mon, monitor.ResourceHooks, cfg.requireOptions)
 	if err != nil {
 		return fail(err)
 	}
@@ -223,10 +185,9 @@ func Register(ctx context.Context, mon *monitor.Monitor, name string, fn Func, o
 	if err != nil {
 		return fail(err)
 	}
-	h := &Hook{name: name, callback: cb, onDryRun: cfg.onDryRun, ignoreErrors: cfg.ignoreErrors,
-		receivesOptions: receives, shared: cfg.shared}
+	h := &Hook{name: name, callback: cb, onDryRun: cfg.onDryRun, ignoreErrors: cfg.ignoreErrors, shared: cfg.shared}
 	if got, err := reserve(mon, name, h, cfg.shared); err != nil || got != h {
-		srv.Unregister(cb.GetToken())
+		srv.Registry().Unregister(cb.GetToken())
 		if err != nil {
 			return fail(err)
 		}
@@ -236,7 +197,7 @@ func Register(ctx context.Context, mon *monitor.Monitor, name string, fn Func, o
 		Name: name, Callback: cb, OnDryRun: cfg.onDryRun, IgnoreErrors: cfg.ignoreErrors,
 	})
 	if err != nil {
-		srv.Unregister(cb.GetToken())
+		srv.Registry().Unregister(cb.GetToken())
 		namesOf(mon).release(name)
 		return fail(fmt.Errorf("the engine refused it: %w", err))
 	}
@@ -257,7 +218,7 @@ func RegisterErrorHook(ctx context.Context, mon *monitor.Monitor, name string, f
 	if err := checkArgs(mon, name, fn == nil); err != nil {
 		return fail(err)
 	}
-	dryRun, receives, err := ask(ctx, mon, monitor.ErrorHooks, cfg.requireOptions)
+	dryRun, err := ask(ctx, mon, monitor.ErrorHooks, cfg.requireOptions)
 	if err != nil {
 		return fail(err)
 	}
@@ -266,9 +227,9 @@ func RegisterErrorHook(ctx context.Context, mon *monitor.Monitor, name string, f
 	if err != nil {
 		return fail(err)
 	}
-	h := &ErrorHook{name: name, callback: cb, receivesOptions: receives, shared: cfg.shared}
+	h := &ErrorHook{name: name, callback: cb, shared: cfg.shared}
 	if got, err := reserve(mon, name, h, cfg.shared); err != nil || got != h {
-		srv.Unregister(cb.GetToken())
+		srv.Registry().Unregister(cb.GetToken())
 		if err != nil {
 			return fail(err)
 		}
@@ -276,7 +237,7 @@ func RegisterErrorHook(ctx context.Context, mon *monitor.Monitor, name string, f
 	}
 	_, err = mon.Client().RegisterErrorHook(ctx, &pulumirpc.RegisterErrorHookRequest{Name: name, Callback: cb})
 	if err != nil {
-		srv.Unregister(cb.GetToken())
+		srv.Registry().Unregister(cb.GetToken())
 		namesOf(mon).release(name)
 		return fail(fmt.Errorf("the engine refused it: %w", err))
 	}
@@ -292,23 +253,18 @@ func checkArgs(mon *monitor.Monitor, name string, nilFunc bool) error {
 
 // ask asks the engine what a hook registration depends on: it requires the
 // hook kind's feature, and SENDS_OPTIONS_TO_HOOKS if asked to, and reports
-// whether the deployment is a preview (which the hook's requests do not
-// say) and whether hooks will receive options.
-func ask(ctx context.Context, mon *monitor.Monitor, kind monitor.Feature, requireOptions bool) (dryRun, receivesOptions bool, err error) {
+// whether the deployment is a preview, which the hook's requests do not
+// say.
+func ask(ctx context.Context, mon *monitor.Monitor, kind monitor.Feature, requireOptions bool) (dryRun bool, err error) {
 	required := []monitor.Feature{kind}
 	if requireOptions {
 		required = append(required, monitor.SendsOptionsToHooks)
 	}
 	if err := mon.Require(ctx, required...); err != nil {
-		return false, false, err
+		return false, err
 	}
-	if receivesOptions, err = mon.Supports(ctx, monitor.SendsOptionsToHooks); err != nil {
-		return false, false, err
-	}
-	if dryRun, err = mon.DryRun(ctx); err != nil {
-		return false, false, err
-	}
-	return dryRun, receivesOptions, nil
+	info, err := mon.DeploymentInfo(ctx)
+	return info.GetDryRun(), err
 }
 
 func registerOptions(name string, cfg *config) []callbacks.RegisterOption {

@@ -55,7 +55,6 @@ func TestRegister(t *testing.T) {
 			assert.Equal(t, "audit", h.Name())
 			assert.Equal(t, tt.onDryRun, h.OnDryRun())
 			assert.Equal(t, tt.ignoreErrors, h.IgnoreErrors())
-			assert.True(t, h.ReceivesOptions())
 
 			reqs, errReqs, _ := recorded(fake)
 			require.Len(t, reqs, 1)
@@ -267,12 +266,10 @@ func TestRegisterMissingFeature(t *testing.T) {
 		t.Parallel()
 		srv := wiretest.Listen(t)
 		mon := wiretest.Bind(t, monitortest.Serve(t, withoutOptions()), srv)
-		h, err := hooks.Register(t.Context(), wiretest.Bind(t, mon, srv), "h", noop)
+		_, err := hooks.Register(t.Context(), wiretest.Bind(t, mon, srv), "h", noop)
 		require.NoError(t, err)
-		assert.False(t, h.ReceivesOptions())
-		eh, err := hooks.RegisterErrorHook(t.Context(), wiretest.Bind(t, mon, srv), "e", noRetry)
+		_, err = hooks.RegisterErrorHook(t.Context(), wiretest.Bind(t, mon, srv), "e", noRetry)
 		require.NoError(t, err)
-		assert.False(t, eh.ReceivesOptions())
 	})
 }
 
@@ -361,19 +358,19 @@ func TestBindingValidateKinds(t *testing.T) {
 	eh, err := hooks.RegisterErrorHook(t.Context(), wiretest.Bind(t, mon, srv), "e", noRetry)
 	require.NoError(t, err)
 
-	require.NoError(t, (&hooks.Binding{BeforeCreate: []hooks.Ref{h}, OnError: []hooks.Ref{eh}}).Validate())
-	err = (&hooks.Binding{AfterCreate: []hooks.Ref{eh}, OnError: []hooks.Ref{h}}).Validate()
+	require.NoError(t, hooks.Validate(&hooks.Binding{BeforeCreate: []hooks.Ref{h}, OnError: []hooks.Ref{eh}}))
+	err = hooks.Validate(&hooks.Binding{AfterCreate: []hooks.Ref{eh}, OnError: []hooks.Ref{h}})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `AfterCreate[0]: error hook "e"`)
-	assert.Contains(t, err.Error(), `OnError[0]: resource hook "r"`)
+	assert.Contains(t, err.Error(), `AfterCreate[0]: "e" is an error hook`)
+	assert.Contains(t, err.Error(), `OnError[0]: "r" is a resource hook`)
 
 	var nilHook *hooks.Hook
-	err = (&hooks.Binding{BeforeUpdate: []hooks.Ref{nilHook}}).Validate()
+	err = hooks.Validate(&hooks.Binding{BeforeUpdate: []hooks.Ref{nilHook}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "BeforeUpdate[0]: hook reference has no name")
 
-	b := &hooks.Binding{BeforeCreate: []hooks.Ref{h, hooks.Name("other")}, OnError: []hooks.Ref{eh}}
+	b := &hooks.Binding{BeforeCreate: []hooks.Ref{h, hooks.Named("other")}, OnError: []hooks.Ref{eh}}
 	wiretest.RequireProtoEqual(t, &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{
 		BeforeCreate: []string{"r", "other"}, OnError: []string{"e"},
-	}, b.ToProto())
+	}, hooks.BindingToProto(b))
 }

@@ -28,7 +28,7 @@ func TestAttachToDescendantsBindsOnlyThem(t *testing.T) {
 	fake := fakeEngine(allFeatures...)
 	mon := wiretest.Bind(t, monitortest.Serve(t, fake), wiretest.Listen(t))
 	require.NoError(t, hooks.Attach(t.Context(), mon, transforms.Descendants(componentURN),
-		&hooks.Binding{AfterCreate: []hooks.Ref{hooks.Name("audit")}}))
+		&hooks.Binding{AfterCreate: []hooks.Ref{hooks.Named("audit")}}))
 	cb := attached(t, fake)
 
 	bound := func(typ, name, parent string) bool {
@@ -59,7 +59,6 @@ func TestSharedHookAcrossInstances(t *testing.T) {
 	for i := range 2 {
 		mon, err := monitor.Dial(addr, srv)
 		require.NoError(t, err)
-		t.Cleanup(func() { _ = mon.Close() })
 		h, err := hooks.Register(t.Context(), mon, "audit", noop, hooks.Shared(), hooks.OnDryRun())
 		require.NoError(t, err, "instance %d", i+1)
 		if first == nil {
@@ -74,7 +73,6 @@ func TestSharedHookAcrossInstances(t *testing.T) {
 	// Without Shared, or with other settings, the name stays taken.
 	mon, err := monitor.Dial(addr, srv)
 	require.NoError(t, err)
-	defer mon.Close()
 	_, err = hooks.Register(t.Context(), mon, "audit", noop)
 	assert.ErrorIs(t, err, hooks.ErrNameTaken)
 	_, err = hooks.Register(t.Context(), mon, "audit", noop, hooks.Shared())

@@ -59,11 +59,6 @@ func (m *lazyMap) get() resource.PropertyMap {
 	return m.l.Map()
 }
 
-func (m *lazyMap) set(p resource.PropertyMap) {
-	m.sent = p != nil
-	m.l.Set(p)
-}
-
 // lazyOptions is an option set of a hook request that stays encoded until
 // it is read.
 type lazyOptions struct {
@@ -98,15 +93,13 @@ func (l *lazyOptions) get() *ResourceOptions {
 	return l.o
 }
 
-func (l *lazyOptions) set(o *ResourceOptions) { l.o, l.raw, l.unread = o, nil, false }
-
 func decodeOptions(b []byte) (*ResourceOptions, error) {
 	pb := &pulumirpc.ResourceOptions{}
 	if err := proto.Unmarshal(b, pb); err != nil {
 		// protobuf's own wording varies between runs; say it plainly.
 		return nil, errors.New("not a valid ResourceOptions encoding")
 	}
-	return OptionsFromProto(pb)
+	return optionsFromProto(pb)
 }
 
 // request is what both hook requests are made of, as found on the wire.

@@ -3,25 +3,38 @@ package invoketransforms_test
 import (
 	"context"
 	"fmt"
+	"log"
 
-	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/invoketransforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/enginetest"
+	"github.com/langhost/callbacks/invoketransforms"
+	"github.com/langhost/callbacks/monitor"
 )
 
 // An invoke transform that pins every AWS function call to one region and
-// keeps the invoke's options. In a program it is registered with
-// RegisterStack; here it is registered by hand and the engine's call is
-// played with the server's registry.
+// keeps the invoke's options. The engine here is the simulator, whose
+// provider answers a function call with its arguments; a program gets its
+// monitor from program.Monitor.
 func Example() {
+	ctx := context.Background()
+	engine, err := enginetest.Start()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer engine.Close()
 	srv, err := callbacks.Listen()
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
 	defer srv.Close()
+	mon, err := monitor.Dial(engine.MonitorAddr(), srv)
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	pinRegion := func(_ context.Context, args *invoketransforms.Args) (*invoketransforms.Result, error) {
 		if _, ok := args.Arguments()["region"]; ok {
@@ -31,31 +44,23 @@ func Example() {
 			m["region"] = resource.NewProperty("eu-central-1")
 		}), nil
 	}
-	cb, err := srv.Register(context.Background(), invoketransforms.Adapt(pinRegion), callbacks.Name("pin-region"))
-	if err != nil {
-		panic(err)
+	if _, err := invoketransforms.RegisterStack(ctx, mon, pinRegion, callbacks.Name("pin-region")); err != nil {
+		log.Fatal(err)
 	}
 
-	req, _ := proto.Marshal(&pulumirpc.TransformInvokeRequest{
-		Token: "aws:ec2/getAmi:getAmi",
-		Args: &structpb.Struct{Fields: map[string]*structpb.Value{
-			"mostRecent": structpb.NewBoolValue(true),
-		}},
-		Options: &pulumirpc.TransformInvokeOptions{Version: "6.0.0"},
+	res, err := mon.Client().Invoke(ctx, &pulumirpc.ResourceInvokeRequest{
+		Tok:  "aws:ec2/getAmi:getAmi",
+		Args: &structpb.Struct{Fields: map[string]*structpb.Value{"mostRecent": structpb.NewBoolValue(true)}},
 	})
-	out, err := srv.Registry().Invoke(context.Background(), cb.Token, req)
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
-	var res pulumirpc.TransformInvokeResponse
-	if err := proto.Unmarshal(out, &res); err != nil {
-		panic(err)
+	fmt.Println("region:", res.GetReturn().GetFields()["region"].GetStringValue())
+	fmt.Println("mostRecent:", res.GetReturn().GetFields()["mostRecent"].GetBoolValue())
+	if err := mon.Finish(ctx); err != nil {
+		log.Fatal(err)
 	}
-	fmt.Println("region:", res.Args.Fields["region"].GetStringValue())
-	fmt.Println("mostRecent:", res.Args.Fields["mostRecent"].GetBoolValue())
-	fmt.Println("options unchanged:", res.Options == nil)
 	// Output:
 	// region: eu-central-1
 	// mostRecent: true
-	// options unchanged: true
 }

@@ -3,16 +3,14 @@ package invoketransforms
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/langhost/callbacks"
-	wirepayload "github.com/langhost/callbacks/internal/wire/payload"
 	"github.com/langhost/callbacks/internal/registration"
+	wirepayload "github.com/langhost/callbacks/internal/wire/payload"
 	"github.com/langhost/callbacks/internal/wire/wireprops"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -36,55 +34,6 @@ type InvokeOptions struct {
 	PluginChecksums map[string][]byte
 
 	unknown protoreflect.RawFields // fields of newer engines, sent back as received
-}
-
-// OptionsFromProto converts the wire form of invoke options. A nil message
-// converts to empty options. The result shares the message's map.
-func OptionsFromProto(pb *pulumirpc.TransformInvokeOptions) *InvokeOptions {
-	if pb == nil {
-		return &InvokeOptions{}
-	}
-	return &InvokeOptions{
-		Provider:          pb.GetProvider(),
-		PluginDownloadURL: pb.GetPluginDownloadUrl(),
-		Version:           pb.GetVersion(),
-		PluginChecksums:   pb.GetPluginChecksums(),
-		unknown:           pb.ProtoReflect().GetUnknown(),
-	}
-}
-
-// ToProto converts the options to their wire form. A nil receiver converts to
-// nil. The message shares the options' map.
-func (o *InvokeOptions) ToProto() *pulumirpc.TransformInvokeOptions {
-	if o == nil {
-		return nil
-	}
-	pb := &pulumirpc.TransformInvokeOptions{
-		Provider:          o.Provider,
-		PluginDownloadUrl: o.PluginDownloadURL,
-		Version:           o.Version,
-		PluginChecksums:   o.PluginChecksums,
-	}
-	if len(o.unknown) > 0 {
-		pb.ProtoReflect().SetUnknown(o.unknown)
-	}
-	return pb
-}
-
-// Clone returns a deep copy of the options.
-func (o *InvokeOptions) Clone() *InvokeOptions {
-	if o == nil {
-		return nil
-	}
-	c := *o
-	if o.PluginChecksums != nil {
-		c.PluginChecksums = make(map[string][]byte, len(o.PluginChecksums))
-		for k, v := range o.PluginChecksums {
-			c.PluginChecksums[k] = slices.Clone(v)
-		}
-	}
-	c.unknown = slices.Clone(o.unknown)
-	return &c
 }
 
 // Args describes the function invocation being transformed. The transform
@@ -219,49 +168,6 @@ func (a *Args) WithArgs(edit func(resource.PropertyMap)) *Result {
 // invoke with that error, unwrapped.
 type Func func(ctx context.Context, args *Args) (*Result, error)
 
-// DecodeRequest converts an invoke transform request into [Args]. It runs
-// the decoder the adapter runs on the engine's payload (on the message's
-// encoding), so it accepts and refuses exactly what a registered invoke
-// transform does; the arguments are decoded when [Args.Arguments] is first
-// called.
-func DecodeRequest(req *pulumirpc.TransformInvokeRequest) (*Args, error) {
-	b, err := proto.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	return decodePayload(b, true) // b is this call's own encoding
-}
-
-// EncodeResult converts a result into an invoke transform response, with
-// the encoder the adapter runs. A nil result gives an empty response, which
-// the engine reads as "no change". Strings that are not valid UTF-8 are sent
-// as byte strings if acceptsByteStrings is set and are an error otherwise.
-func EncodeResult(res *Result, acceptsByteStrings bool) (*pulumirpc.TransformInvokeResponse, error) {
-	out := &pulumirpc.TransformInvokeResponse{}
-	if res == nil {
-		return out, nil
-	}
-	b, err := encodePayload(res, acceptsByteStrings, nil, nil, false)
-	if err != nil {
-		return nil, err
-	}
-	if err := proto.Unmarshal(b, out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// Adapt turns fn into a [callbacks.Func], for registering it by hand with a
-// [callbacks.Registry] or [callbacks.Server]. Results are encoded with the
-// registration's byte-string choice (the [callbacks.AcceptsByteStrings]
-// option, true by default), so the two can never disagree.
-func Adapt(fn Func) callbacks.Func {
-	if fn == nil {
-		return callbacks.InvokeTransform(nil)
-	}
-	return newFunc(fn, false)
-}
-
 // newFunc builds the callbacks.Func the engine calls for fn. dryRun is what
 // the engine said when fn was registered: the request does not say it.
 //
@@ -354,16 +260,16 @@ func RegisterStack(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...c
 	if err := mon.Require(ctx, monitor.InvokeTransforms); err != nil {
 		return nil, fail(err)
 	}
-	dryRun, err := mon.DryRun(ctx)
+	info, err := mon.DeploymentInfo(ctx)
 	if err != nil {
 		return nil, fail(err)
 	}
-	cb, err := mon.Server().Register(ctx, newFunc(fn, dryRun), opts...)
+	cb, err := mon.Server().Register(ctx, newFunc(fn, info.GetDryRun()), opts...)
 	if err != nil {
 		return nil, fail(err)
 	}
 	if _, err := mon.Client().RegisterStackInvokeTransform(ctx, cb); err != nil {
-		mon.Server().Unregister(cb.GetToken())
+		mon.Server().Registry().Unregister(cb.GetToken())
 		return nil, fail(fmt.Errorf("RegisterStackInvokeTransform: %w", err))
 	}
 	return cb, nil

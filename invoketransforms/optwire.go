@@ -12,9 +12,10 @@ import (
 // The options travel in every request and every response, so they are read
 // and written straight from and to the wire rather than through a
 // pulumirpc.TransformInvokeOptions message: decodeOptions accepts, refuses
-// and produces what proto.Unmarshal followed by OptionsFromProto does, and
-// appendOptions writes what proto.Marshal of ToProto does (the tests hold
-// both to the protobuf runtime).
+// and produces what proto.Unmarshal and a field-by-field conversion do, and
+// appendOptions writes what the conversion back and proto.Marshal do (the
+// tests hold both to the protobuf runtime; export_test.go has the
+// conversions).
 
 // Field numbers of TransformInvokeOptions and of its plugin_checksums map
 // entries.

@@ -20,7 +20,8 @@
 // The engine has the plumbing but does not run migrations yet. It does not
 // advertise the STATE_MIGRATIONS feature, and it refuses a registration that
 // carries state migrations with FailedPrecondition ("state migrations are not
-// supported by this deployment"). Call [Check] first and register migrations
-// only when it returns nil. Secret values inside the old state are plaintext
+// supported by this deployment"). Ask first, with
+// mon.Require(ctx, monitor.StateMigrations), and register migrations only
+// when it returns nil. Secret values inside the old state are plaintext
 // within their secret envelopes: treat the whole state as sensitive.
 package migrations

@@ -65,8 +65,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer mon.Close()
-	err = migrations.Check(ctx, mon)
+	err = mon.Require(ctx, monitor.StateMigrations)
 	fmt.Println("engine runs migrations:", !errors.Is(err, monitor.ErrMissingFeature))
 	// Output:
 	// [{"custom":true,"id":"logs","type":"my:index:BucketV2","urn":"urn:pulumi:dev::proj::my:index:BucketV2::logs"}]
@@ -91,9 +90,8 @@ func ExampleCallback() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer mon.Close()
 
-	if err := migrations.Check(ctx, mon); err != nil {
+	if err := mon.Require(ctx, monitor.StateMigrations); err != nil {
 		fmt.Println("skipping migrations:", err)
 		return
 	}

@@ -65,95 +65,55 @@ func Replace(resources []map[string]any, successors map[string]string) (*Result,
 // registration with the error's message.
 type Func func(ctx context.Context, args *Args) (*Result, error)
 
-// DecodeRequest converts a state migration request into [Args]. It never
-// fails today (the state is passed on as it came); the error is there for
-// the same shape as the other packages.
-func DecodeRequest(req *pulumirpc.StateMigrationRequest) (*Args, error) {
-	return &Args{URN: resource.URN(req.GetUrn()), OldState: json.RawMessage(req.GetOldState())}, nil
-}
-
-// EncodeResult converts a migration's result into a state migration
-// response, checking it against the old state of args: a result that breaks
-// the protocol's rules (see [Result]) is an error naming the rule. A nil
-// result gives an empty response: state unchanged.
-func EncodeResult(args *Args, res *Result) (*pulumirpc.StateMigrationResponse, error) {
-	if res == nil {
-		return &pulumirpc.StateMigrationResponse{}, nil
-	}
-	var old []byte
-	if args != nil {
-		old = args.OldState
-	}
-	if err := check(old, res); err != nil {
-		return nil, err
-	}
-	return &pulumirpc.StateMigrationResponse{
-		NewState:   slices.Clone(res.NewState),
-		Successors: maps.Clone(res.Successors),
-	}, nil
-}
-
-// Adapt turns fn into a [callbacks.Func], for registering it by hand. A
-// result that breaks the protocol's rules (see [Result]) fails the call with
-// a [*callbacks.Error] wrapping [callbacks.ErrInvalidResult] (Internal) that
+// newFunc builds the callbacks.Func the engine calls for fn. A result that
+// breaks the protocol's rules (see [Result]) fails the call with a
+// [*callbacks.Error] wrapping [callbacks.ErrInvalidResult] (Internal) that
 // names the rule, rather than reaching the engine.
-func Adapt(fn Func) callbacks.Func {
+func newFunc(fn Func) callbacks.Func {
 	if fn == nil {
 		return callbacks.StateMigration(nil)
 	}
 	return callbacks.NewFunc(callbacks.KindStateMigration, decode, fn, encode)
 }
 
-// decode decodes a state migration request into Args.
+// decode decodes a state migration request into Args. The state is passed
+// on as it came.
 func decode(_ context.Context, payload []byte, info *callbacks.CallInfo) (*Args, error) {
 	req := &pulumirpc.StateMigrationRequest{}
 	if err := proto.Unmarshal(payload, req); err != nil {
 		return nil, fmt.Errorf("not a pulumirpc.StateMigrationRequest: %w", err)
 	}
 	info.URN = req.GetUrn()
-	return DecodeRequest(req)
+	return &Args{URN: resource.URN(req.GetUrn()), OldState: json.RawMessage(req.GetOldState())}, nil
 }
 
-// encode checks res against the old state of args and encodes it.
+// encode checks res against the old state of args and encodes it. A nil
+// result is the empty response: state unchanged.
 func encode(_ context.Context, args *Args, res *Result) ([]byte, error) {
 	if res == nil {
 		return nil, nil
 	}
-	out, err := EncodeResult(args, res)
-	if err != nil {
+	if err := check(args.OldState, res); err != nil {
 		return nil, fmt.Errorf("%w: the migration for %s returned an invalid result: %w", callbacks.ErrInvalidResult, args.URN, err)
 	}
-	return proto.Marshal(out)
+	return proto.Marshal(&pulumirpc.StateMigrationResponse{NewState: res.NewState, Successors: res.Successors})
 }
 
 // Callback registers fn with mon's server and returns the Callback to append
 // to RegisterResourceRequest.state_migrations. It does not talk to the
-// engine; call [Check] first, because engines without the STATE_MIGRATIONS
-// feature refuse such registrations. Every error is a [*callbacks.Error].
+// engine; ask it first with mon.Require(ctx, monitor.StateMigrations),
+// because engines without the STATE_MIGRATIONS feature refuse such
+// registrations. Every error is a [*callbacks.Error].
 func Callback(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
 	const what = "migrations: registering a state migration"
 	if err := registration.Check(mon, fn == nil); err != nil {
 		return nil, registration.Failed(callbacks.KindStateMigration, what, err)
 	}
-	cb, err := mon.Server().Register(ctx, Adapt(fn), opts...)
+	cb, err := mon.Server().Register(ctx, newFunc(fn), opts...)
 	if err != nil {
 		return nil, registration.Failed(callbacks.KindStateMigration, what, err)
 	}
 	return cb, nil
-}
-
-// Check returns nil if the engine accepts state migrations, and otherwise an
-// error that wraps [monitor.ErrMissingFeature] and names STATE_MIGRATIONS.
-// Released engines do not advertise it yet (see the package documentation).
-func Check(ctx context.Context, mon *monitor.Monitor) error {
-	const what = "migrations: checking the engine"
-	if mon == nil {
-		return registration.Failed(callbacks.KindStateMigration, what, fmt.Errorf("%w: monitor", callbacks.ErrNilArgument))
-	}
-	if err := mon.Require(ctx, monitor.StateMigrations); err != nil {
-		return registration.Failed(callbacks.KindStateMigration, what, err)
-	}
-	return nil
 }
 
 func decodeResources(state []byte) ([]map[string]any, error) {

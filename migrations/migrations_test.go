@@ -280,9 +280,9 @@ func TestCallbackArguments(t *testing.T) {
 	assert.Equal(t, srv.Target(), cb.GetTarget())
 }
 
-// TestCheck runs the feature check against the simulated engine in each of
+// TestFeatureCheck runs the feature check against the simulated engine in each of
 // the states the real engine can be in.
-func TestCheck(t *testing.T) {
+func TestFeatureCheck(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
@@ -301,9 +301,8 @@ func TestCheck(t *testing.T) {
 			t.Cleanup(func() { _ = e.Close() })
 			mon, err := monitor.Dial(e.MonitorAddr(), wiretest.Listen(t))
 			require.NoError(t, err)
-			t.Cleanup(func() { _ = mon.Close() })
 
-			err = migrations.Check(t.Context(), mon)
+			err = mon.Require(t.Context(), monitor.StateMigrations)
 			if !tt.wantErr {
 				require.NoError(t, err)
 				return
@@ -312,10 +311,9 @@ func TestCheck(t *testing.T) {
 			assert.Contains(t, err.Error(), "STATE_MIGRATIONS")
 		})
 	}
-	assert.ErrorIs(t, migrations.Check(t.Context(), nil), callbacks.ErrNilArgument)
 }
 
-// TestRegistrationWithMigrations shows why Check comes first: an engine
+// TestRegistrationWithMigrations shows why the feature is asked for first: an engine
 // without the feature refuses the registration outright.
 func TestRegistrationWithMigrations(t *testing.T) {
 	t.Parallel()
@@ -335,7 +333,6 @@ func TestRegistrationWithMigrations(t *testing.T) {
 			t.Cleanup(func() { _ = e.Close() })
 			mon, err := monitor.Dial(e.MonitorAddr(), wiretest.Listen(t))
 			require.NoError(t, err)
-			t.Cleanup(func() { _ = mon.Close() })
 			srv := wiretest.Listen(t)
 
 			cb, err := srv.Register(context.Background(), migrations.Adapt(func(context.Context, *migrations.Args) (*migrations.Result, error) { return nil, nil }))

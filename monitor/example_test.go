@@ -23,7 +23,6 @@ func Example() {
 		log.Print(err) // not run by the Pulumi CLI
 		return
 	}
-	defer mon.Close()
 	if err := mon.Require(ctx, monitor.ResourceHooks); err != nil {
 		log.Fatal(err)
 	}

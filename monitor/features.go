@@ -24,7 +24,6 @@ const (
 	ErrorHooks          = pulumirpc.ResourceMonitorFeature_RESOURCE_MONITOR_FEATURE_ERROR_HOOKS
 	SendsOptionsToHooks = pulumirpc.ResourceMonitorFeature_RESOURCE_MONITOR_FEATURE_SENDS_OPTIONS_TO_HOOKS
 	StateMigrations     = pulumirpc.ResourceMonitorFeature_RESOURCE_MONITOR_FEATURE_STATE_MIGRATIONS
-	ByteString          = pulumirpc.ResourceMonitorFeature_RESOURCE_MONITOR_FEATURE_BYTE_STRING
 )
 
 // ErrMissingFeature is wrapped by the error [Monitor.Require] returns when
@@ -50,8 +49,10 @@ var legacyIDs = map[Feature]string{
 }
 
 // DeploymentInfo returns the engine's answer to GetDeploymentInfo, asked once
-// and cached (a failed call is not cached). Engines that predate the call
-// answer UNIMPLEMENTED; then it returns nil and no error.
+// and cached (a failed call is not cached): among others, whether the
+// deployment is a preview (GetDryRun). Engines that predate the call answer
+// UNIMPLEMENTED; then it returns nil and no error, and the getters of the
+// nil answer report false and "".
 func (m *Monitor) DeploymentInfo(ctx context.Context) (*pulumirpc.DeploymentInfo, error) {
 	m.infoMu.Lock()
 	defer m.infoMu.Unlock()
@@ -67,13 +68,6 @@ func (m *Monitor) DeploymentInfo(ctx context.Context) (*pulumirpc.DeploymentInfo
 	}
 	m.info, m.infoKnown = info, true
 	return info, nil
-}
-
-// DryRun reports whether the deployment is a preview. Engines without
-// GetDeploymentInfo cannot say; DryRun then reports false.
-func (m *Monitor) DryRun(ctx context.Context) (bool, error) {
-	info, err := m.DeploymentInfo(ctx)
-	return info.GetDryRun(), err
 }
 
 // Supports reports whether the engine has feature f: from GetDeploymentInfo
@@ -121,7 +115,7 @@ func (m *Monitor) Require(ctx context.Context, fs ...Feature) error {
 			return err
 		}
 		if !ok {
-			missing = append(missing, FeatureName(f))
+			missing = append(missing, featureName(f))
 		}
 	}
 	if len(missing) == 0 {
@@ -131,8 +125,8 @@ func (m *Monitor) Require(ctx context.Context, fs ...Feature) error {
 		ErrMissingFeature, strings.Join(missing, ", "))
 }
 
-// FeatureName returns a readable name such as "resource hooks (RESOURCE_HOOKS)".
-func FeatureName(f Feature) string {
+// featureName returns a readable name such as "resource hooks (RESOURCE_HOOKS)".
+func featureName(f Feature) string {
 	short := strings.TrimPrefix(f.String(), "RESOURCE_MONITOR_FEATURE_")
 	return fmt.Sprintf("%s (%s)", strings.ToLower(strings.ReplaceAll(short, "_", " ")), short)
 }

@@ -58,9 +58,8 @@ type Monitor struct {
 	done <-chan struct{} // closed when the deployment is over; nil for New
 }
 
-// ErrNoServer is wrapped by the error the constructors return when given a
-// nil server or client.
-var ErrNoServer = errors.New("monitor: nil callback server")
+// errNoServer is the error of a constructor given no server.
+var errNoServer = fmt.Errorf("%w: monitor: nil callback server", callbacks.ErrNilArgument)
 
 // New wraps an existing client, bound to srv. Monitors made with New keep
 // values of their own (see [Monitor.Value]); monitors made with [Dial] and
@@ -70,7 +69,7 @@ func New(client pulumirpc.ResourceMonitorClient, srv *callbacks.Server) (*Monito
 	case client == nil:
 		return nil, fmt.Errorf("%w: nil ResourceMonitor client", ErrNoMonitor)
 	case srv == nil:
-		return nil, ErrNoServer
+		return nil, errNoServer
 	}
 	return &Monitor{client: client, srv: srv, values: &values{}}, nil
 }
@@ -101,10 +100,10 @@ type deployment struct {
 // it out) with the engine's 400 MiB message limits, bound to srv. Every
 // Monitor dialled to one address shares its connection and its values (see
 // [Monitor.Value]) until the engine ends the deployment, which closes the connection
-// (see [Monitor.Done]); Close does not close it for the other monitors.
+// (see [Monitor.Done]).
 func Dial(addr string, srv *callbacks.Server) (*Monitor, error) {
 	if srv == nil {
-		return nil, ErrNoServer
+		return nil, errNoServer
 	}
 	if addr == "" {
 		return nil, fmt.Errorf("%w: empty address", ErrNoMonitor)
@@ -206,12 +205,6 @@ func (m *Monitor) Server() *callbacks.Server { return m.srv }
 
 // Client returns the underlying ResourceMonitor client.
 func (m *Monitor) Client() pulumirpc.ResourceMonitorClient { return m.client }
-
-// Close releases the monitor; it is safe to call more than once. The
-// connection of a dialled monitor belongs to its deployment, which every
-// Monitor dialled to the same address shares, and is closed when the engine
-// ends the deployment (see [Monitor.Done]), not by Close.
-func (m *Monitor) Close() error { return nil }
 
 // SignalAndWaitForShutdown tells the engine the program has registered
 // everything and blocks until the engine has run the remaining steps,

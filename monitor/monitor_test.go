@@ -75,12 +75,12 @@ func TestDeploymentInfoFailureIsNotCached(t *testing.T) {
 		return &pulumirpc.DeploymentInfo{DryRun: true}, nil
 	}}
 	m := monitortest.Serve(t, fake)
-	_, err := m.DryRun(context.Background())
+	_, err := m.DeploymentInfo(context.Background())
 	require.Error(t, err)
 	fail.Store(false)
-	dry, err := m.DryRun(context.Background())
+	info, err := m.DeploymentInfo(context.Background())
 	require.NoError(t, err)
-	assert.True(t, dry)
+	assert.True(t, info.GetDryRun())
 }
 
 func TestFromEnv(t *testing.T) {
@@ -91,7 +91,7 @@ func TestFromEnv(t *testing.T) {
 	_, err = monitor.FromEnv(srv)
 	require.ErrorIs(t, err, monitor.ErrNoMonitor)
 	_, err = monitor.Dial("127.0.0.1:1", nil)
-	require.ErrorIs(t, err, monitor.ErrNoServer)
+	require.ErrorIs(t, err, callbacks.ErrNilArgument)
 
 	addr := monitortest.Listen(t, &monitortest.Fake{DeploymentInfo: monitortest.CurrentPreview(monitor.Transforms)})
 	for name, open := range map[string]func() (*monitor.Monitor, error){
@@ -104,7 +104,6 @@ func TestFromEnv(t *testing.T) {
 		m, err := open()
 		require.NoError(t, err, name)
 		require.NoError(t, m.Require(context.Background(), monitor.Transforms), name)
-		require.NoError(t, m.Close(), name)
 	}
 }
 

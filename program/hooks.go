@@ -28,7 +28,7 @@ import (
 // other *pulumi.ResourceHook makes it fail on a nil pointer). Hooks gives
 // it hooks marked as registered, which they are: hooks.Register returns
 // once the engine has accepted the hook. For resources some other code
-// creates, bind with hooks.Attach instead (see [Descendants]). A [hooks.Name] for a hook registered
+// creates, bind with hooks.Attach instead (see [Descendants]). A [hooks.Named] hook registered
 // elsewhere is passed on as it is, and the engine resolves it when the step
 // runs.
 //
@@ -57,7 +57,7 @@ func resourceHooks(refs []hooks.Ref) []*pulumi.ResourceHook {
 		if r == nil {
 			continue
 		}
-		h := &pulumi.ResourceHook{Name: r.HookName()}
+		h := &pulumi.ResourceHook{Name: r.Name()}
 		markRegistered(reflect.ValueOf(h).Elem())
 		out = append(out, h)
 	}
@@ -70,7 +70,7 @@ func errorHooks(refs []hooks.Ref) []*pulumi.ErrorHook {
 		if r == nil {
 			continue
 		}
-		h := &pulumi.ErrorHook{Name: r.HookName()}
+		h := &pulumi.ErrorHook{Name: r.Name()}
 		markRegistered(reflect.ValueOf(h).Elem())
 		out = append(out, h)
 	}

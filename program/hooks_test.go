@@ -53,7 +53,7 @@ func TestHooksMarkTheSDKsHooksRegistered(t *testing.T) {
 			var r pulumi.CustomResourceState
 			return ctx.RegisterResource("test:index:Thing", "thing", nil, &r, program.Hooks(&hooks.Binding{
 				BeforeCreate: []hooks.Ref{audit},
-				AfterCreate:  []hooks.Ref{hooks.Name("audit")},
+				AfterCreate:  []hooks.Ref{hooks.Named("audit")},
 				OnError:      []hooks.Ref{retry},
 			}))
 		})

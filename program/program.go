@@ -63,9 +63,9 @@ import (
 	"github.com/langhost/callbacks/monitor"
 )
 
-// ShutdownTimeout bounds how long a deployment's callback server waits for
+// shutdownTimeout bounds how long a deployment's callback server waits for
 // calls in flight once the engine has ended the deployment.
-const ShutdownTimeout = 30 * time.Second
+const shutdownTimeout = 30 * time.Second
 
 // ErrNoEngine is wrapped by the error [Monitor] returns for a context with
 // no engine behind it: one made with pulumi.WithMocks, whose mock monitor
@@ -147,8 +147,7 @@ func (s *session) end(addr string) {
 		delete(sessions.m, addr)
 	}
 	sessions.Unlock()
-	_ = s.mon.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := s.srv.Shutdown(ctx); err != nil {
 		_ = s.srv.Close()

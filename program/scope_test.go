@@ -110,7 +110,7 @@ func TestDescendantsOfAnUnregisteredResource(t *testing.T) {
 				return err
 			}
 			err = hooks.Attach(ctx.Context(), mon, program.Descendants(&pulumi.ResourceState{}),
-				&hooks.Binding{BeforeCreate: []hooks.Ref{hooks.Name("audit")}})
+				&hooks.Binding{BeforeCreate: []hooks.Ref{hooks.Named("audit")}})
 			if err == nil {
 				return fmt.Errorf("attached to an unregistered resource")
 			}

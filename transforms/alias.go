@@ -1,8 +1,6 @@
 package transforms
 
 import (
-	"slices"
-
 	"github.com/langhost/callbacks/internal/wire/optconv"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -10,9 +8,9 @@ import (
 )
 
 // Conversions from the wire share the message's unknown fields and
-// conversions to the wire share the value's; use [CloneAliases] and
-// [CloneTimeouts] for copies that share nothing. Package hooks uses the same
-// types for the options in hook requests.
+// conversions to the wire share the value's; cloneAliases and cloneTimeouts
+// make copies that share nothing. Package hooks uses the same types for the
+// options in hook requests.
 
 // Alias is one earlier identity of a resource (the aliases option): either a
 // URN or an [AliasSpec]. Aliases decoded from the wire remember the
@@ -80,8 +78,8 @@ type CustomTimeouts struct {
 	unknown protoreflect.RawFields
 }
 
-// AliasesFromProto converts the wire form of aliases; none gives nil.
-func AliasesFromProto(in []*pulumirpc.Alias) []Alias {
+// aliasesFromProto converts the wire form of aliases; none gives nil.
+func aliasesFromProto(in []*pulumirpc.Alias) []Alias {
 	if len(in) == 0 {
 		return nil
 	}
@@ -122,8 +120,8 @@ func aliasFromProto(pb *pulumirpc.Alias) Alias {
 	return a
 }
 
-// AliasesToProto converts aliases to their wire form; none gives nil.
-func AliasesToProto(in []Alias) []*pulumirpc.Alias {
+// aliasesToProto converts aliases to their wire form; none gives nil.
+func aliasesToProto(in []Alias) []*pulumirpc.Alias {
 	if len(in) == 0 {
 		return nil
 	}
@@ -159,26 +157,8 @@ func (a *Alias) toProto() *pulumirpc.Alias {
 	return pb
 }
 
-// CloneAliases returns a deep copy of in; nil stays nil.
-func CloneAliases(in []Alias) []Alias {
-	if in == nil {
-		return nil
-	}
-	out := make([]Alias, len(in))
-	for i, a := range in {
-		a.unknown = slices.Clone(a.unknown)
-		if a.Spec != nil {
-			s := *a.Spec
-			s.unknown = slices.Clone(s.unknown)
-			a.Spec = &s
-		}
-		out[i] = a
-	}
-	return out
-}
-
-// TimeoutsFromProto converts the wire form of custom timeouts; nil gives nil.
-func TimeoutsFromProto(ct *pulumirpc.RegisterResourceRequest_CustomTimeouts) *CustomTimeouts {
+// timeoutsFromProto converts the wire form of custom timeouts; nil gives nil.
+func timeoutsFromProto(ct *pulumirpc.RegisterResourceRequest_CustomTimeouts) *CustomTimeouts {
 	if ct == nil {
 		return nil
 	}
@@ -188,8 +168,8 @@ func TimeoutsFromProto(ct *pulumirpc.RegisterResourceRequest_CustomTimeouts) *Cu
 	}
 }
 
-// TimeoutsToProto converts custom timeouts to their wire form; nil gives nil.
-func TimeoutsToProto(ct *CustomTimeouts) *pulumirpc.RegisterResourceRequest_CustomTimeouts {
+// timeoutsToProto converts custom timeouts to their wire form; nil gives nil.
+func timeoutsToProto(ct *CustomTimeouts) *pulumirpc.RegisterResourceRequest_CustomTimeouts {
 	if ct == nil {
 		return nil
 	}
@@ -198,14 +178,4 @@ func TimeoutsToProto(ct *CustomTimeouts) *pulumirpc.RegisterResourceRequest_Cust
 	}
 	optconv.SetUnknown(pb, ct.unknown)
 	return pb
-}
-
-// CloneTimeouts returns a copy of ct; nil stays nil.
-func CloneTimeouts(ct *CustomTimeouts) *CustomTimeouts {
-	if ct == nil {
-		return nil
-	}
-	c := *ct
-	c.unknown = slices.Clone(ct.unknown)
-	return &c
 }

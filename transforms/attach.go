@@ -44,7 +44,7 @@ func Attach(ctx context.Context, mon *monitor.Monitor, scope Scope, fn Func) err
 		return registration.Failed(callbacks.KindResourceTransform, what, err)
 	}
 	if err := attached(mon).add(ctx, scope, fn, registration.Site()); err != nil {
-		return registration.Failed(callbacks.KindResourceTransform, fmt.Sprintf("%s to %s", what, scope), err)
+		return registration.Failed(callbacks.KindResourceTransform, fmt.Sprintf("%s to %s", what, scope.describe()), err)
 	}
 	return nil
 }
@@ -292,7 +292,7 @@ func (a *attachments) match(args *Args) ([]*binding, []report) {
 			}
 			if err != nil {
 				reports = append(reports, report{msg: fmt.Sprintf(
-					"the binding attached at %s to %s can never match a resource, and is dropped: %v", b.site, b.scope, err)})
+					"the binding attached at %s to %s can never match a resource, and is dropped: %v", b.site, b.scope.describe(), err)})
 			}
 		}
 		clear(a.pending[len(still):])

@@ -291,25 +291,3 @@ func TestAttachBadArguments(t *testing.T) {
 	require.ErrorIs(t, transforms.Attach(t.Context(), nil, transforms.Matching(nil), label("x")), callbacks.ErrNilArgument)
 	require.ErrorIs(t, transforms.Attach(t.Context(), mon, transforms.Matching(nil), nil), callbacks.ErrNilFunc)
 }
-
-func TestAddHooks(t *testing.T) {
-	t.Parallel()
-	names := func(ns ...string) []transforms.HookRef {
-		out := make([]transforms.HookRef, len(ns))
-		for i, n := range ns {
-			out[i] = transforms.HookName(n)
-		}
-		return out
-	}
-	var nilOpts *transforms.ResourceOptions
-	assert.False(t, nilOpts.AddHooks(&transforms.HooksBinding{BeforeCreate: names("a")}))
-	assert.False(t, (&transforms.ResourceOptions{}).AddHooks(nil))
-	assert.False(t, (&transforms.ResourceOptions{}).AddHooks(&transforms.HooksBinding{}))
-
-	backing := names("a", "untouched")
-	o := &transforms.ResourceOptions{Hooks: &transforms.HooksBinding{BeforeCreate: backing[:1]}}
-	require.True(t, o.AddHooks(&transforms.HooksBinding{BeforeCreate: names("b"), OnError: names("e")}))
-	assert.Equal(t, map[string][]string{"BeforeCreate": {"a", "b"}, "OnError": {"e"}}, o.Hooks.Names())
-	assert.Equal(t, names("a", "untouched"), backing, "a slice shared with the request is never written")
-	assert.False(t, o.AddHooks(&transforms.HooksBinding{BeforeCreate: names("a", "b")}), "binding twice changes nothing")
-}

@@ -7,7 +7,6 @@ import (
 	"github.com/langhost/callbacks/transforms"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func TestBindingProto(t *testing.T) {
@@ -49,34 +48,6 @@ func TestBindingProto(t *testing.T) {
 			}
 			wiretest.RequireProtoEqual(t, tt.want, got)
 			wiretest.RequireProtoEqual(t, tt.want, transforms.HooksFromProto(got).ToProto())
-		})
-	}
-}
-
-func TestBindingValidate(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name    string
-		b       *transforms.HooksBinding
-		wantErr []string
-	}{
-		{"nil", nil, nil},
-		{"names", &transforms.HooksBinding{BeforeCreate: []transforms.HookRef{transforms.HookName("a")}, OnError: []transforms.HookRef{transforms.HookName("b")}}, nil},
-		{"empty-name", &transforms.HooksBinding{AfterDelete: []transforms.HookRef{transforms.HookName("")}}, []string{"AfterDelete[0]", "no name"}},
-		{"nil-ref", &transforms.HooksBinding{BeforeUpdate: []transforms.HookRef{transforms.HookName("a"), nil}}, []string{"BeforeUpdate[1]", "no name"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			err := tt.b.Validate()
-			if tt.wantErr == nil {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			for _, w := range tt.wantErr {
-				assert.Contains(t, err.Error(), w)
-			}
 		})
 	}
 }

@@ -5,8 +5,8 @@
 // A transform is a [Func]. It receives [Args] (type, name, parent, computed
 // URN, properties and every option) and returns a [Result], or nil for "no
 // change". Register it for one resource and its children with [Callback], or
-// for every later resource of the stack with [RegisterStack]; [Adapt] turns
-// it into a [callbacks.Func] for registering by hand.
+// for every later resource of the stack with [RegisterStack]. A test calls
+// a Func directly, with Args it builds (see [Args.SetProperties]).
 //
 // # Attaching to a scope
 //

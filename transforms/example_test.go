@@ -11,20 +11,27 @@ import (
 	"github.com/langhost/callbacks/transforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// A transform that protects every bucket and keeps all its other options.
-// In a program, pass the Callback in RegisterResourceRequest.transforms, or
-// use RegisterStack to apply the transform to the whole stack; here the
-// engine's call is played by hand.
+// A transform that protects every bucket and keeps all its other options,
+// registered for the whole stack. The engine here is the simulator; a
+// program gets its monitor from program.Monitor.
 func Example() {
+	ctx := context.Background()
+	engine, err := enginetest.Start(enginetest.WithProject("site"), enginetest.WithStack("dev"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer engine.Close()
 	srv, err := callbacks.Listen()
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
 	defer srv.Close()
+	mon, err := monitor.Dial(engine.MonitorAddr(), srv)
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	protectBuckets := func(_ context.Context, args *transforms.Args) (*transforms.Result, error) {
 		if args.Type != "aws:s3/bucket:Bucket" {
@@ -34,65 +41,31 @@ func Example() {
 			o.Protect = new(true)
 		}), nil
 	}
-	cb, err := srv.Register(context.Background(), transforms.Adapt(protectBuckets), callbacks.Name("protect-buckets"))
-	if err != nil {
-		panic(err)
+	if _, err := transforms.RegisterStack(ctx, mon, protectBuckets, callbacks.Name("protect-buckets")); err != nil {
+		log.Fatal(err)
 	}
-
-	// What the engine sends when it registers a bucket.
-	req, _ := proto.Marshal(&pulumirpc.TransformRequest{
-		Type:       "aws:s3/bucket:Bucket",
-		Name:       "logs",
-		Custom:     true,
-		Parent:     "urn:pulumi:dev::site::pulumi:pulumi:Stack::site-dev",
-		Properties: &structpb.Struct{Fields: map[string]*structpb.Value{"acl": structpb.NewStringValue("private")}},
-		Options: &pulumirpc.TransformResourceOptions{
-			IgnoreChanges: []string{"tags"},
-			HideDiff:      []string{"policy"},
-		},
+	_, err = mon.Client().RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
+		Type: "aws:s3/bucket:Bucket", Name: "logs", Custom: true, IgnoreChanges: []string{"tags"},
 	})
-	out, err := srv.Registry().Invoke(context.Background(), cb.Token, req)
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
-	var res pulumirpc.TransformResponse
-	if err := proto.Unmarshal(out, &res); err != nil {
-		panic(err)
+	if err := mon.Finish(ctx); err != nil {
+		log.Fatal(err)
 	}
-	fmt.Println("properties unchanged:", res.Properties == nil)
-	fmt.Println("protect:", res.Options.GetProtect())
-	fmt.Println("ignore changes:", res.Options.GetIgnoreChanges())
-	fmt.Println("hide diff:", res.Options.GetHideDiff())
+	res, err := engine.Wait(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, r := range res.State.Resources {
+		if r.Type == "aws:s3/bucket:Bucket" {
+			fmt.Println("protect:", r.Protect)
+			fmt.Println("ignore changes:", r.IgnoreChanges)
+		}
+	}
 	// Output:
-	// properties unchanged: true
 	// protect: true
 	// ignore changes: [tags]
-	// hide diff: [policy]
-}
-
-// Building the response directly, without a server.
-func ExampleEncodeResult() {
-	args, err := transforms.DecodeRequest(&pulumirpc.TransformRequest{
-		Type:   "random:index/randomId:RandomId",
-		Name:   "id",
-		Parent: "urn:pulumi:dev::site::my:app:Site::www",
-	})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(args.URN)
-
-	res := args.WithProperties(func(m resource.PropertyMap) {
-		m["byteLength"] = resource.NewProperty(8.0)
-	})
-	msg, err := transforms.EncodeResult(res, true)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(msg.Properties.Fields["byteLength"].GetNumberValue(), msg.Options == nil)
-	// Output:
-	// urn:pulumi:dev::site::my:app:Site$random:index/randomId:RandomId::id
-	// 8 true
 }
 
 // Testing a transform without an engine or a server: build the Args by
@@ -139,7 +112,6 @@ func ExampleAttach() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer mon.Close()
 
 	for _, team := range []string{"payments", "search"} {
 		comp, err := mon.Client().RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{Type: "teams:index:Team", Name: team})

@@ -2,8 +2,6 @@ package transforms
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/langhost/callbacks/internal/wire/optconv"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -71,7 +69,7 @@ type ResourceOptions struct {
 	// (plugin_checksums).
 	PluginChecksums map[string][]byte
 	// Hooks binds resource hooks (hooks); nil means none. The engine gets
-	// the hooks' names. [ResourceOptions.AddHooks] adds to it.
+	// the hooks' names.
 	Hooks *HooksBinding
 	// Import is the ID of an existing resource to import (import).
 	Import resource.ID
@@ -93,10 +91,10 @@ type ResourceOptions struct {
 // not convert.
 const replacementTriggerKey = "replacementTrigger"
 
-// OptionsFromProto converts the wire form of resource options. A nil message
+// optionsFromProto converts the wire form of resource options. A nil message
 // converts to empty options. The result shares the message's slices and maps;
 // it fails only when the replacement trigger is not a valid property value.
-func OptionsFromProto(pb *pulumirpc.TransformResourceOptions) (*ResourceOptions, error) {
+func optionsFromProto(pb *pulumirpc.TransformResourceOptions) (*ResourceOptions, error) {
 	o := &ResourceOptions{}
 	if pb == nil {
 		return o, nil
@@ -106,9 +104,9 @@ func OptionsFromProto(pb *pulumirpc.TransformResourceOptions) (*ResourceOptions,
 	o.IgnoreChanges = pb.GetIgnoreChanges()
 	o.ReplaceOnChanges = pb.GetReplaceOnChanges()
 	o.Version = pb.GetVersion()
-	o.Aliases = AliasesFromProto(pb.GetAliases())
+	o.Aliases = aliasesFromProto(pb.GetAliases())
 	o.Provider = pb.GetProvider()
-	o.CustomTimeouts = TimeoutsFromProto(pb.GetCustomTimeouts())
+	o.CustomTimeouts = timeoutsFromProto(pb.GetCustomTimeouts())
 	o.PluginDownloadURL = pb.GetPluginDownloadUrl()
 	o.RetainOnDelete = pb.RetainOnDelete
 	o.DeletedWith = resource.URN(pb.GetDeletedWith())
@@ -116,7 +114,7 @@ func OptionsFromProto(pb *pulumirpc.TransformResourceOptions) (*ResourceOptions,
 	o.AdditionalSecretOutputs = pb.GetAdditionalSecretOutputs()
 	o.Providers = pb.GetProviders()
 	o.PluginChecksums = pb.GetPluginChecksums()
-	o.Hooks = HooksFromProto(pb.GetHooks())
+	o.Hooks = bindingFromProto(pb.GetHooks())
 	o.Import = resource.ID(pb.GetImport())
 	o.HideDiff = pb.GetHideDiff()
 	o.ReplaceWith = optconv.Strings[resource.URN](pb.GetReplaceWith())
@@ -131,11 +129,11 @@ func OptionsFromProto(pb *pulumirpc.TransformResourceOptions) (*ResourceOptions,
 	return o, nil
 }
 
-// ToProto converts the options to their wire form. A nil receiver converts to
+// toProto converts the options to their wire form. A nil receiver converts to
 // nil. The message shares the options' slices and maps. It fails only when
 // the replacement trigger holds a string that is not valid UTF-8 and
 // acceptsByteStrings is false (see [callbacks.AcceptsByteStrings]).
-func (o *ResourceOptions) ToProto(acceptsByteStrings bool) (*pulumirpc.TransformResourceOptions, error) {
+func (o *ResourceOptions) toProto(acceptsByteStrings bool) (*pulumirpc.TransformResourceOptions, error) {
 	if o == nil {
 		return nil, nil
 	}
@@ -145,9 +143,9 @@ func (o *ResourceOptions) ToProto(acceptsByteStrings bool) (*pulumirpc.Transform
 		IgnoreChanges:           o.IgnoreChanges,
 		ReplaceOnChanges:        o.ReplaceOnChanges,
 		Version:                 o.Version,
-		Aliases:                 AliasesToProto(o.Aliases),
+		Aliases:                 aliasesToProto(o.Aliases),
 		Provider:                o.Provider,
-		CustomTimeouts:          TimeoutsToProto(o.CustomTimeouts),
+		CustomTimeouts:          timeoutsToProto(o.CustomTimeouts),
 		PluginDownloadUrl:       o.PluginDownloadURL,
 		RetainOnDelete:          o.RetainOnDelete,
 		DeletedWith:             string(o.DeletedWith),
@@ -159,7 +157,7 @@ func (o *ResourceOptions) ToProto(acceptsByteStrings bool) (*pulumirpc.Transform
 		HideDiff:                o.HideDiff,
 		ReplaceWith:             optconv.Strings[string](o.ReplaceWith),
 	}
-	pb.Hooks = o.Hooks.ToProto()
+	pb.Hooks = o.Hooks.toProto()
 	if o.ReplacementTrigger != nil {
 		v, err := optconv.ValueToProto(replacementTriggerKey, *o.ReplacementTrigger, acceptsByteStrings)
 		if err != nil {
@@ -169,39 +167,4 @@ func (o *ResourceOptions) ToProto(acceptsByteStrings bool) (*pulumirpc.Transform
 	}
 	optconv.SetUnknown(pb, o.unknown)
 	return pb, nil
-}
-
-// Clone returns a deep copy of the options, so that one copy can be changed
-// without affecting the other. The replacement trigger's value is copied
-// shallowly: property values are treated as immutable.
-func (o *ResourceOptions) Clone() *ResourceOptions {
-	if o == nil {
-		return nil
-	}
-	c := *o
-	c.DependsOn = slices.Clone(o.DependsOn)
-	c.Protect = optconv.CloneBool(o.Protect)
-	c.IgnoreChanges = slices.Clone(o.IgnoreChanges)
-	c.ReplaceOnChanges = slices.Clone(o.ReplaceOnChanges)
-	c.Aliases = CloneAliases(o.Aliases)
-	c.CustomTimeouts = CloneTimeouts(o.CustomTimeouts)
-	c.RetainOnDelete = optconv.CloneBool(o.RetainOnDelete)
-	c.DeleteBeforeReplace = optconv.CloneBool(o.DeleteBeforeReplace)
-	c.AdditionalSecretOutputs = slices.Clone(o.AdditionalSecretOutputs)
-	c.Providers = maps.Clone(o.Providers)
-	if o.PluginChecksums != nil {
-		c.PluginChecksums = make(map[string][]byte, len(o.PluginChecksums))
-		for k, v := range o.PluginChecksums {
-			c.PluginChecksums[k] = slices.Clone(v)
-		}
-	}
-	c.Hooks = o.Hooks.Clone()
-	c.HideDiff = slices.Clone(o.HideDiff)
-	c.ReplaceWith = slices.Clone(o.ReplaceWith)
-	if o.ReplacementTrigger != nil {
-		t := *o.ReplacementTrigger
-		c.ReplacementTrigger = &t
-	}
-	c.unknown = slices.Clone(o.unknown)
-	return &c
 }

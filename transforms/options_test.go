@@ -360,31 +360,10 @@ func TestChangeOneOptionKeepsOthers(t *testing.T) {
 	}
 }
 
-func TestClone(t *testing.T) {
+// A nil ResourceOptions converts to a nil message.
+func TestNilOptions(t *testing.T) {
 	t.Parallel()
-	orig, err := transforms.OptionsFromProto(fullOptions())
-	require.NoError(t, err)
-	c := orig.Clone()
-	// Mutate every reference-typed field of the clone.
-	*c.Protect = true
-	c.DependsOn[0] = "x"
-	c.IgnoreChanges[0] = "x"
-	c.Aliases[1].Spec.Name = "x"
-	c.CustomTimeouts.Create = "x"
-	*c.RetainOnDelete = false
-	c.Providers["aws"] = "x"
-	c.PluginChecksums["linux-amd64"][0] = 9
-	c.Hooks.OnError[0] = transforms.HookName("x")
-	c.HideDiff[0] = "x"
-	c.ReplaceWith[0] = "x"
-	*c.ReplacementTrigger = resource.NewProperty("x")
-
-	got, err := orig.ToProto(true)
-	require.NoError(t, err)
-	wiretest.RequireProtoEqual(t, fullOptions(), got)
-
 	var nilOpts *transforms.ResourceOptions
-	assert.Nil(t, nilOpts.Clone())
 	pb, err := nilOpts.ToProto(true)
 	require.NoError(t, err)
 	assert.Nil(t, pb)

@@ -12,7 +12,7 @@ import (
 // Most resource options the engine sends are strings, lists of strings,
 // booleans, custom timeouts and string maps. Those are read and written
 // straight from and to the wire here, as proto.Unmarshal followed by
-// OptionsFromProto and proto.Marshal of ToProto do (the tests hold both to
+// optionsFromProto and proto.Marshal of toProto do (the tests hold both to
 // the protobuf runtime). Everything else — aliases, hooks, a replacement
 // trigger, fields of newer engines, and any encoding that is not plainly
 // valid — goes through the protobuf runtime as before, so that what it

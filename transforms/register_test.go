@@ -29,7 +29,7 @@ func TestRegisterStack(t *testing.T) {
 	}{
 		{
 			name:    "success",
-			mon:     &monitortest.Fake{DeploymentInfo: monitortest.CurrentPreview(monitor.Transforms, monitor.ByteString), RegisterStackTransform: ok},
+			mon:     &monitortest.Fake{DeploymentInfo: monitortest.CurrentPreview(monitor.Transforms, pulumirpc.ResourceMonitorFeature_RESOURCE_MONITOR_FEATURE_BYTE_STRING), RegisterStackTransform: ok},
 			wantRPC: 1,
 		},
 		{

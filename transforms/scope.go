@@ -89,8 +89,8 @@ func (s Scope) Where(sel Selector) Scope {
 	return s
 }
 
-// String describes the scope, as messages about bindings name it.
-func (s Scope) String() string {
+// describe names the scope, as messages about bindings do.
+func (s Scope) describe() string {
 	switch {
 	case s.everywhere && s.sel == nil:
 		return "every resource"

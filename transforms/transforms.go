@@ -6,15 +6,14 @@ import (
 	"strings"
 
 	"github.com/langhost/callbacks"
-	wirepayload "github.com/langhost/callbacks/internal/wire/payload"
 	"github.com/langhost/callbacks/internal/registration"
+	wirepayload "github.com/langhost/callbacks/internal/wire/payload"
 	"github.com/langhost/callbacks/internal/wire/wireprops"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/urn"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-	"google.golang.org/protobuf/proto"
 )
 
 // Args describes the resource being transformed. The function owns it for
@@ -147,18 +146,6 @@ func (a *Args) WithProperties(edit func(resource.PropertyMap)) *Result {
 // that error's message.
 type Func func(ctx context.Context, args *Args) (*Result, error)
 
-// DecodeRequest converts a transform request into [Args]. It runs the
-// decoder the adapter runs on the engine's payload (on the message's
-// encoding), so it accepts and refuses exactly what a registered transform
-// does; the properties are decoded when [Args.Properties] is first called.
-func DecodeRequest(req *pulumirpc.TransformRequest) (*Args, error) {
-	b, err := proto.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	return decodePayload(b, true) // b is this call's own encoding
-}
-
 // childURN computes the URN the engine gives a resource of type typ and
 // name under parent, or "" when parent is not a valid URN. It takes the
 // parent's stack, project and qualified type as the URN's own methods do
@@ -173,37 +160,6 @@ func childURN(parent resource.URN, typ, name string) resource.URN {
 	project, rest, _ := strings.Cut(rest, urn.NameDelimiter)
 	qualifiedType, _, _ := strings.Cut(rest, urn.NameDelimiter)
 	return resource.NewURN(tokens.QName(stack), tokens.PackageName(project), tokens.Type(qualifiedType), tokens.Type(typ), name)
-}
-
-// EncodeResult converts a result into a transform response, with the
-// encoder the adapter runs. A nil result gives an empty response, which the
-// engine reads as "no change". Strings in the result that are not valid
-// UTF-8 are sent as byte strings if acceptsByteStrings is set and are an
-// error otherwise.
-func EncodeResult(res *Result, acceptsByteStrings bool) (*pulumirpc.TransformResponse, error) {
-	out := &pulumirpc.TransformResponse{}
-	if res == nil {
-		return out, nil
-	}
-	b, err := encodePayload(res, acceptsByteStrings, nil, nil, false)
-	if err != nil {
-		return nil, err
-	}
-	if err := proto.Unmarshal(b, out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// Adapt turns fn into a [callbacks.Func], for registering it by hand with a
-// [callbacks.Registry] or [callbacks.Server]. Results are encoded with the
-// registration's byte-string choice (the [callbacks.AcceptsByteStrings]
-// option, true by default), so the two can never disagree.
-func Adapt(fn Func) callbacks.Func {
-	if fn == nil {
-		return callbacks.ResourceTransform(nil)
-	}
-	return newFunc(fn, false)
 }
 
 // newFunc builds the callbacks.Func the engine calls for fn. dryRun is what
@@ -293,11 +249,11 @@ func Callback(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...callba
 	if err := registration.Check(mon, fn == nil); err != nil {
 		return nil, registration.Failed(callbacks.KindResourceTransform, what, err)
 	}
-	dryRun, err := mon.DryRun(ctx)
+	info, err := mon.DeploymentInfo(ctx)
 	if err != nil {
 		return nil, registration.Failed(callbacks.KindResourceTransform, what, err)
 	}
-	cb, err := mon.Server().Register(ctx, newFunc(fn, dryRun), opts...)
+	cb, err := mon.Server().Register(ctx, newFunc(fn, info.GetDryRun()), opts...)
 	if err != nil {
 		return nil, registration.Failed(callbacks.KindResourceTransform, what, err)
 	}
@@ -323,7 +279,7 @@ func RegisterStack(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...c
 		return nil, err
 	}
 	if _, err := mon.Client().RegisterStackTransform(ctx, cb); err != nil {
-		mon.Server().Unregister(cb.GetToken())
+		mon.Server().Registry().Unregister(cb.GetToken())
 		return nil, registration.Failed(callbacks.KindResourceTransform, what+": RegisterStackTransform", err)
 	}
 	return cb, nil

@@ -85,7 +85,7 @@ func decodeOptionsProto(opts []byte, haveOpts bool) (*ResourceOptions, error) {
 			return nil, errors.New("options: not a valid TransformResourceOptions encoding")
 		}
 	}
-	o, err := OptionsFromProto(pb)
+	o, err := optionsFromProto(pb)
 	if err != nil {
 		return nil, wrapError("options", err)
 	}
@@ -197,7 +197,7 @@ func encodePayload(res *Result, acceptsByteStrings bool, req *Args, payload []by
 //
 //go:noinline
 func encodeOptionsProto(o *ResourceOptions, acceptsByteStrings bool) ([]byte, error) {
-	pb, err := o.ToProto(acceptsByteStrings)
+	pb, err := o.toProto(acceptsByteStrings)
 	if err != nil {
 		return nil, err
 	}

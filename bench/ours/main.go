@@ -9,9 +9,10 @@
 // then blocks in SignalAndWaitForShutdown until the benchmark is over, or
 // until SIGINT or SIGTERM, and shuts the server down.
 //
-// Without PULUMI_MONITOR it registers the transform with the server alone,
-// prints "ADDR TOKEN" on stdout (for the harness's OURS_ADDR) and serves
-// until SIGINT or SIGTERM.
+// Without PULUMI_MONITOR it registers the transform with the server alone
+// (transforms.Callback, with a monitor that no engine is behind), prints
+// "ADDR TOKEN" on stdout (for the harness's OURS_ADDR) and serves until
+// SIGINT or SIGTERM.
 //
 // With -unread the transform returns args.Result() without reading the
 // properties, so they are checked and sent back as received: what a
@@ -32,6 +33,12 @@ import (
 	"syscall"
 	"time"
 
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
+
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/transforms"
@@ -42,6 +49,18 @@ import (
 // would, so that the response is encoded in full.
 func identity(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
 	return &transforms.Result{Properties: a.Properties(), Options: a.Options}, nil
+}
+
+// noEngine is the ResourceMonitor client of a server that no engine is
+// behind: it answers GetDeploymentInfo as an engine that predates the call
+// does, which a registration that talks to no engine asks, and nothing
+// else.
+type noEngine struct {
+	pulumirpc.ResourceMonitorClient
+}
+
+func (noEngine) GetDeploymentInfo(context.Context, *emptypb.Empty, ...grpc.CallOption) (*pulumirpc.DeploymentInfo, error) {
+	return nil, status.Error(codes.Unimplemented, "no engine")
 }
 
 // unread sends the properties back without reading them.
@@ -95,7 +114,11 @@ func run(fn transforms.Func) error {
 	defer srv.Close()
 
 	if os.Getenv(monitor.EnvMonitor) == "" {
-		cb, err := srv.Register(ctx, transforms.Adapt(fn), callbacks.Name("identity"))
+		mon, err := monitor.New(noEngine{}, srv)
+		if err != nil {
+			return err
+		}
+		cb, err := transforms.Callback(ctx, mon, fn, callbacks.Name("identity"))
 		if err != nil {
 			return err
 		}
@@ -108,7 +131,6 @@ func run(fn transforms.Func) error {
 	if err != nil {
 		return err
 	}
-	defer mon.Close()
 	if _, err := transforms.RegisterStack(ctx, mon, fn, callbacks.Name("identity")); err != nil {
 		return err
 	}

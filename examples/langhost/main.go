@@ -78,7 +78,6 @@ func deploy(ctx context.Context, opts ...callbacks.ServerOption) error {
 	if err != nil {
 		return err
 	}
-	defer mon.Close()
 	// Nothing is registered with an engine that would ignore it.
 	if err := mon.Require(ctx, monitor.Transforms, monitor.ResourceHooks); err != nil {
 		return err

@@ -4,11 +4,11 @@ import (
 	"context"
 	"testing"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks/enginetest"
 	"github.com/langhost/callbacks/hooks"
@@ -50,7 +50,7 @@ func hookCalls(t *testing.T, engine *enginetest.Engine, name string) (called []*
 			skipped++
 			continue
 		}
-		args, err := hooks.DecodeRequest(ev.Request.(*pulumirpc.ResourceHookRequest))
+		args, err := hooks.NewArgs(ev.Request.(*pulumirpc.ResourceHookRequest))
 		require.NoError(t, err)
 		called = append(called, args)
 	}
@@ -120,11 +120,14 @@ func TestAPreviewRunsOnlyTheHookMarkedOnDryRun(t *testing.T) {
 	assert.Equal(t, Owner, tagsOf(t, engine, res, petType, "app-name")["owner"])
 }
 
-// The functions are plain Go, so they can also be tested without an engine.
+// The functions are plain Go, so they can also be tested without an engine,
+// with Args built from the request the engine would send.
 func TestCheckOwnerRefusesAResourceWithoutOwner(t *testing.T) {
-	args := &hooks.Args{Name: "stray", Type: petType}
-	args.SetNewInputs(resource.PropertyMap{"length": resource.NewProperty(2.0)})
-	err := CheckOwner(context.Background(), args)
+	inputs, err := structpb.NewStruct(map[string]any{"length": 2})
+	require.NoError(t, err)
+	args, err := hooks.NewArgs(&pulumirpc.ResourceHookRequest{Name: "stray", Type: petType, NewInputs: inputs})
+	require.NoError(t, err)
+	err = CheckOwner(context.Background(), args)
 	assert.EqualError(t, err, "stray has no keepers, so no owner tag")
 }
 

@@ -39,8 +39,7 @@ func Failed(k callbacks.Kind, what string, err error) error {
 	case isErr && ce != nil:
 		code = ce.Code
 	case errors.Is(err, callbacks.ErrNilArgument), errors.Is(err, callbacks.ErrNilFunc),
-		errors.Is(err, callbacks.ErrInvalidOption), errors.Is(err, monitor.ErrNoServer),
-		errors.Is(err, monitor.ErrNoMonitor):
+		errors.Is(err, callbacks.ErrInvalidOption), errors.Is(err, monitor.ErrNoMonitor):
 		code = codes.InvalidArgument
 	case errors.Is(err, monitor.ErrMissingFeature):
 		code = codes.FailedPrecondition

@@ -136,14 +136,14 @@ func TestEngines(t *testing.T) {
 	current := monitortest.Serve(t, &monitortest.Fake{DeploymentInfo: monitortest.CurrentEngine(monitor.Transforms)})
 	require.NoError(t, current.Require(ctx, monitor.Transforms))
 	assert.ErrorIs(t, current.Require(ctx, monitor.ResourceHooks), monitor.ErrMissingFeature)
-	dry, err := current.DryRun(ctx)
+	info, err := current.DeploymentInfo(ctx)
 	require.NoError(t, err)
-	assert.False(t, dry)
+	assert.False(t, info.GetDryRun())
 
 	preview := monitortest.Serve(t, &monitortest.Fake{DeploymentInfo: monitortest.CurrentPreview()})
-	dry, err = preview.DryRun(ctx)
+	info, err = preview.DeploymentInfo(ctx)
 	require.NoError(t, err)
-	assert.True(t, dry)
+	assert.True(t, info.GetDryRun())
 
 	fake := &monitortest.Fake{SupportsFeature: monitortest.OldEngine("transforms")}
 	old := monitortest.Serve(t, fake)
@@ -162,7 +162,6 @@ func TestListen(t *testing.T) {
 	defer srv.Close()
 	mon, err := monitor.Dial(monitortest.Listen(t, fake), srv)
 	require.NoError(t, err)
-	defer mon.Close()
 	require.NoError(t, mon.Require(t.Context(), monitor.ResourceHooks))
 	assert.Equal(t, 1, fake.Count("GetDeploymentInfo"))
 }

@@ -37,7 +37,6 @@ func run(ctx context.Context) error {
 		_ = srv.Close()
 		return err
 	}
-	defer mon.Close()
 	// Identity callbacks: the transforms decode what they get and send it
 	// back (properties and every option), the hooks succeed, and the error
 	// hook declines to retry.

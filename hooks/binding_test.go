@@ -1,0 +1,61 @@
+package hooks_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/transforms"
+)
+
+func TestAddHooks(t *testing.T) {
+	t.Parallel()
+	names := func(ns ...string) []hooks.Ref {
+		out := make([]hooks.Ref, len(ns))
+		for i, n := range ns {
+			out[i] = hooks.Named(n)
+		}
+		return out
+	}
+	var nilOpts *transforms.ResourceOptions
+	assert.False(t, hooks.AddHooks(nilOpts, &hooks.Binding{BeforeCreate: names("a")}))
+	assert.False(t, hooks.AddHooks(&transforms.ResourceOptions{}, nil))
+	assert.False(t, hooks.AddHooks(&transforms.ResourceOptions{}, &hooks.Binding{}))
+
+	backing := names("a", "untouched")
+	o := &transforms.ResourceOptions{Hooks: &hooks.Binding{BeforeCreate: backing[:1]}}
+	require.True(t, hooks.AddHooks(o, &hooks.Binding{BeforeCreate: names("b"), OnError: names("e")}))
+	assert.Equal(t, map[string][]string{"BeforeCreate": {"a", "b"}, "OnError": {"e"}}, hooks.BindingNames(o.Hooks))
+	assert.Equal(t, names("a", "untouched"), backing, "a slice shared with the request is never written")
+	assert.False(t, hooks.AddHooks(o, &hooks.Binding{BeforeCreate: names("a", "b")}), "binding twice changes nothing")
+}
+
+func TestBindingValidate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		b       *hooks.Binding
+		wantErr []string
+	}{
+		{"nil", nil, nil},
+		{"names", &hooks.Binding{BeforeCreate: []hooks.Ref{hooks.Named("a")}, OnError: []hooks.Ref{hooks.Named("b")}}, nil},
+		{"empty-name", &hooks.Binding{AfterDelete: []hooks.Ref{hooks.Named("")}}, []string{"AfterDelete[0]", "no name"}},
+		{"nil-ref", &hooks.Binding{BeforeUpdate: []hooks.Ref{hooks.Named("a"), nil}}, []string{"BeforeUpdate[1]", "no name"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := hooks.Validate(tt.b)
+			if tt.wantErr == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			for _, w := range tt.wantErr {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
