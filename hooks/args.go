@@ -183,19 +183,22 @@ func (a *ErrorArgs) err() error {
 // hook would. It is for tests of a hook function: req is built by hand, or
 // recorded by the engine simulator (enginetest.Event.Request).
 func NewArgs(req *pulumirpc.ResourceHookRequest) (*Args, error) {
-	b, err := proto.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	return decodePayload(b, true) // b is this call's own encoding
+	return decodeMessage(req, decodePayload)
 }
 
 // NewErrorArgs returns the ErrorArgs an error hook is given for req; see
 // [NewArgs].
 func NewErrorArgs(req *pulumirpc.ErrorHookRequest) (*ErrorArgs, error) {
+	return decodeMessage(req, decodeErrorPayload)
+}
+
+// decodeMessage runs decode on the encoding of req, which belongs to this
+// call alone.
+func decodeMessage[A any](req proto.Message, decode func(b []byte, shared bool) (A, error)) (A, error) {
 	b, err := proto.Marshal(req)
 	if err != nil {
-		return nil, err
+		var zero A
+		return zero, err
 	}
-	return decodeErrorPayload(b, true)
+	return decode(b, true)
 }

@@ -73,21 +73,7 @@ func checkAttach(mon *monitor.Monitor, b *Binding) error {
 	if empty(b) {
 		return fmt.Errorf("%w: the binding names no hooks", callbacks.ErrInvalidOption)
 	}
-	names := namesOf(mon)
-	err := validate(b, func(r Ref) (isErrorHook, known bool) {
-		h := any(r)
-		if _, named := r.(Named); named {
-			h, _ = names.get(r.Name())
-		}
-		switch h.(type) {
-		case *Hook:
-			return false, true
-		case *ErrorHook:
-			return true, true
-		}
-		return false, false
-	})
-	if err != nil {
+	if err := validate(b, namesOf(mon)); err != nil {
 		return fmt.Errorf("%w: %w", callbacks.ErrInvalidOption, err)
 	}
 	return nil

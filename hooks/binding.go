@@ -58,9 +58,10 @@ func empty(b *Binding) bool {
 // validate reports references without a name, and hooks bound at a point
 // of the other kind: a resource hook under OnError, an error hook at a
 // lifecycle point. The engine would accept both and fail when the step
-// runs. kindOf says whether a reference is a resource hook or an error
-// hook, as far as it is known.
-func validate(b *Binding, kindOf func(Ref) (isErrorHook, known bool)) error {
+// runs. A reference says its kind if it is a *Hook or an *ErrorHook; a
+// Named one has the kind of the hook registered under its name in names,
+// if names is not nil.
+func validate(b *Binding, names *names) error {
 	if b == nil {
 		return nil
 	}
@@ -71,7 +72,7 @@ func validate(b *Binding, kindOf func(Ref) (isErrorHook, known bool)) error {
 				errs = append(errs, fmt.Errorf("%s[%d]: hook reference has no name", pt.name, i))
 				continue
 			}
-			switch isError, known := kindOf(r); {
+			switch isError, known := kindOf(r, names); {
 			case known && isError && !pt.onError:
 				errs = append(errs, fmt.Errorf("%s[%d]: %q is an error hook; bind it under OnError", pt.name, i, r.Name()))
 			case known && !isError && pt.onError:
@@ -80,6 +81,22 @@ func validate(b *Binding, kindOf func(Ref) (isErrorHook, known bool)) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// kindOf reports whether r is an error hook, and whether its kind is known;
+// see validate.
+func kindOf(r Ref, names *names) (isErrorHook, known bool) {
+	h := any(r)
+	if _, named := r.(Named); named && names != nil {
+		h, _ = names.get(r.Name())
+	}
+	switch h.(type) {
+	case *Hook:
+		return false, true
+	case *ErrorHook:
+		return true, true
+	}
+	return false, false
 }
 
 // addHooks adds the hooks of b to the options' binding, keeping the hooks

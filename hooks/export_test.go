@@ -19,21 +19,9 @@ import (
 )
 
 // Adapt is the callbacks.Func Register makes of fn, in a deployment that is
-// not a preview.
-func Adapt(fn Func) callbacks.Func {
-	if fn == nil {
-		return callbacks.ResourceHook(nil)
-	}
-	return newFunc(fn, false)
-}
-
-// AdaptErrorHook is the callbacks.Func RegisterErrorHook makes of fn.
-func AdaptErrorHook(fn ErrorFunc) callbacks.Func {
-	if fn == nil {
-		return callbacks.ErrorHook(nil)
-	}
-	return newErrorFunc(fn, false)
-}
+// not a preview; AdaptErrorHook is RegisterErrorHook's.
+func Adapt(fn Func) callbacks.Func               { return newFunc(fn, false) }
+func AdaptErrorHook(fn ErrorFunc) callbacks.Func { return newErrorFunc(fn, false) }
 
 var (
 	OptionsFromProto = optionsFromProto
@@ -42,17 +30,7 @@ var (
 
 // Validate is the check Attach makes of a binding, for references that say
 // their kind.
-func Validate(b *Binding) error {
-	return validate(b, func(r Ref) (bool, bool) {
-		switch r.(type) {
-		case *Hook:
-			return false, true
-		case *ErrorHook:
-			return true, true
-		}
-		return false, false
-	})
-}
+func Validate(b *Binding) error { return validate(b, nil) }
 
 // NameHeldBy returns what holds name in mon's deployment's hook name space:
 // the *Hook or *ErrorHook registered under it.

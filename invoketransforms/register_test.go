@@ -103,8 +103,6 @@ func TestRegisterStackArguments(t *testing.T) {
 	assert.ErrorIs(t, err, callbacks.ErrNilArgument)
 	_, err = invoketransforms.RegisterStack(t.Context(), wiretest.Bind(t, mon, srv), nil)
 	assert.ErrorIs(t, err, callbacks.ErrNilFunc)
-	_, err = srv.Register(context.Background(), invoketransforms.Adapt(nil))
-	assert.ErrorIs(t, err, callbacks.ErrNilFunc)
 	assert.Empty(t, monitortest.Requests[*pulumirpc.Callback](f, "RegisterStackInvokeTransform"))
 	assert.Equal(t, 0, srv.Registry().Len())
 

@@ -70,9 +70,6 @@ type Func func(ctx context.Context, args *Args) (*Result, error)
 // [*callbacks.Error] wrapping [callbacks.ErrInvalidResult] (Internal) that
 // names the rule, rather than reaching the engine.
 func newFunc(fn Func) callbacks.Func {
-	if fn == nil {
-		return callbacks.StateMigration(nil)
-	}
 	return callbacks.NewFunc(callbacks.KindStateMigration, decode, fn, encode)
 }
 

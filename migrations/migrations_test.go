@@ -21,6 +21,7 @@ import (
 	"github.com/langhost/callbacks/internal/testkit/wiretest"
 	"github.com/langhost/callbacks/migrations"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/monitor/monitortest"
 )
 
 func TestMain(m *testing.M) {
@@ -265,13 +266,15 @@ func TestReplaceKeepsNumbers(t *testing.T) {
 
 func TestCallbackArguments(t *testing.T) {
 	t.Parallel()
-	srv := wiretest.Listen(t)
-	_, err := migrations.Callback(t.Context(), nil, func(context.Context, *migrations.Args) (*migrations.Result, error) { return nil, nil })
+	mon := monitortest.Serve(t, &monitortest.Fake{})
+	srv := mon.Server()
+	noop := func(context.Context, *migrations.Args) (*migrations.Result, error) { return nil, nil }
+	_, err := migrations.Callback(t.Context(), nil, noop)
 	assert.ErrorIs(t, err, callbacks.ErrNilArgument)
-	_, err = srv.Register(context.Background(), migrations.Adapt(nil))
+	_, err = migrations.Callback(t.Context(), mon, nil)
 	assert.ErrorIs(t, err, callbacks.ErrNilFunc)
 
-	cb, err := srv.Register(context.Background(), migrations.Adapt(func(context.Context, *migrations.Args) (*migrations.Result, error) { return nil, nil }), callbacks.Name("v2"))
+	cb, err := migrations.Callback(t.Context(), mon, noop, callbacks.Name("v2"))
 	require.NoError(t, err)
 	kind, name, ok := srv.Registry().Lookup(cb.GetToken())
 	require.True(t, ok)

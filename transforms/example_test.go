@@ -13,26 +13,10 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 )
 
-// A transform that protects every bucket and keeps all its other options,
-// registered for the whole stack. The engine here is the simulator; a
-// program gets its monitor from program.Monitor.
+// A transform that protects every bucket and keeps all its other options.
+// A program registers it with RegisterStack (or Callback, for one resource
+// and its children); here it is called as the engine would call it.
 func Example() {
-	ctx := context.Background()
-	engine, err := enginetest.Start(enginetest.WithProject("site"), enginetest.WithStack("dev"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer engine.Close()
-	srv, err := callbacks.Listen()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer srv.Close()
-	mon, err := monitor.Dial(engine.MonitorAddr(), srv)
-	if err != nil {
-		log.Fatal(err)
-	}
-
 	protectBuckets := func(_ context.Context, args *transforms.Args) (*transforms.Result, error) {
 		if args.Type != "aws:s3/bucket:Bucket" {
 			return nil, nil // no change
@@ -41,29 +25,20 @@ func Example() {
 			o.Protect = new(true)
 		}), nil
 	}
-	if _, err := transforms.RegisterStack(ctx, mon, protectBuckets, callbacks.Name("protect-buckets")); err != nil {
-		log.Fatal(err)
+
+	args := &transforms.Args{
+		Type: "aws:s3/bucket:Bucket", Name: "logs", Custom: true,
+		Options: &transforms.ResourceOptions{IgnoreChanges: []string{"tags"}},
 	}
-	_, err = mon.Client().RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
-		Type: "aws:s3/bucket:Bucket", Name: "logs", Custom: true, IgnoreChanges: []string{"tags"},
-	})
+	res, err := protectBuckets(context.Background(), args)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := mon.Finish(ctx); err != nil {
-		log.Fatal(err)
-	}
-	res, err := engine.Wait(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
-	for _, r := range res.State.Resources {
-		if r.Type == "aws:s3/bucket:Bucket" {
-			fmt.Println("protect:", r.Protect)
-			fmt.Println("ignore changes:", r.IgnoreChanges)
-		}
-	}
+	fmt.Println("properties unchanged:", res.Properties == nil)
+	fmt.Println("protect:", *res.Options.Protect)
+	fmt.Println("ignore changes:", res.Options.IgnoreChanges)
 	// Output:
+	// properties unchanged: true
 	// protect: true
 	// ignore changes: [tags]
 }

@@ -5,41 +5,30 @@ package transforms
 
 import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/testkit/wiretest"
 )
 
 // Adapt is the callbacks.Func a registration makes of fn, in a deployment
 // that is not a preview.
-func Adapt(fn Func) callbacks.Func {
-	if fn == nil {
-		return callbacks.ResourceTransform(nil)
-	}
-	return newFunc(fn, false)
-}
+func Adapt(fn Func) callbacks.Func { return newFunc(fn, false) }
 
 // DecodeRequest runs the adapter's decoder on req's encoding, so it accepts
 // and refuses exactly what a registered transform does.
 func DecodeRequest(req *pulumirpc.TransformRequest) (*Args, error) {
-	b, err := proto.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	return decodePayload(b, true) // b is this call's own encoding
+	return wiretest.Decode(req, decodePayload)
 }
 
-// EncodeResult runs the adapter's encoder on res, outside a call.
+// EncodeResult runs the adapter's encoder on res, outside a call. A nil
+// result is the empty response.
 func EncodeResult(res *Result, acceptsByteStrings bool) (*pulumirpc.TransformResponse, error) {
-	out := &pulumirpc.TransformResponse{}
-	if res == nil {
-		return out, nil
-	}
-	b, err := encodePayload(res, acceptsByteStrings, nil, nil, false)
-	if err != nil {
-		return nil, err
-	}
-	return out, proto.Unmarshal(b, out)
+	return wiretest.Encode[pulumirpc.TransformResponse](func() ([]byte, error) {
+		if res == nil {
+			return nil, nil
+		}
+		return encodePayload(res, acceptsByteStrings, nil, nil, false)
+	})
 }
 
 // OptionsFromProto, HooksFromProto and the methods below are the

@@ -18,6 +18,7 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/testkit/wiretest"
+	"github.com/langhost/callbacks/monitor/monitortest"
 	"github.com/langhost/callbacks/transforms"
 )
 
@@ -334,21 +335,19 @@ func TestErrors(t *testing.T) {
 
 func TestCallbackArguments(t *testing.T) {
 	t.Parallel()
-	srv, _ := wiretest.StartServer(t)
-	_, err := srv.Register(context.Background(), transforms.Adapt(nil))
+	mon := monitortest.Serve(t, &monitortest.Fake{})
+	srv := mon.Server()
+	_, err := transforms.Callback(t.Context(), mon, nil)
 	assert.ErrorIs(t, err, callbacks.ErrNilFunc)
 	_, err = transforms.Callback(t.Context(), nil, identity)
 	assert.ErrorIs(t, err, callbacks.ErrNilArgument)
 	assert.Equal(t, 0, srv.Registry().Len())
 
-	cb, err := srv.Register(context.Background(), transforms.Adapt(identity), callbacks.Name("tagger"))
+	cb, err := transforms.Callback(t.Context(), mon, identity, callbacks.Name("tagger"))
 	require.NoError(t, err)
 	kind, name, ok := srv.Registry().Lookup(cb.GetToken())
 	require.True(t, ok)
 	assert.Equal(t, callbacks.KindResourceTransform, kind)
 	assert.Equal(t, "tagger", name)
 	assert.Equal(t, srv.Target(), cb.GetTarget())
-
-	_, err = srv.Registry().Register(transforms.Adapt(nil))
-	assert.ErrorIs(t, err, callbacks.ErrNilFunc)
 }

@@ -204,3 +204,29 @@ func Bind(tb testing.TB, mon *monitor.Monitor, srv *callbacks.Server) *monitor.M
 	tb.Cleanup(func() { bound.Delete(k) })
 	return got.(*monitor.Monitor)
 }
+
+// Decode runs a typed package's payload decoder on the encoding of req, as
+// a registered callback runs it on the engine's payload; the encoding
+// belongs to the call alone (shared).
+func Decode[A any](req proto.Message, decode func(payload []byte, shared bool) (A, error)) (A, error) {
+	b, err := proto.Marshal(req)
+	if err != nil {
+		var zero A
+		return zero, err
+	}
+	return decode(b, true)
+}
+
+// Encode runs a typed package's payload encoder and decodes what it wrote
+// into a new message of type M.
+func Encode[M any, PM interface {
+	*M
+	proto.Message
+}](encode func() ([]byte, error)) (PM, error) {
+	b, err := encode()
+	if err != nil {
+		return nil, err
+	}
+	out := PM(new(M))
+	return out, proto.Unmarshal(b, out)
+}
