@@ -6,8 +6,6 @@ package invoketransforms
 // optwire.go are held to.
 
 import (
-	"slices"
-
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 
 	"github.com/langhost/callbacks"
@@ -67,20 +65,4 @@ func (o *InvokeOptions) ToProto() *pulumirpc.TransformInvokeOptions {
 		pb.ProtoReflect().SetUnknown(o.unknown)
 	}
 	return pb
-}
-
-// Clone returns a deep copy of the options.
-func (o *InvokeOptions) Clone() *InvokeOptions {
-	if o == nil {
-		return nil
-	}
-	c := *o
-	if o.PluginChecksums != nil {
-		c.PluginChecksums = make(map[string][]byte, len(o.PluginChecksums))
-		for k, v := range o.PluginChecksums {
-			c.PluginChecksums[k] = slices.Clone(v)
-		}
-	}
-	c.unknown = slices.Clone(o.unknown)
-	return &c
 }

@@ -141,20 +141,6 @@ func TestChangeOneOptionKeepsOthers(t *testing.T) {
 	}
 }
 
-func TestClone(t *testing.T) {
-	t.Parallel()
-	o := invoketransforms.OptionsFromProto(fullOptions())
-	c := o.Clone()
-	c.PluginChecksums["darwin-arm64"][0] = 9
-	c.PluginChecksums["new"] = nil
-	c.Provider = "x"
-	wiretest.RequireProtoEqual(t, fullOptions(), o.ToProto())
-	var nilOpts *invoketransforms.InvokeOptions
-	assert.Nil(t, nilOpts.Clone())
-	assert.Nil(t, nilOpts.ToProto())
-	assert.NotNil(t, invoketransforms.OptionsFromProto(nil))
-}
-
 type recorder struct {
 	mu   sync.Mutex
 	args *invoketransforms.Args
