@@ -65,12 +65,13 @@ type callState struct {
 	info CallInfo
 }
 
-// describe copies into cs what a decoder may say about the call (see
-// NewFunc).
-func (cs *callState) describe(ci *CallInfo) {
+// keep puts back what a decoder given &cs.info may not change (see
+// NewFunc): everything but the resource, DryRun and Attempt.
+func (cs *callState) keep(before *CallInfo) {
 	cs.mu.Lock()
-	cs.info.URN, cs.info.Type, cs.info.ResourceName = ci.URN, ci.Type, ci.ResourceName
-	cs.info.DryRun, cs.info.Attempt = ci.DryRun, ci.Attempt
+	ci := &cs.info
+	ci.Kind, ci.Name, ci.Token = before.Kind, before.Name, before.Token
+	ci.Deadline, ci.AcceptsByteStrings = before.Deadline, before.AcceptsByteStrings
 	cs.mu.Unlock()
 }
 

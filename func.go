@@ -64,9 +64,10 @@ func NewFunc[Req, Res any](
 		return Func{kind: k}
 	}
 	return Func{kind: k, prepare: func(ctx context.Context, cs *callState, payload []byte) (func(context.Context) ([]byte, error), error) {
-		info := cs.info // fn's goroutine has not started: nothing else reads cs yet
-		req, err := decode(ctx, payload, &info)
-		cs.describe(&info)
+		// fn's goroutine has not started: nothing else reads cs yet.
+		before := cs.info
+		req, err := decode(ctx, payload, &cs.info)
+		cs.keep(&before)
 		if err != nil {
 			return nil, requestError(cs, err)
 		}
