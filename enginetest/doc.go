@@ -54,10 +54,14 @@
 // supportsResultReporting gets Result FAIL (or SKIP for dependents)
 // instead, and the deployment goes on to its end before it fails. An after
 // hook failure keeps the committed state and the RPC succeeds, but the
-// deployment fails the same way.
+// deployment fails the same way. An error in generating a step (the
+// provider's Check failing or finding the inputs invalid, its Diff
+// failing, a failed Construct) is reported (on the resource, except for
+// Construct) and ends the deployment even with ContinueOnError, before the
+// engine would say "update failed": it does not say it.
 //
 // The program's own failure is not a failed deployment in the engine's
-// words. It reaches the engine through [Engine.ProgramFailed], as a
+// words either. It reaches the engine through [Engine.ProgramFailed], as a
 // language host reports it: its message becomes an error diagnostic with no
 // URN, no step starts afterwards and no delete runs, but no "update failed"
 // follows. [Result] still reports it as a failure (Failed, Err and

@@ -60,6 +60,10 @@ type Engine struct {
 	// cancelled is set by a failure that ends the deployment: no step
 	// starts afterwards and no delete runs.
 	cancelled bool
+	// bailed is set when an error in generating steps ended the
+	// deployment: the engine's event loop then returns before it reports
+	// "update failed", as it does for a failure of the program.
+	bailed bool
 	// refused is set when a plain destroy refused to start.
 	refused bool
 	// ended is set when the deployment is over and its result built.
@@ -243,8 +247,9 @@ type Result struct {
 	//
 	// When a step or a hook failed, the engine's last diagnostic is the
 	// error "update failed" ("preview failed" in a preview) with no URN.
-	// When the program's own failure ended the deployment, the engine
-	// reports that failure and says nothing more: no "update failed".
+	// When the program's own failure ended the deployment, or an error in
+	// generating a step did (see the package doc), the engine reports that
+	// failure and says nothing more: no "update failed".
 	Failed bool
 	// Err joins the errors of the failed steps, in engine wording, then the
 	// program's failure. It is nil exactly when Failed is false.
@@ -651,8 +656,16 @@ func (e *Engine) failReported(urn string, err error, keepGoing bool) {
 
 // abortReported records a failure that ends the deployment even with
 // ContinueOnError, as an error in the engine's step generation (an invalid
-// resource, a failed Construct) does; its diagnostics were already emitted.
+// resource, a failed Diff or Construct) does; its diagnostics were already
+// emitted. Unless a failed step has already stopped the deployment, the
+// engine then returns before it says "update failed", as for a failure of
+// the program.
 func (e *Engine) abortReported(urn string, err error) {
+	e.mu.Lock()
+	if !e.cancelled {
+		e.bailed = true
+	}
+	e.mu.Unlock()
 	e.recordFailure(urn, err, true)
 }
 
@@ -702,8 +715,9 @@ func (e *Engine) finalize() {
 	e.mu.Lock()
 	failed := len(e.errs) > 0 || e.programErr != nil
 	// The engine says "update failed" only when a step or a hook failed:
-	// a failure of the program ends the deployment before that.
-	stepsFailed := len(e.errs) > 0 && e.programErr == nil
+	// a failure of the program, or an error in generating the steps, ends
+	// the deployment before that.
+	stepsFailed := len(e.errs) > 0 && e.programErr == nil && !e.bailed
 	refused := e.refused
 	e.mu.Unlock()
 	if stepsFailed && !refused {

@@ -516,6 +516,26 @@ func deploymentOver(e *enginetest.Engine) bool {
 	return false
 }
 
+// wantEndedEarly checks that a deployment failed as the engine reports an
+// error in generating the steps (or a failure of the program): the error on
+// the resource, if one is given, and no "update failed" or "preview
+// failed", which the engine's event loop returns before saying.
+func wantEndedEarly(t *testing.T, res *enginetest.Result, urn, msg string) {
+	t.Helper()
+	if !res.Failed || res.Err == nil {
+		t.Fatalf("result: failed=%t err=%v, want a failed deployment", res.Failed, res.Err)
+	}
+	if urn != "" || msg != "" {
+		wantDiag(t, res.Diagnostics, enginetest.SeverityError, urn, msg)
+		wantErrContains(t, res.Err, msg)
+	}
+	for _, d := range res.Diagnostics {
+		if d.URN == "" && (d.Message == "update failed" || d.Message == "preview failed") {
+			t.Fatalf("the deployment ended with %v, which the engine does not say here", d)
+		}
+	}
+}
+
 // wantFailed checks that a deployment failed in its steps as the engine
 // reports it: the step's error on the resource, then "update failed" (or
 // "preview failed") with no URN.
