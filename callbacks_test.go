@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/leakcheck"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,7 +26,7 @@ import (
 
 // The typed packages the cross-kind test imports start glog's flush goroutine.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
+	leakcheck.Main(m, goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
 }
 
 // Every kind decodes its request, reaches the function and has its response
