@@ -167,7 +167,9 @@ func TestReportsToTheEngineAreBounded(t *testing.T) {
 	require.NoError(t, err)
 	_, err = eng.invokeBytes(context.Background(), cb.Token, hookRequest(t))
 	require.NoError(t, err, "the call fails open although the engine log is stalled")
-	assert.Equal(t, int32(1), stalled.calls.Load())
+	// One report at most: whether it reached the engine before the bound
+	// passed depends on the machine's speed, not on the code.
+	assert.LessOrEqual(t, stalled.calls.Load(), int32(1))
 	assert.Contains(t, logs.String(), "failed open")
 	assert.Contains(t, logs.String(), "undelivered")
 }
