@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
@@ -66,8 +65,8 @@ func (d *deployment) registerCtx(ctx context.Context, name string, inputs resour
 // finish ends the program the way it must: signal, wait, then stop serving.
 func (d *deployment) finish() *enginetest.Result {
 	d.t.Helper()
-	ctx, cancel := context.WithTimeout(d.t.Context(), 30*time.Second)
-	defer cancel()
+	// The test's own deadline bounds the wait.
+	ctx := d.t.Context()
 	require.NoError(d.t, d.mon.Finish(ctx))
 	res, err := d.engine.Wait(ctx)
 	require.NoError(d.t, err)
