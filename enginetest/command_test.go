@@ -18,19 +18,26 @@ import (
 // it with `npm ci`.
 const nodeFixtures = "../testdata/nodejs"
 
+// The reasons the Node.js tests skip, which say how to include them; test.sh
+// at the repository root checks the same two things.
+const (
+	noNode        = "node is not installed: install Node.js with npm, then run ./test.sh, which runs npm ci in testdata/nodejs"
+	noNodeModules = "@pulumi/pulumi is not installed in testdata/nodejs: run npm ci there, or ./test.sh, which does"
+)
+
 // needNode skips the test unless node and the pinned @pulumi/pulumi package
 // are installed, and returns the fixtures' absolute directory.
 func needNode(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
+		t.Skip(noNode)
 	}
 	dir, err := filepath.Abs(nodeFixtures)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules/@pulumi/pulumi/package.json")); err != nil {
-		t.Skipf("@pulumi/pulumi is not installed (run npm ci in %s)", nodeFixtures)
+		t.Skip(noNodeModules)
 	}
 	return dir
 }

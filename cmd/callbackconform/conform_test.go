@@ -234,7 +234,7 @@ func TestGoSDK(t *testing.T) {
 func TestNodeSDK(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
+		t.Skip("node is not installed: install Node.js with npm, then run ./test.sh, which runs npm ci in testdata/nodejs")
 	}
 	dir, err := filepath.Abs("../../testdata/nodejs")
 	if err != nil {
@@ -242,7 +242,7 @@ func TestNodeSDK(t *testing.T) {
 	}
 	runner := filepath.Join(dir, "node_modules/@pulumi/pulumi/cmd/run")
 	if _, err := os.Stat(runner); err != nil {
-		t.Skip("@pulumi/pulumi is not installed (npm ci in testdata/nodejs)")
+		t.Skip("@pulumi/pulumi is not installed in testdata/nodejs: run npm ci there, or ./test.sh, which does")
 	}
 	code, rep := runKit(t, "node", runner, "--monitor=${PULUMI_MONITOR}", "--engine=${PULUMI_ENGINE}",
 		filepath.Join(dir, "conform.js"))
