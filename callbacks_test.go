@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/testkit/leakcheck"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,7 +26,7 @@ import (
 
 // The typed packages the cross-kind test imports start glog's flush goroutine.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
+	leakcheck.Main(m, goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
 }
 
 // Every kind decodes its request, reaches the function and has its response
@@ -131,6 +132,7 @@ func cmpDiff(want, got proto.Message) string {
 func TestErrorCodes(t *testing.T) {
 	t.Parallel()
 	statusErr := status.Error(codes.PermissionDenied, "not allowed")
+	ignored := make(chan struct{}) // releases the hook that ignores its context
 	tests := []struct {
 		name     string
 		fn       callbacks.Func
@@ -142,6 +144,7 @@ func TestErrorCodes(t *testing.T) {
 		wantMsg  []string // substrings of the status message
 		notInMsg []string
 		wantIs   error
+		after    func() // runs once the call has ended
 	}{
 		{name: "unknown token", token: func(string) string { return "5f1b0d7e-0000-4000-8000-000000000000" },
 			wantCode: codes.NotFound, wantMsg: []string{"5f1b0d7e-0000-4000-8000-000000000000"}, wantIs: callbacks.ErrUnknownToken},
@@ -171,8 +174,8 @@ func TestErrorCodes(t *testing.T) {
 			wantCode: codes.DeadlineExceeded},
 		{name: "registration deadline", fn: blockingHook(), opts: []callbacks.RegisterOption{callbacks.Timeout(20 * time.Millisecond)},
 			wantCode: codes.DeadlineExceeded, wantMsg: []string{"resource hook", "did not answer within its deadline", "for urn:pulumi:dev::p::t::n"}},
-		{name: "deadline even when the function ignores its context", fn: ignoringHook(), opts: []callbacks.RegisterOption{callbacks.Timeout(20 * time.Millisecond)},
-			wantCode: codes.DeadlineExceeded, wantMsg: []string{"deadline"}},
+		{name: "deadline even when the function ignores its context", fn: ignoringHook(ignored), opts: []callbacks.RegisterOption{callbacks.Timeout(20 * time.Millisecond)},
+			wantCode: codes.DeadlineExceeded, wantMsg: []string{"deadline"}, after: func() { close(ignored) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,6 +200,9 @@ func TestErrorCodes(t *testing.T) {
 				ctx, cancel = tt.ctx()
 			}
 			defer cancel()
+			if tt.after != nil {
+				defer tt.after()
+			}
 			_, err = eng.invokeBytes(ctx, token, payload)
 			st := status.Convert(err)
 			assert.Equal(t, tt.wantCode, st.Code(), "status: %v", st)
@@ -228,10 +234,12 @@ func blockingHook() callbacks.Func {
 	})
 }
 
-// ignoringHook ignores its context but still ends, so no goroutine leaks.
-func ignoringHook() callbacks.Func {
+// ignoringHook ignores its context and returns only once release is
+// closed: it cannot answer before its deadline, however slow the machine,
+// and it still ends, so no goroutine leaks.
+func ignoringHook(release <-chan struct{}) callbacks.Func {
 	return callbacks.ResourceHook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
-		time.Sleep(300 * time.Millisecond)
+		<-release
 		return nil, nil
 	})
 }
@@ -368,11 +376,11 @@ func TestShutdownDrainsInFlightCalls(t *testing.T) {
 	}
 	shutdown := make(chan error, 1)
 	go func() { shutdown <- srv.Shutdown(context.Background()) }()
-	// While draining, new calls are refused.
-	require.Eventually(t, func() bool {
+	// While draining, new calls are refused (once Shutdown has begun).
+	waitFor(t, func() bool {
 		_, err := eng.invokeBytes(context.Background(), cb.Token, nil)
 		return status.Code(err) == codes.Unavailable
-	}, 5*time.Second, 5*time.Millisecond)
+	})
 	select {
 	case err := <-shutdown:
 		t.Fatalf("Shutdown returned %v before the calls in flight finished", err)
@@ -408,11 +416,9 @@ func TestShutdownForcedWhenContextEnds(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	assert.ErrorIs(t, srv.Shutdown(ctx), context.DeadlineExceeded)
-	select {
-	case <-cancelled:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the call in flight was not cancelled by the forced stop")
-	}
+	// The function returns only once its context is cancelled; the test's
+	// own deadline bounds the wait.
+	<-cancelled
 }
 
 func TestServeLifecycle(t *testing.T) {

@@ -253,10 +253,10 @@ func TestHealthServingThenNotServingDuringShutdown(t *testing.T) {
 	<-entered
 	shutdown := make(chan error, 1)
 	go func() { shutdown <- srv.Shutdown(context.Background()) }()
-	require.Eventually(t, func() bool {
+	waitFor(t, func() bool {
 		res, err := health.Check(context.Background(), &healthpb.HealthCheckRequest{})
 		return err == nil && res.GetStatus() == healthpb.HealthCheckResponse_NOT_SERVING
-	}, 5*time.Second, 5*time.Millisecond)
+	})
 	next, err := watch.Recv()
 	require.NoError(t, err)
 	assert.Equal(t, healthpb.HealthCheckResponse_NOT_SERVING, next.GetStatus())

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/langhost/callbacks"
 )
@@ -147,6 +148,15 @@ func relDial(t testing.TB, target string, extra ...grpc.DialOption) *grpc.Client
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 	return conn
+}
+
+// waitFor polls cond until it holds. It asserts nothing about time: the
+// test's own deadline bounds the wait.
+func waitFor(t testing.TB, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // relCtx is the test-level context: it only exists to turn a hang into a

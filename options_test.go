@@ -167,9 +167,11 @@ func TestReportsToTheEngineAreBounded(t *testing.T) {
 	require.NoError(t, err)
 	_, err = eng.invokeBytes(context.Background(), cb.Token, hookRequest(t))
 	require.NoError(t, err, "the call fails open although the engine log is stalled")
-	// Two reports, each bounded: the panic's stack at debug severity and
-	// the warning that the call failed open.
-	assert.Equal(t, int32(2), stalled.calls.Load())
+	// Two reports at most, the panic's stack at debug severity and the
+	// warning that the call failed open: whether each reached the engine
+	// before its bound passed depends on the machine's speed, not on the
+	// code.
+	assert.LessOrEqual(t, stalled.calls.Load(), int32(2))
 	assert.Contains(t, logs.String(), "failed open")
 	assert.Contains(t, logs.String(), "undelivered")
 }

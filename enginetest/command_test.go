@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,19 +18,26 @@ import (
 // it with `npm ci`.
 const nodeFixtures = "../testdata/nodejs"
 
+// The reasons the Node.js tests skip, which say how to include them; test.sh
+// at the repository root checks the same two things.
+const (
+	noNode        = "node is not installed: install Node.js with npm, then run ./test.sh, which runs npm ci in testdata/nodejs"
+	noNodeModules = "@pulumi/pulumi is not installed in testdata/nodejs: run npm ci there, or ./test.sh, which does"
+)
+
 // needNode skips the test unless node and the pinned @pulumi/pulumi package
 // are installed, and returns the fixtures' absolute directory.
 func needNode(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
+		t.Skip(noNode)
 	}
 	dir, err := filepath.Abs(nodeFixtures)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules/@pulumi/pulumi/package.json")); err != nil {
-		t.Skipf("@pulumi/pulumi is not installed (run npm ci in %s)", nodeFixtures)
+		t.Skip(noNodeModules)
 	}
 	return dir
 }
@@ -70,6 +78,12 @@ func TestRunCommandGivesTheLanguageHostEnvironment(t *testing.T) {
 	}
 }
 
+// A program that exits non-zero fails as under the engine: the error is the
+// one line the language host and the engine make of the exit status, and
+// each line of its standard error that is not blank is a diagnostic of its
+// own (severity info#err, no URN), the last one even without a newline. No
+// "update failed" follows: the program's failure is not a failed
+// deployment.
 func TestRunCommandReportsNonZeroExitLikeTheEngine(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("sh"); err != nil {
@@ -77,13 +91,14 @@ func TestRunCommandReportsNonZeroExitLikeTheEngine(t *testing.T) {
 	}
 	e := startEngine(t)
 	var copied strings.Builder
-	cmd := exec.Command("sh", "-c", "echo 'first line' >&2; echo 'it broke' >&2; exit 3")
+	const stderr = "first line\n\n   \n  indented\n\tit broke"
+	cmd := exec.Command("sh", "-c", "printf '"+stderr+"' >&2; exit 3")
 	cmd.Stderr = &copied
 	res, err := e.RunCommand(t.Context(), cmd)
 	if err != nil {
 		t.Fatalf("RunCommand: %v", err)
 	}
-	want := "an unhandled error occurred: program exited with non-zero exit code: 3\nfirst line\nit broke"
+	want := "an unhandled error occurred: program exited with non-zero exit code: 3"
 	var pe *enginetest.ProgramError
 	if !errors.As(res.ProgramErr, &pe) || pe.ExitCode != 3 || pe.Logged {
 		t.Fatalf("Result.ProgramErr = %#v, want a ProgramError with exit code 3", res.ProgramErr)
@@ -94,18 +109,38 @@ func TestRunCommandReportsNonZeroExitLikeTheEngine(t *testing.T) {
 	if pe.Error() != want {
 		t.Errorf("error = %q, want %q", pe.Error(), want)
 	}
-	var found bool
+	var got []string
 	for _, d := range res.Diagnostics {
-		if d.Severity == enginetest.SeverityError && d.URN == "" && d.Message == want {
-			found = true
+		got = append(got, d.String())
+	}
+	wantEqualStrings(t, "diagnostics", got, []string{
+		"info#err: first line", "info#err:   indented", "info#err: \tit broke", "error: " + want,
+	})
+	for _, d := range res.Diagnostics[:3] {
+		if !d.FromProgram {
+			t.Errorf("%v is not marked as the program's", d)
 		}
 	}
-	if !found {
-		t.Errorf("no error diagnostic %q among %v", want, res.Diagnostics)
-	}
-	if copied.String() != "first line\nit broke\n" {
+	if copied.String() != stderr {
 		t.Errorf("cmd.Stderr got %q, want the program's stderr", copied.String())
 	}
+}
+
+// A program that succeeds still has its standard error shown, line by line.
+func TestRunCommandShowsTheStderrOfAProgramThatSucceeds(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	e := startEngine(t)
+	res, err := e.RunCommand(t.Context(), exec.Command("sh", "-c", "echo 'a warning' >&2"))
+	if err != nil {
+		t.Fatalf("RunCommand: %v", err)
+	}
+	if res.Failed || res.Err != nil {
+		t.Fatalf("Failed = %v, Err = %v; want a deployment that succeeded", res.Failed, res.Err)
+	}
+	wantDiag(t, res.Diagnostics, enginetest.SeverityInfoErr, "", "a warning")
 }
 
 func TestRunCommandFailsToStartWithAnError(t *testing.T) {
@@ -185,11 +220,12 @@ func TestRunCommandProgramThatLoggedItsErrorGetsNoDiagnostic(t *testing.T) {
 	if !errors.As(res.ProgramErr, &pe) || pe.ExitCode != 32 || !pe.Logged || !res.Failed {
 		t.Fatalf("Result.ProgramErr = %v, Failed = %v, want the program's logged-error exit (32)", res.ProgramErr, res.Failed)
 	}
+	var got []string
 	for _, d := range res.Diagnostics {
-		if !d.FromProgram && d.URN == "" && d.Message != "update failed" {
-			t.Errorf("the engine reported a program that had logged its error itself: %v", d)
-		}
+		got = append(got, d.String())
 	}
+	// Its stderr is shown; the engine adds nothing of its own.
+	wantEqualStrings(t, "diagnostics", got, []string{"info#err: noise"})
 }
 
 func TestRunCommandNodeProgramThatThrows(t *testing.T) {
@@ -231,6 +267,9 @@ func TestRunCommandNodeProgramThatThrows(t *testing.T) {
 	}
 }
 
+// A deployment that fails while the program runs ends without it: the
+// engine never answers the failed registration and stops the program
+// instead, which dies of the interrupt rather than of an answer.
 func TestRunCommandStopsTheProgramOfAFailedDeployment(t *testing.T) {
 	t.Parallel()
 	dir := needNode(t)
@@ -253,9 +292,12 @@ func TestRunCommandStopsTheProgramOfAFailedDeployment(t *testing.T) {
 		t.Errorf("Failed = %v, ProgramErr = %v, Err = %v; want the step's failure and no program error",
 			res.Failed, res.ProgramErr, res.Err)
 	}
-	if cmd.ProcessState == nil || cmd.ProcessState.Success() {
-		t.Errorf("the program was not stopped: %v", cmd.ProcessState)
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGINT {
+		t.Errorf("the program ended with %v, want killed by the interrupt", cmd.ProcessState)
 	}
+	doomed := e.URN(e.URN("", enginetest.RootStackType, "project-stack"), "test:index:Thing", "doomed")
+	wantEndedByProgram(t, e, enginetest.KindRegisterResource, byURN(doomed))
 }
 
 func errText(err error) string {

@@ -41,30 +41,46 @@
 // RPC and registers nothing. A failed step (a before hook, the provider, an
 // unregistered hook name) emits an error diagnostic on the resource and
 // cancels every later step unless [ContinueOnError] is set. Its
-// registration is never answered, nor is any later one: the deployment ends
-// as soon as the steps already running have finished, without waiting for
-// the program, emits the error diagnostic "update failed" ("preview
-// failed") with no URN, and then stops the program's connections, as the
-// engine stops the language host and the program with it; a waiting RPC
-// then fails with Unavailable, and what the program logs afterwards is not
-// shown to the user. With ContinueOnError, a program that sets
-// supportsResultReporting gets Result FAIL (or SKIP for dependents) instead,
-// and the deployment goes on to its end before it fails. An after hook
-// failure keeps the committed state and the RPC succeeds, but the
-// deployment fails the same way. The program's own failure reaches the
-// engine through [Engine.ProgramFailed], as a language host reports it.
-// [Result] says whether the deployment failed and why.
+// registration is never answered, nor is any later one, nor
+// SignalAndWaitForShutdown: the deployment ends as soon as the steps
+// already running have finished, without waiting for the program, and
+// emits the error diagnostic "update failed" ("preview failed") with no
+// URN. The engine then kills the program instead of answering it, so a
+// pending call ends only when the program goes away: [Engine.RunCommand]
+// interrupts the process, [Engine.RunFunc] ends the calls as a closed
+// connection would (a program in the test's process cannot be killed), and
+// [Engine.Close] ends whatever still waits. What the program logs once the deployment is over
+// is not shown to the user. With ContinueOnError, a program that sets
+// supportsResultReporting gets Result FAIL (or SKIP for dependents)
+// instead, and the deployment goes on to its end before it fails. An after
+// hook failure keeps the committed state and the RPC succeeds, but the
+// deployment fails the same way. An error in generating a step (the
+// provider's Check failing or finding the inputs invalid, its Diff
+// failing, a failed Construct) is reported (on the resource, except for
+// Construct) and ends the deployment even with ContinueOnError, before the
+// engine would say "update failed": it does not say it.
+//
+// The program's own failure is not a failed deployment in the engine's
+// words either. It reaches the engine through [Engine.ProgramFailed], as a
+// language host reports it: its message becomes an error diagnostic with no
+// URN, no step starts afterwards and no delete runs, but no "update failed"
+// follows. [Result] still reports it as a failure (Failed, Err and
+// ProgramErr); the results of [Engine.RunFunc] and [Engine.RunCommand] do
+// so however the program ended, even after it signalled its end.
 //
 // Any program, in any language, runs on the simulator as a language host
 // runs it with [Engine.RunCommand]: started with the language hosts'
-// environment, waited for, its non-zero exit reported in the engine's words
-// with its standard error, and stopped when the deployment fails first.
+// environment, each line of its standard error shown as a diagnostic as
+// the engine shows it, waited for, its non-zero exit reported in the
+// engine's words, and stopped when the deployment fails first.
 //
 // Everything the engine does is recorded as [Event] values ([Engine.Record],
 // [Engine.Trace]) and user-facing messages as [Diagnostic] values.
 //
 // Known simplifications: steps run on the goroutine of the RPC that caused
-// them, and delete steps one at a time; Call is not served; provider Read,
+// them, and delete steps one at a time; Call is not served; a program's
+// standard output is not shown as info diagnostics, as the engine shows
+// it; provider Read,
 // Configure and a provider resource's CheckConfig are not modelled;
 // ignoreChanges and replaceOnChanges match top-level keys only; property
 // dependencies are tracked for top-level properties only; a destroy with

@@ -60,6 +60,10 @@ type Engine struct {
 	// cancelled is set by a failure that ends the deployment: no step
 	// starts afterwards and no delete runs.
 	cancelled bool
+	// bailed is set when an error in generating steps ended the
+	// deployment: the engine's event loop then returns before it reports
+	// "update failed", as it does for a failure of the program.
+	bailed bool
 	// refused is set when a plain destroy refused to start.
 	refused bool
 	// ended is set when the deployment is over and its result built.
@@ -69,6 +73,15 @@ type Engine struct {
 	closed    bool
 	selfConn  *grpc.ClientConn
 	result    *Result
+	// runner is set when RunFunc or RunCommand runs the program and will
+	// report its exit: the end of a successful deployment then waits for
+	// it, as the engine waits for the program once it has released it.
+	runner bool
+	// exitReported is set by the first ProgramFailed, which closes exited;
+	// exitErr is a failure reported after the program signalled its end,
+	// which the engine reads only once it has released the program.
+	exitReported bool
+	exitErr      error
 	// rpcs counts the RPCs in flight that may create steps; active counts
 	// the steps running. changed is signalled when either drops, or when
 	// the deployment is cancelled or closed.
@@ -78,13 +91,16 @@ type Engine struct {
 	// programPID is the process RunCommand started.
 	programPID int
 
-	bg        sync.WaitGroup // goroutines the engine started
-	endOnce   sync.Once
-	over      chan struct{} // closed when the result is built
-	done      chan struct{} // closed when the deployment is finished: over, and a failed program cut off
-	closing   chan struct{} // closed by Close
-	closeOnce sync.Once
-	closeErr  error
+	bg             sync.WaitGroup // goroutines the engine started
+	endOnce        sync.Once
+	waiterReleased chan struct{} // closed when SignalAndWaitForShutdown is answered: at the end of a deployment that succeeded
+	exited         chan struct{} // closed when the program's exit is reported
+	cut            chan struct{} // closed when RunFunc cuts off a program it cannot kill
+	cutOnce        sync.Once
+	done           chan struct{} // closed when the deployment is over and its result built
+	closing        chan struct{} // closed by Close
+	closeOnce      sync.Once
+	closeErr       error
 }
 
 // Start starts an engine listening on 127.0.0.1 on a free port.
@@ -117,7 +133,9 @@ func Start(opts ...Option) (*Engine, error) {
 		claimed:          map[string]string{},
 		deleted:          map[*ResourceState]bool{},
 		failed:           map[string]bool{},
-		over:             make(chan struct{}),
+		waiterReleased:   make(chan struct{}),
+		exited:           make(chan struct{}),
+		cut:              make(chan struct{}),
 		done:             make(chan struct{}),
 		closing:          make(chan struct{}),
 	}
@@ -225,15 +243,22 @@ type Result struct {
 	// the state the update would produce).
 	State *State
 	// Failed reports whether the deployment failed: a step or an after hook
-	// failed, or the program did (see [Engine.ProgramFailed]). The engine
-	// then emits the error diagnostic "update failed" ("preview failed" in
-	// a preview) with no URN.
+	// failed, or the program did. It is true whenever ProgramErr is set.
+	//
+	// When a step or a hook failed, the engine's last diagnostic is the
+	// error "update failed" ("preview failed" in a preview) with no URN.
+	// When the program's own failure ended the deployment, or an error in
+	// generating a step did (see the package doc), the engine reports that
+	// failure and says nothing more: no "update failed".
 	Failed bool
 	// Err joins the errors of the failed steps, in engine wording, then the
-	// program's failure; it is nil when the deployment succeeded.
+	// program's failure. It is nil exactly when Failed is false.
 	Err error
 	// ProgramErr is the program's own failure, as given to
-	// [Engine.ProgramFailed], or nil.
+	// [Engine.ProgramFailed] or seen by [Engine.RunFunc] and
+	// [Engine.RunCommand], or nil. It is nil for a program the engine
+	// stopped because the deployment failed first: that program was
+	// killed, it did not fail.
 	ProgramErr error
 	// Diagnostics are the deployment's diagnostics, as
 	// [Engine.Diagnostics].
@@ -269,8 +294,10 @@ const (
 // SignalAndWaitForShutdown, [Engine.Finish] or [Engine.ProgramFailed]) and
 // the engine has run the remaining steps (deletes and their hooks), or, as
 // in the engine, as soon as the steps running when a step failed have
-// finished: a failure does not wait for the program. A failed deployment is
-// over once the engine has also cut the program off (see the package doc).
+// finished: a failure does not wait for the program. When [Engine.RunFunc]
+// or [Engine.RunCommand] runs the program, a deployment that succeeded is
+// over only once the program, released from SignalAndWaitForShutdown, has
+// exited, since the engine reports a failure of the program even then.
 func (e *Engine) Wait(ctx context.Context) (*Result, error) {
 	select {
 	case <-e.done:
@@ -310,35 +337,59 @@ func (e *Engine) Finish(ctx context.Context) (*Result, error) {
 // the error given to [Engine.ProgramFailed].
 var ErrProgramReported = errors.New("the program has already reported its failure")
 
-// ProgramFailed tells the engine that the program failed, as a language
-// host tells the engine when the program exits with a non-zero status or
-// its Run function returns an error. err is the language host's report,
-// for example "an unhandled error occurred: program exited with non-zero
-// exit code: 1" followed by the program's standard error.
+// ProgramFailed tells the engine how the program ended, as a language host
+// tells the engine when the program exits or its Run function returns. A
+// nil err means the program exited successfully. Otherwise err is the
+// language host's report, for example "an unhandled error occurred:
+// program exited with non-zero exit code: 1" (the program's standard error
+// is not part of it: the engine shows each of its lines as a diagnostic of
+// its own, see [Engine.RunCommand]).
 //
-// As in the engine, err's message becomes an error diagnostic with no URN
-// (unless err wraps [ErrProgramReported]), no step starts afterwards, no
-// delete runs, and the deployment ends as soon as the steps already running
-// have finished, with "update failed" ("preview failed"). [Result] then
-// reports the failure in Failed, Err and ProgramErr.
+// Only the first report counts. What it does depends on when it comes, as
+// in the engine:
 //
-// ProgramFailed does not wait; call [Engine.Wait] for the result. It has no
-// effect once the deployment is over: a deployment that failed first has
-// already stopped the program, whose exit then tells nothing more. A nil
-// err means the program exited successfully and is the same as
-// [Engine.Finish] without the wait.
+//   - Before the program signalled its end: a nil err is the same as
+//     [Engine.Finish] without the wait. A failure ends the deployment: err's
+//     message becomes an error diagnostic with no URN (none if err wraps
+//     [ErrProgramReported]), no step starts afterwards, no delete runs, and
+//     the deployment ends as soon as the steps already running have
+//     finished, with no "update failed": the program's failure is not a
+//     failed deployment.
+//   - After it signalled (through SignalAndWaitForShutdown or
+//     [Engine.Finish]): the engine reads the program's exit only once the
+//     deployment has succeeded and it has released the program. A failure
+//     then fails the deployment with the diagnostic err's message, or "BAIL:
+//     run bailed" if err wraps [ErrProgramReported] (the engine's wording
+//     for a program that exited with status 32 at that point). If the
+//     deployment failed, the engine never releases the program and never
+//     reads its exit.
+//   - After a failure stopped the deployment, or once it is over: nothing.
+//     The engine no longer reads the program's outcome.
+//
+// [Result] reports a failure it took into account in Failed, Err and
+// ProgramErr. ProgramFailed does not wait; call [Engine.Wait] for the
+// result.
 func (e *Engine) ProgramFailed(err error) {
-	if err == nil {
-		e.mu.Lock()
+	e.mu.Lock()
+	if e.exitReported {
+		e.mu.Unlock()
+		return
+	}
+	e.exitReported = true
+	close(e.exited)
+	switch {
+	case e.ended || e.closed || e.cancelled:
+		e.mu.Unlock()
+		return
+	case e.signalled:
+		e.exitErr = err
+		e.mu.Unlock()
+		return
+	case err == nil:
 		e.signalled = true
 		e.changed.Broadcast()
 		e.mu.Unlock()
 		e.startEnd()
-		return
-	}
-	e.mu.Lock()
-	if e.ended || e.closed || e.programErr != nil {
-		e.mu.Unlock()
 		return
 	}
 	e.programErr = err
@@ -352,10 +403,25 @@ func (e *Engine) ProgramFailed(err error) {
 	e.startEnd()
 }
 
+// attachRunner records that RunFunc or RunCommand runs the program and will
+// report its exit with ProgramFailed.
+func (e *Engine) attachRunner() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.runner = true
+}
+
+// overAndFailed reports whether the deployment is over and failed.
+func (e *Engine) overAndFailed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.ended && e.result.Failed
+}
+
 // Close stops the engine: it cancels running hooks and provider calls,
-// stops the gRPC server, releases a program waiting in
-// SignalAndWaitForShutdown and closes every callbacks client. It waits for
-// the goroutines it started. Close is idempotent.
+// stops the gRPC server, ends every RPC the engine left unanswered (with
+// Unavailable, as a connection that closes) and closes every callbacks
+// client. It waits for the goroutines it started. Close is idempotent.
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		e.mu.Lock()
@@ -388,10 +454,11 @@ func (e *Engine) enter() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return status.Error(codes.Unavailable, "the engine is shutting down")
+		return errShuttingDown
 	}
 	if e.ended && e.result.Failed {
-		return errStopped
+		// The engine reads no more of the program's events.
+		return errUnanswered
 	}
 	if e.signalled {
 		return status.Error(codes.FailedPrecondition, "the program has already signalled that it is done")
@@ -407,14 +474,18 @@ func (e *Engine) leave() {
 	e.changed.Broadcast()
 }
 
-// errStopped answers the program's RPCs once the deployment has ended after
-// a failure: the engine has then stopped the language host and the program
-// with it, so the program would see its connections close.
-var errStopped = status.Error(codes.Unavailable, "the engine has stopped the program: the deployment is over")
+// errShuttingDown ends the RPCs still waiting when the engine is closed.
+var errShuttingDown = status.Error(codes.Unavailable, "the engine is shutting down")
 
-// errUnanswered is returned inside the engine for a registration the engine
-// does not answer: its step failed, or the deployment was cancelled before
-// it got one. The RPC then waits for the end of the deployment.
+// errCutOff ends the RPCs still waiting when RunFunc cuts off a program
+// that runs in the test's process, which it cannot kill.
+var errCutOff = status.Error(codes.Unavailable,
+	"connection closed: the deployment failed and a program in the test's process cannot be killed")
+
+// errUnanswered is returned inside the engine for an RPC the engine does
+// not answer: its step failed, the deployment was cancelled before it got
+// one, or it came after a failed deployment ended. The RPC then waits in
+// unanswered.
 var errUnanswered = errors.New("not answered: the deployment failed")
 
 // beginStep admits a step, unless the deployment was cancelled. Every
@@ -436,16 +507,32 @@ func (e *Engine) endStepRun() {
 	e.changed.Broadcast()
 }
 
-// awaitEnd blocks an RPC the engine does not answer until the deployment is
-// over, then answers it as a stopped program's connection would.
-func (e *Engine) awaitEnd(ctx context.Context) error {
+// unanswered holds an RPC the engine does not answer. As in the engine,
+// nothing answers it, not even the end of the deployment: it ends only when
+// the program goes away (the call's context ends, as when the program is
+// killed or its connection closes), RunFunc cuts the program off, or the
+// engine is closed.
+func (e *Engine) unanswered(ctx context.Context) error {
 	select {
-	case <-e.over:
-	case <-e.closing:
 	case <-ctx.Done():
 		return status.FromContextError(ctx.Err()).Err()
+	case <-e.cut:
+		return errCutOff
+	case <-e.closing:
+		return errShuttingDown
 	}
-	return errStopped
+}
+
+// cutOff ends a program that runs in the test's process once its
+// deployment has failed, as near as the engine's killing it can be done
+// there: the RPCs the engine left unanswered end as a closed connection
+// ends them, the answers already given are delivered, and the engine
+// serves nothing more.
+func (e *Engine) cutOff() {
+	e.cutOnce.Do(func() {
+		close(e.cut)
+		e.srv.GracefulStop()
+	})
 }
 
 // self returns a monitor client connected to this engine, for component
@@ -475,9 +562,13 @@ func (e *Engine) self() (pulumirpc.ResourceMonitorClient, error) {
 // startEnd starts, once, the end of the deployment. It waits until either
 // the program has signalled its end and no RPC that may create steps is in
 // flight, or a failure has cancelled the deployment and no step is running.
-// Then, unless cancelled, it runs the deletes; it builds the result; and if
-// the deployment failed it stops the program's connections, as the engine
-// stops the language host and the program with it.
+// Then, unless cancelled, it runs the deletes. If nothing has failed, it
+// releases the program from SignalAndWaitForShutdown and, when a runner
+// reports the program's exit, waits for it and takes a failure into
+// account, as the engine's cleanup after a successful deployment does. It
+// builds the result. A failed deployment releases nothing and answers
+// nothing more: it cancels what still runs (hooks, provider calls), and
+// the program is left to be stopped (RunCommand and RunFunc do it).
 func (e *Engine) startEnd() {
 	e.endOnce.Do(func() {
 		e.bg.Add(1)
@@ -492,24 +583,56 @@ func (e *Engine) startEnd() {
 			if !skipDeletes {
 				e.runDeletes()
 			}
+			e.releaseProgram()
 			e.finalize()
-			close(e.over)
 			if e.result.Failed {
-				e.stopProgram()
+				e.cancel()
 			}
 			close(e.done)
 		}()
 	})
 }
 
-// stopProgram closes every connection of the program, as the end of a
-// failed deployment does when the engine stops the language host. It
-// cancels what still runs (hooks, provider calls, transforms), delivers the
-// answers already given, releases the RPCs left waiting (they were released
-// when the result was built) and refuses new ones. Close forces the stop.
-func (e *Engine) stopProgram() {
-	e.cancel()
-	e.srv.GracefulStop()
+// releaseProgram answers SignalAndWaitForShutdown if the deployment has
+// succeeded so far, then waits for the program's exit if a runner will
+// report it, and takes a failure reported after the signal into account.
+// The engine does the same in the cleanup that runs only after a successful
+// deployment: it releases the waiter, waits for the program to exit and
+// reports the program's error, with no "update failed".
+func (e *Engine) releaseProgram() {
+	e.mu.Lock()
+	ok := !e.closed && !e.cancelled && len(e.errs) == 0 && e.programErr == nil
+	if ok {
+		close(e.waiterReleased)
+	}
+	wait := ok && e.runner
+	e.mu.Unlock()
+	if !ok {
+		return
+	}
+	if wait {
+		select {
+		case <-e.exited:
+		case <-e.closing:
+		}
+	}
+	e.mu.Lock()
+	err := e.exitErr
+	if err != nil && !e.closed {
+		e.programErr = err
+	}
+	closed := e.closed
+	e.mu.Unlock()
+	if err == nil || closed {
+		return
+	}
+	if errors.Is(err, ErrProgramReported) {
+		// The language host's bail reaches the engine's cleanup, which
+		// prints it as it is.
+		e.errorDiag("", "BAIL: run bailed")
+	} else {
+		e.errorDiag("", err.Error())
+	}
 }
 
 // fail records a failed step. Unless ContinueOnError is set, it cancels
@@ -533,8 +656,16 @@ func (e *Engine) failReported(urn string, err error, keepGoing bool) {
 
 // abortReported records a failure that ends the deployment even with
 // ContinueOnError, as an error in the engine's step generation (an invalid
-// resource, a failed Construct) does; its diagnostics were already emitted.
+// resource, a failed Diff or Construct) does; its diagnostics were already
+// emitted. Unless a failed step has already stopped the deployment, the
+// engine then returns before it says "update failed", as for a failure of
+// the program.
 func (e *Engine) abortReported(urn string, err error) {
+	e.mu.Lock()
+	if !e.cancelled {
+		e.bailed = true
+	}
+	e.mu.Unlock()
 	e.recordFailure(urn, err, true)
 }
 
@@ -578,13 +709,18 @@ func (e *Engine) endStep(i int, err error) {
 	e.steps[i].Err = err
 }
 
-// finalize builds the result and reports a failed deployment.
+// finalize builds the result and reports a deployment that failed in its
+// steps.
 func (e *Engine) finalize() {
 	e.mu.Lock()
 	failed := len(e.errs) > 0 || e.programErr != nil
+	// The engine says "update failed" only when a step or a hook failed:
+	// a failure of the program, or an error in generating the steps, ends
+	// the deployment before that.
+	stepsFailed := len(e.errs) > 0 && e.programErr == nil && !e.bailed
 	refused := e.refused
 	e.mu.Unlock()
-	if failed && !refused {
+	if stepsFailed && !refused {
 		kind := "update"
 		if e.cfg.dryRun {
 			kind = "preview"

@@ -24,20 +24,25 @@ func (s *engineServer) Log(_ context.Context, req *pulumirpc.LogRequest) (*empty
 		FromProgram: true,
 	}
 	detail := string(d.Severity) + ": " + req.GetMessage()
-	s.e.mu.Lock()
-	stopped := s.e.ended && s.e.result.Failed
-	s.e.mu.Unlock()
-	if stopped {
-		// The deployment failed and is over: the engine has stopped the
-		// program, so the user never sees what it still says.
+	if !s.e.programSays(d) {
 		detail = "not shown, the deployment is over: " + detail
-	} else {
-		s.e.rec.diag(d)
 	}
 	s.e.rec.add(Event{
 		Kind: KindLog, URN: req.GetUrn(), Request: clonePB(req), Detail: detail,
 	})
 	return &emptypb.Empty{}, nil
+}
+
+// programSays records a message of the program's for the user, unless a
+// failed deployment is over: the engine then stops the program, and the
+// user never sees what it still says. It reports whether the message was
+// recorded.
+func (e *Engine) programSays(d Diagnostic) bool {
+	if e.overAndFailed() {
+		return false
+	}
+	e.rec.diag(d)
+	return true
 }
 
 func (s *engineServer) GetRootResource(

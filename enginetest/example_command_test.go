@@ -10,7 +10,8 @@ import (
 )
 
 // A program run as a language host runs it: here one that fails, reported
-// as the engine reports it.
+// as the engine reports it: its standard error line by line, then the
+// error, and no "update failed".
 func ExampleEngine_RunCommand() {
 	e, err := enginetest.Start()
 	if err != nil {
@@ -24,8 +25,12 @@ func ExampleEngine_RunCommand() {
 	}
 	fmt.Println(res.Failed)
 	fmt.Println(res.ProgramErr)
+	for _, d := range res.Diagnostics {
+		fmt.Println(d)
+	}
 	// Output:
 	// true
 	// an unhandled error occurred: program exited with non-zero exit code: 3
-	// out of coffee
+	// info#err: out of coffee
+	// error: an unhandled error occurred: program exited with non-zero exit code: 3
 }

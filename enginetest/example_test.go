@@ -17,9 +17,9 @@ import (
 // A program registers two resources through a raw ResourceMonitor client,
 // as a language host does. The provider fails one of them: as in the
 // engine, that registration is never answered; the deployment ends without
-// waiting for the program, reports the error on the resource and
-// "update failed" for the stack, and then stops the program, which sees its
-// connection close.
+// waiting for the program and reports the error on the resource and
+// "update failed" for the stack. The engine would then kill the program;
+// here the program gives up its call itself.
 func Example() {
 	ctx := context.Background()
 	e, err := enginetest.Start(
@@ -53,10 +53,15 @@ func Example() {
 		Type: "demo:index:Bucket", Name: "steady", Custom: true, Object: props,
 	})
 	fmt.Println("steady:", resp.GetId(), err)
-	_, err = monitor.RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
-		Type: "demo:index:Bucket", Name: "flaky", Custom: true, Object: props,
-	})
-	fmt.Println("flaky:", status.Code(err))
+	flakyCtx, giveUp := context.WithCancel(ctx)
+	defer giveUp()
+	flaky := make(chan error, 1)
+	go func() {
+		_, err := monitor.RegisterResource(flakyCtx, &pulumirpc.RegisterResourceRequest{
+			Type: "demo:index:Bucket", Name: "flaky", Custom: true, Object: props,
+		})
+		flaky <- err
+	}()
 
 	res, err := e.Wait(ctx)
 	if err != nil {
@@ -71,9 +76,10 @@ func Example() {
 		fmt.Println(d)
 	}
 	fmt.Println("in state:", len(res.State.Resources))
+	giveUp()
+	fmt.Println("flaky:", status.Code(<-flaky))
 	// Output:
 	// steady: steady-1 <nil>
-	// flaky: Unavailable
 	// create urn:pulumi:dev::demo::pulumi:providers:demo::default <nil>
 	// create urn:pulumi:dev::demo::demo:index:Bucket::steady <nil>
 	// create urn:pulumi:dev::demo::demo:index:Bucket::flaky quota exceeded
@@ -81,4 +87,5 @@ func Example() {
 	// error: urn:pulumi:dev::demo::demo:index:Bucket::flaky: quota exceeded
 	// error: update failed
 	// in state: 2
+	// flaky: Canceled
 }

@@ -6,7 +6,6 @@ package enginetest_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -191,8 +190,9 @@ func TestGoSDKProgramOldEngine(t *testing.T) {
 
 // An unmodified Go program whose resource fails: as under `pulumi up`, the
 // user sees the resource's error and "update failed", never the SDK's own
-// "program failed" message, and the program's RunErr returns once the
-// engine has cut it off.
+// "program failed" message. The engine never answers the registration;
+// RunFunc, which cannot kill a program in the test's process, closes its
+// connections once the deployment is over, and RunErr returns.
 func TestGoSDKProgramFailedStep(t *testing.T) {
 	t.Parallel()
 	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
@@ -200,22 +200,32 @@ func TestGoSDKProgramFailedStep(t *testing.T) {
 			return nil, errors.New("quota exceeded")
 		},
 	}))
-	err := runGoProgram(e, func(ctx *pulumi.Context) error {
-		var thing Thing
-		return ctx.RegisterResource(thingType, "thing", pulumi.Map{"name": pulumi.String("x")}, &thing)
+	res, err := e.RunFunc(t.Context(), func() error {
+		return runGoProgram(e, func(ctx *pulumi.Context) error {
+			var thing Thing
+			return ctx.RegisterResource(thingType, "thing", pulumi.Map{"name": pulumi.String("x")}, &thing)
+		})
 	})
-	if err == nil {
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ProgramErr == nil {
 		t.Fatal("the program did not see its deployment fail")
 	}
-	res := wait(t, e)
 	wantFailed(t, res, e.URN(e.StackURN(), thingType, "thing"), "quota exceeded")
 	for _, d := range res.Diagnostics {
 		if d.FromProgram || strings.Contains(d.Message, "program failed") {
 			t.Fatalf("the user was shown %v", d)
 		}
 	}
-	// Reporting the program's failure after the end changes nothing.
-	e.ProgramFailed(fmt.Errorf("an unhandled error occurred: program failed: %w", err))
+	// The engine held the registration until RunFunc cut the program off:
+	// it never answered it.
+	wantEndedWith(t, e, enginetest.KindRegisterResource, byURN(e.URN(e.StackURN(), thingType, "thing")),
+		"connection closed: the deployment failed")
+	if !errors.Is(res.Err, res.ProgramErr) {
+		t.Fatalf("Err = %v, want it to include the program's error %v", res.Err, res.ProgramErr)
+	}
+	// The engine read nothing of the program's failure after its own.
 	if again := wait(t, e); again.ProgramErr != nil {
 		t.Fatalf("program error %v reached a deployment that was already over", again.ProgramErr)
 	}

@@ -279,14 +279,17 @@ func (p *program) finish() *enginetest.Result {
 }
 
 // finishFailed signals the end of a program whose deployment fails after
-// the signal: the engine stops the program instead of answering it.
+// the signal: the engine never answers the signal, and the program is
+// stopped instead.
 func (p *program) finishFailed() *enginetest.Result {
 	p.t.Helper()
-	if err := p.signal(); status.Code(err) != codes.Unavailable {
-		p.t.Fatalf("SignalAndWaitForShutdown: got %v, want Unavailable (the engine stops a failed deployment's program)", err)
-	}
-	res := wait(p.t, p.e)
+	c := p.background(func(ctx context.Context) error {
+		_, err := p.mon.SignalAndWaitForShutdown(ctx, &emptypb.Empty{})
+		return err
+	})
+	res := c.waitUnanswered(p.e)
 	wantFailed(p.t, res, "", "")
+	c.stop()
 	return res
 }
 
@@ -370,26 +373,140 @@ func boolPtr(b bool) *bool { return &b }
 // field returns a top-level field of s.
 func field(s *structpb.Struct, k string) *structpb.Value { return s.GetFields()[k] }
 
-// registerUnanswered registers r, whose step must fail or be cancelled. As
-// in the engine, the RPC is not answered: the deployment ends without
-// waiting for the program and then stops it, so the program sees its
-// connection close (Unavailable) only once the result is built. It returns
-// the deployment's result.
-func (p *program) registerUnanswered(r res) *enginetest.Result {
-	p.t.Helper()
-	resp, err := p.register(r)
-	if status.Code(err) != codes.Unavailable {
-		p.t.Fatalf("RegisterResource %s: got %v, %v; want no answer (Unavailable once the deployment is over)\ntrace:\n%s",
-			r.name, resp, err, p.e.Trace())
-	}
-	if !deploymentOver(p.e) {
-		p.t.Fatalf("the RPC was answered before the deployment ended\ntrace:\n%s", p.e.Trace())
-	}
-	return wait(p.t, p.e)
+// call is an RPC the program made in the background.
+type call struct {
+	t      *testing.T
+	cancel context.CancelFunc
+	done   chan error
 }
 
-// deploymentOver reports whether a failed deployment's result is built: the
-// engine's last word, "update failed" or "preview failed", has been said.
+// background makes the RPC rpc in the background, with a context that
+// stop ends as the death of the program ends its calls.
+func (p *program) background(rpc func(ctx context.Context) error) *call {
+	ctx, cancel := context.WithCancel(p.ctx())
+	c := &call{t: p.t, cancel: cancel, done: make(chan error, 1)}
+	go func() { c.done <- rpc(ctx) }()
+	p.t.Cleanup(cancel)
+	return c
+}
+
+// wantPending fails the test if the call has been answered.
+func (c *call) wantPending() {
+	c.t.Helper()
+	select {
+	case err := <-c.done:
+		c.t.Fatalf("the engine answered the call (%v), and it never does after a failure", err)
+	default:
+	}
+}
+
+// stop checks that the call is still unanswered, then ends it from the
+// program's side, as the engine's killing the program does: the call ends
+// with the program's cancellation, not with an answer.
+func (c *call) stop() {
+	c.t.Helper()
+	c.wantPending()
+	c.cancel()
+	if err := <-c.done; status.Code(err) != codes.Canceled {
+		c.t.Fatalf("the call ended with %v, want the program's own cancellation", err)
+	}
+}
+
+// wantEndedByProgram waits until the engine has recorded the end of the RPC
+// of the given kind that match selects, and checks that only the program's
+// cancellation ended it: the engine was still holding it unanswered.
+func wantEndedByProgram(t *testing.T, e *enginetest.Engine, kind enginetest.EventKind, match func(enginetest.Event) bool) {
+	t.Helper()
+	wantEndedWith(t, e, kind, match, "code = Canceled")
+}
+
+// wantEndedWith waits until the engine has recorded the end of the RPC of
+// the given kind that match selects, and checks that its error contains
+// want.
+func wantEndedWith(t *testing.T, e *enginetest.Engine, kind enginetest.EventKind, match func(enginetest.Event) bool, want string) {
+	t.Helper()
+	var got enginetest.Event
+	until(t, func() bool {
+		for _, ev := range e.Events(kind) {
+			if match(ev) {
+				got = ev
+				return true
+			}
+		}
+		return false
+	})
+	if !strings.Contains(got.Err, want) {
+		t.Fatalf("the engine ended %s with %q, want %q\ntrace:\n%s", got, got.Err, want, e.Trace())
+	}
+}
+
+// byURN selects the events about urn.
+func byURN(urn string) func(enginetest.Event) bool {
+	return func(ev enginetest.Event) bool { return ev.URN == urn }
+}
+
+// byRequest selects the events of the RPC made with req.
+func byRequest(req proto.Message) func(enginetest.Event) bool {
+	return func(ev enginetest.Event) bool { return proto.Equal(ev.Request, req) }
+}
+
+// registerUnanswered registers r, whose step must fail or be cancelled and
+// which must end the deployment. As in the engine, the RPC is never
+// answered: the deployment ends without waiting for the program, and the
+// registration waits until the program goes away. It returns the
+// deployment's result.
+func (p *program) registerUnanswered(r res) *enginetest.Result {
+	p.t.Helper()
+	req := p.request(r)
+	c := p.background(func(ctx context.Context) error {
+		_, err := p.mon.RegisterResource(ctx, req)
+		return err
+	})
+	res := c.waitUnanswered(p.e)
+	c.stop()
+	wantEndedByProgram(p.t, p.e, enginetest.KindRegisterResource, byRequest(req))
+	return res
+}
+
+// waitUnanswered waits for the end of the deployment, failing the test at
+// once if the call is answered first.
+func (c *call) waitUnanswered(e *enginetest.Engine) *enginetest.Result {
+	c.t.Helper()
+	over := make(chan *enginetest.Result, 1)
+	go func() {
+		res, err := e.Wait(c.t.Context())
+		if err == nil {
+			over <- res
+		}
+		close(over)
+	}()
+	select {
+	case err := <-c.done:
+		c.t.Fatalf("the call was answered (%v) before the deployment ended\ntrace:\n%s", err, e.Trace())
+		return nil
+	case res, ok := <-over:
+		if !ok {
+			c.t.Fatal("the deployment never ended")
+		}
+		return res
+	}
+}
+
+// registerAfterEnd registers r once a failed deployment is over: the engine
+// reads no more of the program's events and never answers. The call ends
+// when the test does.
+func (p *program) registerAfterEnd(r res) *call {
+	p.t.Helper()
+	req := p.request(r)
+	return p.background(func(ctx context.Context) error {
+		_, err := p.mon.RegisterResource(ctx, req)
+		return err
+	})
+}
+
+// deploymentOver reports whether a deployment that failed in its steps is
+// over: the engine's last word, "update failed" or "preview failed", has
+// been said.
 func deploymentOver(e *enginetest.Engine) bool {
 	for _, d := range e.Diagnostics() {
 		if d.URN == "" && (d.Message == "update failed" || d.Message == "preview failed") {
@@ -399,9 +516,29 @@ func deploymentOver(e *enginetest.Engine) bool {
 	return false
 }
 
-// wantFailed checks that a deployment failed as the engine reports it: the
-// step's error on the resource, then "update failed" (or "preview failed")
-// with no URN.
+// wantEndedEarly checks that a deployment failed as the engine reports an
+// error in generating the steps (or a failure of the program): the error on
+// the resource, if one is given, and no "update failed" or "preview
+// failed", which the engine's event loop returns before saying.
+func wantEndedEarly(t *testing.T, res *enginetest.Result, urn, msg string) {
+	t.Helper()
+	if !res.Failed || res.Err == nil {
+		t.Fatalf("result: failed=%t err=%v, want a failed deployment", res.Failed, res.Err)
+	}
+	if urn != "" || msg != "" {
+		wantDiag(t, res.Diagnostics, enginetest.SeverityError, urn, msg)
+		wantErrContains(t, res.Err, msg)
+	}
+	for _, d := range res.Diagnostics {
+		if d.URN == "" && (d.Message == "update failed" || d.Message == "preview failed") {
+			t.Fatalf("the deployment ended with %v, which the engine does not say here", d)
+		}
+	}
+}
+
+// wantFailed checks that a deployment failed in its steps as the engine
+// reports it: the step's error on the resource, then "update failed" (or
+// "preview failed") with no URN.
 func wantFailed(t *testing.T, res *enginetest.Result, urn, msg string) {
 	t.Helper()
 	if !res.Failed || res.Err == nil {

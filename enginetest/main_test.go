@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/langhost/callbacks/internal/testkit/leakcheck"
 )
 
 // leakOptions are the goroutines the leak check ignores. Test files that
@@ -11,5 +13,5 @@ import (
 var leakOptions []goleak.Option
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, leakOptions...)
+	leakcheck.Main(m, leakOptions...)
 }

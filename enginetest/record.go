@@ -140,10 +140,12 @@ func (ev Event) String() string {
 // Severity is a diagnostic's level.
 type Severity string
 
-// Severities, as in the engine's LogSeverity.
+// Severities, as in the engine's LogSeverity, and SeverityInfoErr, the
+// engine's severity for a line the program wrote to standard error.
 const (
 	SeverityDebug   Severity = "debug"
 	SeverityInfo    Severity = "info"
+	SeverityInfoErr Severity = "info#err"
 	SeverityWarning Severity = "warning"
 	SeverityError   Severity = "error"
 )
@@ -162,12 +164,15 @@ func severityOf(s pulumirpc.LogSeverity) Severity {
 }
 
 // Diagnostic is a message for the user: logged by the program through
-// Engine.Log, or emitted by the engine itself (hook failures, retries...).
+// Engine.Log, a line of the program's standard error (see
+// [Engine.RunCommand]), or emitted by the engine itself (hook failures,
+// retries...).
 type Diagnostic struct {
 	Severity Severity
 	URN      string
 	Message  string
-	// FromProgram is true for messages the program logged.
+	// FromProgram is true for messages the program logged and for the
+	// lines of its standard error.
 	FromProgram bool
 }
 

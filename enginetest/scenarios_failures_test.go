@@ -11,14 +11,14 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/langhost/callbacks/enginetest"
 )
 
 // A failed step's registration and every later one are left unanswered;
 // the deployment waits only for the steps already running, then reports
-// "update failed" and stops the program.
+// "update failed". It never answers the unanswered ones: they end only when
+// the program goes away.
 func TestFailedStepRegistrationAndLaterOnesUnanswered(t *testing.T) {
 	t.Parallel()
 	slowStarted := make(chan struct{})
@@ -37,42 +37,30 @@ func TestFailedStepRegistrationAndLaterOnesUnanswered(t *testing.T) {
 	}))
 	p := newProgram(t, e)
 
-	type answer struct {
-		name string
-		resp *pulumirpc.RegisterResourceResponse
-		err  error
-		over bool // the deployment was over when the answer came
+	register := func(name string) *call {
+		req := p.request(res{typ: thingType, name: name, custom: true})
+		return p.background(func(ctx context.Context) error {
+			resp, err := p.mon.RegisterResource(ctx, req)
+			if err == nil && resp.GetId() != name+"-id" {
+				return fmt.Errorf("answered %v", resp)
+			}
+			return err
+		})
 	}
-	answers := make(chan answer, 3)
-	register := func(name string) {
-		resp, err := p.register(res{typ: thingType, name: name, custom: true})
-		answers <- answer{name, resp, err, deploymentOver(e)}
-	}
-	go register("slow")
+	slow := register("slow")
 	<-slowStarted
-	go register("bad")
+	bad := register("bad")
 	// The failure is recorded before the deployment can end; wait for it.
 	until(t, func() bool { return hasDiag(e, "quota exceeded") })
-	go register("later")
+	later := register("later")
 	until(t, func() bool { return hasStepNotRun(e, e.URN("", thingType, "later")) })
 	if deploymentOver(e) {
 		t.Fatal("the deployment ended while a step was still running")
 	}
 	close(releaseSlow)
 
-	got := map[string]answer{}
-	for range 3 {
-		a := <-answers
-		got[a.name] = a
-	}
-	if a := got["slow"]; a.err != nil || a.resp.GetId() != "slow-id" {
-		t.Fatalf("slow: %v %v, want its step's answer", a.resp, a.err)
-	}
-	for _, name := range []string{"bad", "later"} {
-		a := got[name]
-		if status.Code(a.err) != codes.Unavailable || !a.over {
-			t.Fatalf("%s: err=%v over=%t, want no answer until the deployment was over, then Unavailable", name, a.err, a.over)
-		}
+	if err := <-slow.done; err != nil {
+		t.Fatalf("slow: %v, want its step's answer", err)
 	}
 	res := wait(t, e)
 	wantFailed(t, res, e.URN("", thingType, "bad"), "quota exceeded")
@@ -83,6 +71,10 @@ func TestFailedStepRegistrationAndLaterOnesUnanswered(t *testing.T) {
 		if d.Severity == enginetest.SeverityError && d.URN == e.URN("", thingType, "later") {
 			t.Fatalf("a step that never ran reported %v", d)
 		}
+	}
+	for name, c := range map[string]*call{"bad": bad, "later": later} {
+		c.stop()
+		wantEndedByProgram(t, e, enginetest.KindRegisterResource, byURN(e.URN("", thingType, name)))
 	}
 }
 
@@ -118,7 +110,8 @@ func hasStepNotRun(e *enginetest.Engine, urn string) bool {
 }
 
 // What the program says after its deployment failed never reaches the
-// user: the engine has stopped it.
+// user: the engine stops it. The engine still serves it, as the engine's
+// servers run until the CLI exits.
 func TestProgramMessagesAfterFailedDeploymentNotShown(t *testing.T) {
 	t.Parallel()
 	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
@@ -132,24 +125,26 @@ func TestProgramMessagesAfterFailedDeploymentNotShown(t *testing.T) {
 		Severity: pulumirpc.LogSeverity_ERROR,
 		Message:  "an unhandled error occurred: program failed: waiting for RPCs: no",
 	})
-	// Once the deployment is over, the engine has cut the program off.
-	if status.Code(err) != codes.Unavailable {
-		t.Fatalf("Log after the deployment failed: %v, want Unavailable", err)
-	}
-	if _, err := p.mon.GetDeploymentInfo(p.ctx(), &emptypb.Empty{}); status.Code(err) != codes.Unavailable {
-		t.Fatalf("GetDeploymentInfo after the deployment failed: %v, want Unavailable", err)
+	if err != nil {
+		t.Fatalf("Log after the deployment failed: %v", err)
 	}
 	for _, d := range append(res.Diagnostics, e.Diagnostics()...) {
 		if d.FromProgram {
 			t.Fatalf("program message shown: %v", d)
 		}
 	}
+	logs := e.Events(enginetest.KindLog)
+	if len(logs) != 1 || !strings.HasPrefix(logs[0].Detail, "not shown") {
+		t.Fatalf("log events %v, want one marked not shown", logs)
+	}
 	wantFailed(t, res, e.URN("", thingType, "r"), "no")
 }
 
 // The program's own failure reaches Result the way a language host reports
 // it: its message as an error with no URN (unless the program already
-// reported it), then "update failed"; no delete runs.
+// reported it), and nothing after it: no "update failed", since the
+// engine returns before it reports a failed deployment. No delete runs,
+// and no later registration is answered.
 func TestProgramFailureReachesResult(t *testing.T) {
 	t.Parallel()
 	e1 := startEngine(t)
@@ -187,11 +182,9 @@ func TestProgramFailureReachesResult(t *testing.T) {
 			p.custom("made", nil)
 			later := res{typ: thingType, name: "after", custom: true}
 			e.ProgramFailed(tt.err)
-			result := wait(t, e)
-			res := result
-			wantFailed(t, res, "", "")
-			if !errors.Is(res.ProgramErr, tt.err) || !errors.Is(res.Err, tt.err) {
-				t.Fatalf("ProgramErr=%v Err=%v, want the program's error", res.ProgramErr, res.Err)
+			res := wait(t, e)
+			if !res.Failed || !errors.Is(res.ProgramErr, tt.err) || !errors.Is(res.Err, tt.err) {
+				t.Fatalf("Failed=%t ProgramErr=%v Err=%v, want a failure with the program's error", res.Failed, res.ProgramErr, res.Err)
 			}
 			var msgs []string
 			for _, d := range res.Diagnostics {
@@ -199,18 +192,15 @@ func TestProgramFailureReachesResult(t *testing.T) {
 					msgs = append(msgs, d.URN+"|"+d.Message)
 				}
 			}
-			last := map[bool]string{false: "|update failed", true: "|preview failed"}[tt.preview]
-			want := []string{last}
+			var want []string
 			if tt.wantDiag != "" {
-				want = []string{"|" + tt.wantDiag, last}
+				want = []string{"|" + tt.wantDiag}
 			}
 			wantEqualStrings(t, "error diagnostics", msgs, want)
 			if n := len(e.Events(enginetest.KindProviderDelete)); n != 0 || res.State.Get(e.URN("", thingType, "kept")) == nil {
 				t.Fatalf("a failed program's deployment deleted %v (%d provider deletes)", res.State.URNs(), n)
 			}
-			if _, err := p.mon.RegisterResource(p.ctx(), p.request(later)); status.Code(err) != codes.Unavailable {
-				t.Fatalf("registration after the program failed: %v, want Unavailable", err)
-			}
+			p.registerAfterEnd(later).stop()
 		})
 	}
 }
@@ -276,7 +266,8 @@ func TestContinueOnErrorWithoutResultReporting(t *testing.T) {
 
 // A remote component whose Construct fails: the engine reports the
 // provider's error as the component's problem, with no URN, tells the
-// program the monitor shut down, and fails the deployment.
+// program the monitor shut down, and fails the deployment, without "update
+// failed": the abort ends its event loop before that.
 func TestConstructFailureAbortsTheDeployment(t *testing.T) {
 	t.Parallel()
 	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
@@ -290,7 +281,8 @@ func TestConstructFailureAbortsTheDeployment(t *testing.T) {
 		t.Fatalf("got %v, want Unknown: resource monitor shut down", err)
 	}
 	res := wait(t, e)
-	wantFailed(t, res, "", "")
+	// The engine's event loop returns on the abort: no "update failed".
+	wantEndedEarly(t, res, "", "")
 	wantDiag(t, res.Diagnostics, enginetest.SeverityError, "", "test:index:Comp resource 'c' has a problem: cannot build")
 }
 

@@ -198,7 +198,8 @@ func TestCheckFailuresMakeTheResourceInvalid(t *testing.T) {
 	wantDiag(t, res.Diagnostics, enginetest.SeverityError, urn,
 		"test:index:Thing resource 'r': property size value {-1} has a problem: must not be negative")
 	wantDiag(t, res.Diagnostics, enginetest.SeverityError, urn, "test:index:Thing resource 'r' has a problem: is not usable")
-	wantFailed(t, res, "", "")
+	// Check is part of generating the step: no "update failed".
+	wantEndedEarly(t, res, "", "")
 	if n := len(e.Events(enginetest.KindProviderCreate)); n != 0 || res.State.Get(urn) != nil {
 		t.Fatalf("an invalid resource was created (%d creates)", n)
 	}
@@ -213,7 +214,7 @@ func TestCheckErrorFailsTheResource(t *testing.T) {
 	}))
 	p := newProgram(t, e)
 	res := p.registerUnanswered(res{typ: thingType, name: "r", custom: true})
-	wantFailed(t, res, e.URN("", thingType, "r"), "check broke")
+	wantEndedEarly(t, res, e.URN("", thingType, "r"), "check broke")
 }
 
 // After the resource's own transforms, the engine adds every property's
@@ -608,8 +609,37 @@ func TestCheckFailureEndsDeploymentEvenWithContinueOnError(t *testing.T) {
 	p := newProgram(t, e)
 	res := p.registerUnanswered(res{typ: thingType, name: "r", custom: true, props: map[string]any{"size": -1.0},
 		mod: func(r *pulumirpc.RegisterResourceRequest) { r.SupportsResultReporting = true }})
-	wantFailed(t, res, "", "")
+	wantEndedEarly(t, res, "", "")
 	if res.State.Get(e.URN("", thingType, "r")) != nil {
 		t.Fatal("an invalid resource reached the state")
+	}
+}
+
+// A provider's Diff that fails: in the engine, Diff is part of generating
+// the step, so the error goes on the resource, no update step is made, the
+// registration is never answered and the deployment ends without "update
+// failed", even under --continue-on-error.
+func TestDiffErrorEndsTheDeployment(t *testing.T) {
+	t.Parallel()
+	e1 := startEngine(t)
+	p1 := newProgram(t, e1)
+	r := p1.custom("r", map[string]any{"v": 1.0})
+	prior := p1.finish().State
+
+	e := startEngine(t, enginetest.WithState(prior), enginetest.ContinueOnError(true),
+		enginetest.WithProvider(&enginetest.FakeProvider{
+			OnDiff: func(context.Context, *enginetest.DiffRequest) (*enginetest.DiffResponse, error) {
+				return nil, errors.New("diff broke")
+			},
+		}))
+	p := newProgram(t, e)
+	res := p.registerUnanswered(res{typ: thingType, name: "r", custom: true, props: map[string]any{"v": 2.0},
+		mod: func(r *pulumirpc.RegisterResourceRequest) { r.SupportsResultReporting = true }})
+	wantEndedEarly(t, res, r.GetUrn(), "diff broke")
+	if ops := stepOps(res); ops[r.GetUrn()] != "" {
+		t.Fatalf("steps %v, want none for the resource", res.Steps)
+	}
+	if v := field(res.State.Get(r.GetUrn()).Inputs, "v").GetNumberValue(); v != 1 {
+		t.Fatalf("inputs v=%v, want the resource as it was", v)
 	}
 }

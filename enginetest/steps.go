@@ -47,8 +47,11 @@ func (e *Engine) runRegistrationStep(ns *ResourceState) (*ResourceState, error) 
 	}
 	op, dbr, err := e.diff(ns, old)
 	if err != nil {
-		i := e.startStep(OpUpdate, ns.URN)
-		return e.stepFailed(i, ns.URN, err)
+		// In the engine, Diff is part of generating the step: its error
+		// makes no step and ends the deployment, even with ContinueOnError.
+		e.errorDiag(ns.URN, err.Error())
+		e.abortReported(ns.URN, err)
+		return nil, err
 	}
 	switch op {
 	case OpSame:

@@ -54,32 +54,62 @@ var envMu sync.Mutex
 // never overlap: RunFunc waits for any other RunFunc of the process to end
 // first, and tests that use it gain nothing from t.Parallel.
 //
-// After a program that succeeded, RunFunc waits for the engine to run what
-// is left (deletes and their hooks after the program's signal). A program
-// that failed is reported to the engine as a language host reports a
-// failed program ([Engine.ProgramFailed]: the error's message becomes an
-// error diagnostic, no delete runs, the deployment fails), and RunFunc
-// waits for the deployment to end. The result carries the program's error
-// in [Result.ProgramErr], even when the deployment had already failed on
-// its own; err reports only a deployment that could not be waited for (ctx
+// RunFunc reports how program ended to the engine as a language host does
+// ([Engine.ProgramFailed]): after a program that succeeded, the engine runs
+// what is left (deletes and their hooks after the program's signal); a
+// program that failed before it signalled ends the deployment, its error's
+// message an error diagnostic, no delete run. If the deployment fails
+// while program is still running (a step failed), the engine answers none
+// of its pending calls, as the engine never does: it would kill the
+// program. A program in this process cannot be killed, so RunFunc cuts it
+// off instead: the calls the engine left unanswered end as a closed
+// connection ends them (Unavailable, "connection closed: …"), the answers
+// already given are delivered, the engine serves nothing more, and RunFunc
+// waits for program to return.
+//
+// The result reports a program that failed, however it ended, as a failed
+// deployment: Failed is true, Err includes the program's error and
+// ProgramErr holds it, even when the deployment had already failed on its
+// own. err reports only a deployment that could not be waited for (ctx
 // ended, or the engine was closed).
 func (e *Engine) RunFunc(ctx context.Context, program func() error) (*Result, error) {
 	if program == nil {
 		return nil, errors.New("enginetest: RunFunc: nil program")
 	}
-	progErr := e.runWithEnv(program)
-	if progErr != nil {
-		e.ProgramFailed(progErr)
+	e.attachRunner()
+	ran := make(chan error, 1)
+	go func() { ran <- e.runWithEnv(program) }()
+	var progErr error
+	select {
+	case progErr = <-ran:
+	case <-e.done:
+		if e.overAndFailed() {
+			e.cutOff()
+		}
+		progErr = <-ran
 	}
+	e.ProgramFailed(progErr)
 	res, err := e.Wait(ctx)
 	if err != nil {
 		return nil, errors.Join(progErr, err)
 	}
+	return withProgramErr(res, progErr), nil
+}
+
+// withProgramErr returns res as the result of a program that ended with
+// progErr: a failed program makes a failed deployment, whether or not the
+// engine took its failure into account.
+func withProgramErr(res *Result, progErr error) *Result {
 	out := *res
-	if progErr != nil {
-		out.ProgramErr = progErr
+	if progErr == nil {
+		return &out
 	}
-	return &out, nil
+	out.ProgramErr = progErr
+	out.Failed = true
+	if !errors.Is(out.Err, progErr) {
+		out.Err = errors.Join(out.Err, progErr)
+	}
+	return &out
 }
 
 // runWithEnv runs program with the engine's variables in the environment.

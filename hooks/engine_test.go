@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
@@ -45,9 +44,17 @@ func startDeployment(t *testing.T, opts ...enginetest.Option) *deployment {
 
 func (d *deployment) register(name string, inputs resource.PropertyMap, b *hooks.Binding) error {
 	d.t.Helper()
+	return d.registerCtx(d.t.Context(), name, inputs, b)
+}
+
+// registerCtx registers with ctx, which the test may end as the death of
+// the program ends its calls.
+func (d *deployment) registerCtx(ctx context.Context, name string, inputs resource.PropertyMap, b *hooks.Binding) error {
 	obj, err := plugin.MarshalProperties(inputs, plugin.MarshalOptions{KeepSecrets: true})
-	require.NoError(d.t, err)
-	_, err = d.mon.Client().RegisterResource(d.t.Context(), &pulumirpc.RegisterResourceRequest{
+	if err != nil {
+		return err
+	}
+	_, err = d.mon.Client().RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
 		Type: thingType, Name: name, Custom: true, Object: obj,
 		AcceptSecrets: true, AcceptResources: true, Hooks: hooks.BindingToProto(b),
 	})
@@ -57,8 +64,8 @@ func (d *deployment) register(name string, inputs resource.PropertyMap, b *hooks
 // finish ends the program the way it must: signal, wait, then stop serving.
 func (d *deployment) finish() *enginetest.Result {
 	d.t.Helper()
-	ctx, cancel := context.WithTimeout(d.t.Context(), 30*time.Second)
-	defer cancel()
+	// The test's own deadline bounds the wait.
+	ctx := d.t.Context()
 	require.NoError(d.t, d.mon.Finish(ctx))
 	res, err := d.engine.Wait(ctx)
 	require.NoError(d.t, err)
@@ -137,12 +144,23 @@ func TestEngineHookFailure(t *testing.T) {
 	})
 	require.NoError(t, err)
 	// As in the engine, the failed registration is never answered: the
-	// deployment ends, reports the hook's failure on the resource, and then
-	// stops the program, whose RPC fails as a closed connection does.
-	err = d.register("db", resource.PropertyMap{}, &hooks.Binding{BeforeCreate: names("guard")})
-	require.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
+	// deployment ends and reports the hook's failure on the resource, and
+	// the registration waits until the program goes away.
+	ctx, kill := context.WithCancel(t.Context())
+	defer kill()
+	registered := make(chan error, 1)
+	go func() {
+		registered <- d.registerCtx(ctx, "db", resource.PropertyMap{}, &hooks.Binding{BeforeCreate: names("guard")})
+	}()
 	res, err := d.engine.Wait(t.Context())
 	require.NoError(t, err)
+	select {
+	case err := <-registered:
+		t.Fatalf("the engine answered the failed registration: %v", err)
+	default:
+	}
+	kill()
+	require.Equal(t, codes.Canceled, status.Code(<-registered), "the registration ends only with the program")
 	require.True(t, res.Failed)
 	assert.Contains(t, res.Err.Error(), `before hook "guard" failed: Oh no`)
 	var msgs []string

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/internal/testkit/leakcheck"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/monitor/monitortest"
 )
@@ -15,7 +16,7 @@ import (
 func TestMain(m *testing.M) {
 	// The SDK's property marshalling links glog, whose flush daemon runs
 	// for the life of the process.
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
+	leakcheck.Main(m, goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
 }
 
 // newServer starts a real callback server on loopback, closed with the test.

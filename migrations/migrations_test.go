@@ -18,6 +18,7 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
+	"github.com/langhost/callbacks/internal/testkit/leakcheck"
 	"github.com/langhost/callbacks/internal/testkit/wiretest"
 	"github.com/langhost/callbacks/migrations"
 	"github.com/langhost/callbacks/monitor"
@@ -27,7 +28,7 @@ import (
 func TestMain(m *testing.M) {
 	// The engine simulator links the SDK's property marshalling, and with
 	// it glog, whose flush daemon runs for the life of the process.
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
+	leakcheck.Main(m, goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
 }
 
 const (

@@ -175,9 +175,13 @@ func expect(t *testing.T, rep *Report, clause, kind, verdict, want string) {
 	}
 }
 
-// timed are the clauses whose verdict rests on a measured time; the tests
-// do not hold them to a verdict.
-var timed = map[string]bool{"deep-nesting": true}
+// timedOnTheWall reports a row whose verdict rests on time measured on the
+// wall clock, which the kit falls back to where it cannot read the
+// server's CPU time: a busy machine stretches it, so the tests do not hold
+// such a row to a verdict.
+func timedOnTheWall(r Row) bool {
+	return strings.Contains(r.Evidence, "wall time:")
+}
 
 func TestModulePassesEveryClause(t *testing.T) {
 	t.Parallel()
@@ -193,7 +197,7 @@ func TestModulePassesEveryClause(t *testing.T) {
 		if strings.HasPrefix(r.Evidence, "hooks return no") {
 			want = na
 		}
-		if r.Verdict != want && !timed[r.Clause] {
+		if r.Verdict != want && !timedOnTheWall(r) {
 			t.Errorf("%s %s: %s (%s), want %s", r.Clause, r.Kind, r.Verdict, r.Evidence, want)
 		}
 	}
@@ -230,7 +234,7 @@ func TestGoSDK(t *testing.T) {
 func TestNodeSDK(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
+		t.Skip("node is not installed: install Node.js with npm, then run ./test.sh, which runs npm ci in testdata/nodejs")
 	}
 	dir, err := filepath.Abs("../../testdata/nodejs")
 	if err != nil {
@@ -238,7 +242,7 @@ func TestNodeSDK(t *testing.T) {
 	}
 	runner := filepath.Join(dir, "node_modules/@pulumi/pulumi/cmd/run")
 	if _, err := os.Stat(runner); err != nil {
-		t.Skip("@pulumi/pulumi is not installed (npm ci in testdata/nodejs)")
+		t.Skip("@pulumi/pulumi is not installed in testdata/nodejs: run npm ci there, or ./test.sh, which does")
 	}
 	code, rep := runKit(t, "node", runner, "--monitor=${PULUMI_MONITOR}", "--engine=${PULUMI_ENGINE}",
 		filepath.Join(dir, "conform.js"))

@@ -45,6 +45,10 @@ type config struct {
 	// FailEvery makes every n-th call of the function fail, to check that
 	// the soak notices failures. Zero: never.
 	FailEvery int
+	// MinCalls is how many calls each caller makes at least, however long
+	// they take, so that a test's verdict does not depend on how many calls
+	// fit in Duration on a busy machine. Zero: only Duration counts.
+	MinCalls int
 }
 
 // report is what a run measured.
@@ -130,7 +134,7 @@ func run(ctx context.Context, cfg config) (*report, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for time.Now().Before(end) && ctx.Err() == nil {
+			for n := 0; (n < cfg.MinCalls || time.Now().Before(end)) && ctx.Err() == nil; n++ {
 				// Each call gets its own bound, so the end of the run never
 				// cuts a call short and counts it as an error.
 				callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)

@@ -9,8 +9,10 @@ import (
 )
 
 // A short soak of each kind passes, and a soak whose function fails is
-// reported as failed. The runs are sequential on purpose: each counts the
-// process's goroutines before and after, which parallel runs would skew.
+// reported as failed. Each caller makes a minimum number of calls, so that
+// the verdicts do not depend on how many fit in the duration. The runs are
+// sequential on purpose: each counts the process's goroutines before and
+// after, which parallel runs would skew.
 func TestRunShortSoak(t *testing.T) {
 	cases := []struct {
 		name      string
@@ -18,10 +20,10 @@ func TestRunShortSoak(t *testing.T) {
 		wantFail  string // substring of check's error; "" for a passing run
 		wantSetup bool   // run itself must refuse the config
 	}{
-		{name: "raw", cfg: config{Duration: time.Second, Conc: 4, Payload: 1024, Kind: "raw"}},
-		{name: "transform", cfg: config{Duration: time.Second, Conc: 4, Payload: 1024, Kind: "transform"}},
-		{name: "empty raw payload", cfg: config{Duration: 200 * time.Millisecond, Conc: 2, Payload: 0, Kind: "raw"}},
-		{name: "failing function", cfg: config{Duration: 200 * time.Millisecond, Conc: 2, Payload: 16, Kind: "raw", FailEvery: 5},
+		{name: "raw", cfg: config{Duration: time.Second, Conc: 4, Payload: 1024, Kind: "raw", MinCalls: 20}},
+		{name: "transform", cfg: config{Duration: time.Second, Conc: 4, Payload: 1024, Kind: "transform", MinCalls: 20}},
+		{name: "empty raw payload", cfg: config{Duration: 200 * time.Millisecond, Conc: 2, Payload: 0, Kind: "raw", MinCalls: 20}},
+		{name: "failing function", cfg: config{Duration: 200 * time.Millisecond, Conc: 2, Payload: 16, Kind: "raw", FailEvery: 5, MinCalls: 5},
 			wantFail: "calls failed"},
 		{name: "unknown kind", cfg: config{Duration: time.Second, Conc: 1, Kind: "nope"}, wantSetup: true},
 		{name: "no callers", cfg: config{Duration: time.Second, Kind: "raw"}, wantSetup: true},

@@ -1,0 +1,6 @@
+//go:build race
+
+package examples
+
+// raceEnabled reports whether the tests were built with the race detector.
+const raceEnabled = true
