@@ -72,11 +72,6 @@ const shutdownTimeout = 30 * time.Second
 // never calls callbacks back (test with the enginetest package instead).
 var ErrNoEngine = errors.New("program: no engine to call callbacks back")
 
-// ErrStarted is wrapped by the error [Monitor] returns when it is given
-// server options after the deployment's server has started: options
-// configure the server once, on the first call.
-var ErrStarted = errors.New("program: the deployment's callback server has already started")
-
 // sessions holds the live deployments of this process, by monitor address.
 var sessions = struct {
 	sync.Mutex
@@ -93,8 +88,9 @@ type session struct {
 // bound to the deployment's callback server, starting both on the first
 // call. opts configure the server (a logger, an observer, deadlines per
 // kind; the engine's address is set already) and may be given only on that
-// first call: later calls with options fail with [ErrStarted]. A program can
-// read its stack configuration first and choose them from it.
+// first call, since the server is configured once: later calls with
+// options fail with an error wrapping callbacks.ErrInvalidOption. A program
+// can read its stack configuration first and choose them from it.
 //
 // The server shuts itself down when the engine ends the deployment: once it
 // has run the last step and hook, or when its process exits. A later
@@ -116,7 +112,7 @@ func Monitor(ctx *pulumi.Context, opts ...callbacks.ServerOption) (*monitor.Moni
 	defer sessions.Unlock()
 	if s := sessions.m[info.MonitorAddr]; s != nil && !over(s.mon) {
 		if len(opts) > 0 {
-			return nil, ErrStarted
+			return nil, fmt.Errorf("%w: program: the deployment's callback server has already started; give its options on the first call", callbacks.ErrInvalidOption)
 		}
 		return s.mon, nil
 	}

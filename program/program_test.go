@@ -84,7 +84,7 @@ func TestMonitorIsOnePerDeployment(t *testing.T) {
 				return errors.New("a second call made a second monitor")
 			}
 			_, err = program.Monitor(ctx, callbacks.KindTimeout(callbacks.KindResourceHook, time.Second))
-			if !errors.Is(err, program.ErrStarted) {
+			if !errors.Is(err, callbacks.ErrInvalidOption) {
 				return errors.New("options after the start were not refused")
 			}
 			return nil
