@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/langhost/callbacks/internal/leakcheck"
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
 	"github.com/langhost/callbacks/hooks"
@@ -23,7 +24,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
+	leakcheck.Main(m,
 		// glog starts its flush daemon when the SDK is linked.
 		goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"),
 	)

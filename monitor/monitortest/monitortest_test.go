@@ -3,6 +3,7 @@ package monitortest_test
 import (
 	"context"
 	"errors"
+	"github.com/langhost/callbacks/internal/leakcheck"
 	"github.com/langhost/callbacks"
 	"testing"
 
@@ -21,7 +22,7 @@ import (
 func TestMain(m *testing.M) {
 	// The example links the SDK, whose plugin package starts glog's flush
 	// daemon at init.
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
+	leakcheck.Main(m, goleak.IgnoreAnyFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
 }
 
 // Every method answers UNIMPLEMENTED when its field is nil, and every call
