@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/langhost/callbacks/internal/leakcheck"
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
 	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/internal/leakcheck"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/program"
 	"github.com/langhost/callbacks/transforms"

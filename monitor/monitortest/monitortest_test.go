@@ -3,8 +3,8 @@ package monitortest_test
 import (
 	"context"
 	"errors"
-	"github.com/langhost/callbacks/internal/leakcheck"
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/leakcheck"
 	"testing"
 
 	"github.com/langhost/callbacks/monitor"
