@@ -82,7 +82,7 @@ status=${codes[0]}
 copyTest=TestEveryExampleBuildsWhenCopiedAlone
 if [ -n "$race" ] && grep '"Action":"skip"' "$tmp/1.json" | grep -q "\"Test\":\"$copyTest\""; then
   echo
-  echo "== go test ./examples $* -run '^$copyTest\$' (without -race)"
+  echo "== go test ./examples${*:+ $*} -run '^$copyTest\$' (without -race)"
   go test -json ./examples "$@" -run "^$copyTest\$" | "$tmp/testreport" -save "$tmp/2.json"
   codes=("${PIPESTATUS[@]}")
   [ "${codes[0]}" = 0 ] || status=${codes[0]}

@@ -57,11 +57,17 @@ func needGo(t *testing.T) string {
 	return p
 }
 
+// buildFlags are the flags pulumi-language-go builds programs with, which
+// the kit and its fixtures are built with too: the dependencies are then
+// compiled once for them and for the examples' tests, which build the same
+// way, instead of once more without -trimpath.
+var buildFlags = []string{"-trimpath", "-ldflags", "-w -s"}
+
 // buildFixture builds the fixture program in testdata/name.
 func buildFixture(t *testing.T, name string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), name)
-	cmd := exec.Command(needGo(t), "build", "-o", bin, "./testdata/"+name)
+	cmd := exec.Command(needGo(t), append(append([]string{"build"}, buildFlags...), "-o", bin, "./testdata/"+name)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./testdata/%s: %v\n%s", name, err, out)
 	}
@@ -78,7 +84,7 @@ var kitBinary = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, "callbackconform")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	out, err := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", bin, ".")...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}

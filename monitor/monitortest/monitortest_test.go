@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/leakcheck"
 	"testing"
 
 	"github.com/langhost/callbacks/monitor"
@@ -21,7 +22,7 @@ import (
 func TestMain(m *testing.M) {
 	// The example links the SDK, whose plugin package starts glog's flush
 	// daemon at init.
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
+	leakcheck.Main(m, goleak.IgnoreAnyFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
 }
 
 // Every method answers UNIMPLEMENTED when its field is nil, and every call
