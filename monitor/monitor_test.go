@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/leakcheck"
+	"github.com/langhost/callbacks/internal/testkit/leakcheck"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/monitor/monitortest"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"

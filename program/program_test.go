@@ -17,7 +17,7 @@ import (
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
 	"github.com/langhost/callbacks/hooks"
-	"github.com/langhost/callbacks/internal/leakcheck"
+	"github.com/langhost/callbacks/internal/testkit/leakcheck"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/program"
 	"github.com/langhost/callbacks/transforms"

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/leakcheck"
+	"github.com/langhost/callbacks/internal/testkit/leakcheck"
 	"testing"
 
 	"github.com/langhost/callbacks/monitor"
