@@ -55,9 +55,8 @@ func TestFourStacksAtOnce(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Len(t, lines, 4, "%s", &out)
 	for i, line := range lines {
-		// The pet passes the transform (the stack resource was registered
-		// before it), the hook runs before the pet's create, and the error
-		// hook once, on the throttle.
+		// The pet passes the transform, the hook runs before the pet's
+		// create, and the error hook once, on the throttle.
 		assert.Equal(t, fmt.Sprintf("automation-%d: 1 transform calls, 1 hook calls, 1 error hook calls, 0 about another stack", i), line)
 	}
 }
