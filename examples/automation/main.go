@@ -58,14 +58,10 @@ type tally struct {
 	strays                       atomic.Int32
 }
 
-// see counts a callback about urn in n.
+// see counts a callback about urn in n, and as a stray unless urn is a
+// resource of t's stack.
 func (t *tally) see(n *atomic.Int32, urn string) {
 	n.Add(1)
-	t.check(urn)
-}
-
-// check counts urn as a stray unless it is a resource of t's stack.
-func (t *tally) check(urn string) {
 	if !strings.HasPrefix(urn, "urn:pulumi:"+t.stack+"::") {
 		t.strays.Add(1)
 	}
@@ -81,9 +77,9 @@ func inline(t *tally) pulumi.RunFunc {
 		c := ctx.Context()
 		_, err = transforms.RegisterStack(c, mon, func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
 			if !a.Custom {
-				// The stack resource, which the SDK registers while
-				// the program starts, may or may not pass through.
-				t.check(string(a.URN))
+				// The stack resource, which the SDK registers while the
+				// program starts, may or may not pass through; it has no
+				// parent to compute its URN from.
 				return nil, nil
 			}
 			t.see(&t.transforms, string(a.URN))
