@@ -17,37 +17,43 @@ import (
 // [StateMigration] and [Raw]. The zero Func (and one built from a nil
 // function) is refused by registration with [ErrNilFunc].
 type Func struct {
-	kind    Kind
-	prepare preparer
+	kind   Kind
+	decode decoder
 }
 
-// preparer is what every Func is reduced to: it decodes the request,
-// records in cs what the request says about the resource, and returns what
-// calls the function and encodes its result. The registry runs it on the
-// goroutine the call arrived on, and only what it returns on the call's own
-// goroutine, which starts with a small stack: a decode as deep as the
-// request nests then grows no new goroutine's stack, and a request that
-// does not decode is refused without starting a goroutine.
-type preparer func(ctx context.Context, cs *callState, payload []byte) (run func(context.Context) ([]byte, error), err error)
+// decoder is what every Func is reduced to: it decodes the request and
+// records in cs what the request says about the resource. The registry runs
+// it on the goroutine the call arrived on, then the call's run on a
+// goroutine of its own, then, back on the first goroutine, its encode.
+type decoder func(ctx context.Context, cs *callState, payload []byte) (call, error)
+
+// call is a decoded request: run calls the function with it, and encode
+// encodes what the function returned.
+type call interface {
+	run(ctx context.Context) error
+	encode(ctx context.Context) ([]byte, error)
+}
 
 // NewFunc builds a Func of kind k from three parts:
 //
-//   - decode turns the payload into the request. It runs on the goroutine
-//     the call arrived on, before fn's goroutine starts, so a request that
-//     does not decode never reaches fn. It may fill in info's URN, Type,
-//     ResourceName, DryRun and Attempt, even when it fails: they label the
-//     call's errors, logs, reports and observer events, and fn sees them in
-//     [CallInfoFrom]. Other changes to info are ignored. An error fails the
-//     call with InvalidArgument, wrapping [ErrInvalidRequest].
-//   - fn is the function, called on the call's own goroutine with the
-//     call's context. Its error fails the call as any function's does (see
-//     the package documentation), and encode is not called.
+//   - decode turns the payload into the request, on the goroutine the call
+//     arrived on, so a request that does not decode never reaches fn. It
+//     may fill in info's URN, Type, ResourceName, DryRun and Attempt, even
+//     when it fails: they label the call's errors, logs, reports and
+//     observer events, and fn sees them in [CallInfoFrom]. Other changes to
+//     info are ignored. An error fails the call with InvalidArgument,
+//     wrapping [ErrInvalidRequest].
+//   - fn is the function, called on a goroutine of its own with the call's
+//     context. Its error fails the call as any function's does (see the
+//     package documentation), and encode is not called.
 //   - encode turns what fn returned, nil included, into the response bytes,
-//     on fn's goroutine. An error fails the call with Internal, wrapping
-//     [ErrEncode], or [ErrInvalidResult] if it wraps that (the result breaks
-//     the protocol's rules), or with InvalidArgument if it wraps
-//     [ErrInvalidRequest] (a part of the request that decode left to be
-//     decoded on demand did not decode). Nil bytes are the empty response.
+//     back on the goroutine the call arrived on, after fn returned and only
+//     if the call's context had not ended by then. An error fails the call
+//     with Internal, wrapping [ErrEncode], or [ErrInvalidResult] if it wraps
+//     that (the result breaks the protocol's rules), or with
+//     InvalidArgument if it wraps [ErrInvalidRequest] (a part of the request
+//     that decode left to be decoded on demand did not decode). Nil bytes
+//     are the empty response.
 //
 // An error that is an [*Error] keeps its code. The payload belongs to the
 // caller of [Registry.Invoke]: decode must copy what the request keeps of
@@ -63,7 +69,7 @@ func NewFunc[Req, Res any](
 	if decode == nil || fn == nil || encode == nil {
 		return Func{kind: k}
 	}
-	return Func{kind: k, prepare: func(ctx context.Context, cs *callState, payload []byte) (func(context.Context) ([]byte, error), error) {
+	return Func{kind: k, decode: func(ctx context.Context, cs *callState, payload []byte) (call, error) {
 		// fn's goroutine has not started: nothing else reads cs yet.
 		before := cs.info
 		req, err := decode(ctx, payload, &cs.info)
@@ -71,18 +77,31 @@ func NewFunc[Req, Res any](
 		if err != nil {
 			return nil, requestError(cs, err)
 		}
-		return func(ctx context.Context) ([]byte, error) {
-			res, err := fn(ctx, req)
-			if err != nil {
-				return nil, err
-			}
-			out, err := encode(ctx, req, res)
-			if err != nil {
-				return nil, responseError(cs, err)
-			}
-			return out, nil
-		}, nil
+		return &typedCall[Req, Res]{fn: fn, enc: encode, cs: cs, req: req}, nil
 	}}
+}
+
+// typedCall is a call of a Func built by NewFunc.
+type typedCall[Req, Res any] struct {
+	fn  func(context.Context, Req) (Res, error)
+	enc func(context.Context, Req, Res) ([]byte, error)
+	cs  *callState
+	req Req
+	res Res
+}
+
+func (c *typedCall[Req, Res]) run(ctx context.Context) error {
+	res, err := c.fn(ctx, c.req)
+	c.res = res
+	return err
+}
+
+func (c *typedCall[Req, Res]) encode(ctx context.Context) ([]byte, error) {
+	out, err := c.enc(ctx, c.req, c.res)
+	if err != nil {
+		return nil, responseError(c.cs, err)
+	}
+	return out, nil
 }
 
 // requestError is the error for a request that decode refused.

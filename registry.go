@@ -34,7 +34,7 @@ type Registry struct {
 type entry struct {
 	kind        Kind
 	name        string
-	prepare     preparer
+	decode      decoder
 	timeout     time.Duration
 	failOpen    bool
 	rejectBytes bool
@@ -66,11 +66,11 @@ func (r *Registry) Register(f Func, opts ...RegisterOption) (string, error) {
 }
 
 func newEntry(f Func, opts []RegisterOption) (*entry, error) {
-	if f.prepare == nil || !f.kind.valid() {
+	if f.decode == nil || !f.kind.valid() {
 		return nil, &Error{Code: codes.InvalidArgument, Kind: f.kind, Err: ErrNilFunc,
 			Msg: fmt.Sprintf("callbacks: registering %s: %v", f.kind, ErrNilFunc)}
 	}
-	e := &entry{kind: f.kind, prepare: f.prepare}
+	e := &entry{kind: f.kind, decode: f.decode}
 	for _, o := range opts {
 		if o == nil {
 			continue
@@ -160,9 +160,12 @@ func (r *Registry) Invoke(ctx context.Context, token string, payload []byte) ([]
 		obs.CallStarted(ctx, cs.info)
 	}
 	var out []byte
-	run, err := r.prepare(ctx, e, cs, payload)
+	c, err := r.decode(ctx, e, cs, payload)
 	if err == nil {
-		out, err = r.call(ctx, cs, run)
+		err = r.run(ctx, cs, c)
+	}
+	if err == nil {
+		out, err = r.encode(ctx, cs, c)
 	}
 	var ce *Error
 	info := cs.snapshot()
@@ -205,32 +208,26 @@ func (r *Registry) refuse(ctx context.Context, token string) error {
 	return ce
 }
 
-// prepare runs e's decoder on payload on the goroutine the call arrived on
-// and returns what runs the function (see NewFunc). A panic in the decoder
-// only fails the call.
-func (r *Registry) prepare(ctx context.Context, e *entry, cs *callState, payload []byte) (run func(context.Context) ([]byte, error), err error) {
+// decode runs e's decoder on payload on the goroutine the call arrived on.
+// A panic in the decoder only fails the call.
+func (r *Registry) decode(ctx context.Context, e *entry, cs *callState, payload []byte) (c call, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			info := cs.snapshot()
-			run, err = nil, r.panicked(ctx, &info, p)
+			c, err = nil, r.panicked(ctx, &info, p)
 		}
 	}()
-	return e.prepare(ctx, cs, payload)
+	return e.decode(ctx, cs, payload)
 }
 
-// call runs the function (run, from prepare) on a goroutine of its own and
-// waits for it or for the call's context. That way
-// a deadline or the engine's cancellation ends the call even when the
-// function ignores its context (it keeps running until it returns; only its
-// result is dropped), and a function that ends its goroutine with
-// runtime.Goexit (t.FailNow in a test, for one) fails the call instead of
-// leaving the engine waiting forever.
-func (r *Registry) call(ctx context.Context, cs *callState, run func(context.Context) ([]byte, error)) ([]byte, error) {
-	type result struct {
-		out []byte
-		err error
-	}
-	done := make(chan result, 1)
+// run calls the function on a goroutine of its own and waits for it or for
+// the call's context. That way a deadline or the engine's cancellation ends
+// the call even when the function ignores its context (it keeps running
+// until it returns; only its result is dropped), and a function that ends
+// its goroutine with runtime.Goexit (t.FailNow in a test, for one) fails
+// the call instead of leaving the engine waiting forever.
+func (r *Registry) run(ctx context.Context, cs *callState, c call) error {
+	done := make(chan error, 1)
 	go func() {
 		returned := false
 		defer func() {
@@ -240,22 +237,34 @@ func (r *Registry) call(ctx context.Context, cs *callState, run func(context.Con
 			p := recover()
 			info := cs.snapshot()
 			if p != nil {
-				done <- result{err: r.panicked(ctx, &info, p)}
+				done <- r.panicked(ctx, &info, p)
 				return
 			}
-			done <- result{err: &Error{Code: codes.Internal, Kind: info.Kind, Name: info.Name, Token: info.Token, Err: ErrPanicked,
-				Msg: fmt.Sprintf("callbacks: %s%s exited its goroutine (runtime.Goexit) without answering", label(info.Kind, info.Name), info.resourceSuffix())}}
+			done <- &Error{Code: codes.Internal, Kind: info.Kind, Name: info.Name, Token: info.Token, Err: ErrPanicked,
+				Msg: fmt.Sprintf("callbacks: %s%s exited its goroutine (runtime.Goexit) without answering", label(info.Kind, info.Name), info.resourceSuffix())}
 		}()
-		out, err := run(ctx)
+		err := c.run(ctx)
 		returned = true
-		done <- result{out, err}
+		done <- err
 	}()
 	select {
-	case res := <-done:
-		return res.out, res.err
+	case err := <-done:
+		return err
 	case <-ctx.Done():
-		return nil, context.Cause(ctx)
+		return context.Cause(ctx)
 	}
+}
+
+// encode encodes the function's result, back on the goroutine the call
+// arrived on. A panic in the encoder only fails the call.
+func (r *Registry) encode(ctx context.Context, cs *callState, c call) (out []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			info := cs.snapshot()
+			out, err = nil, r.panicked(ctx, &info, p)
+		}
+	}()
+	return c.encode(ctx)
 }
 
 // maxPanicValue bounds the panic value an error repeats.
