@@ -122,15 +122,15 @@ func TestImportProblems(t *testing.T) {
 		imports []string
 		want    string // a part of the one problem expected; "" for none
 	}{
-		{"", []string{module + "/internal/wire/payload", "google.golang.org/grpc"}, ""},
+		{"", []string{module + "/internal/wire", "google.golang.org/grpc"}, ""},
 		{"", []string{module + "/monitor"}, "imports github.com/langhost/callbacks/monitor of the monitor layer above it"},
-		{"internal/wire/props", []string{module}, "(wire layer) imports github.com/langhost/callbacks of the core layer"},
+		{"internal/wire", []string{module}, "(wire layer) imports github.com/langhost/callbacks of the core layer"},
 		{"hooks", []string{module + "/transforms", module + "/internal/registration"}, ""},
 		{"transforms", []string{module + "/program"}, "of the program layer above it"},
 		{"program", []string{module + "/internal/testkit/wiretest"}, "of the test support layer above it"},
 		{"monitor", []string{module + "/examples/readme"}, "which is not part of the library"},
 		{"enginetest", []string{module + "/enginetest/internal/x", "google.golang.org/grpc"}, ""},
-		{"enginetest", []string{module + "/internal/wire/wireprops"}, "must speak only the wire"},
+		{"enginetest", []string{module + "/internal/wire"}, "must speak only the wire"},
 		{"examples/readme", []string{module + "/program"}, ""},
 		{"newpkg", nil, "is in no layer"},
 	} {

@@ -12,8 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/wire/optconv"
-	"github.com/langhost/callbacks/internal/wire/props"
+	"github.com/langhost/callbacks/internal/wire"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/transforms"
 )
@@ -101,7 +100,7 @@ func encodeParts(unread error, ms propMaps, newOpts *ResourceOptions, newOut **p
 		if m.in == nil {
 			continue
 		}
-		s, err := props.Marshal(m.in, true)
+		s, err := wire.MarshalStruct(m.in, true)
 		if err != nil {
 			return fmt.Errorf("%s: %w", m.name, err)
 		}
@@ -125,13 +124,13 @@ func (o *ResourceOptions) ToProto() (*pulumirpc.ResourceOptions, error) {
 	var trigger *structpb.Value
 	if o.ReplacementTrigger != nil {
 		var err error
-		if trigger, err = optconv.ValueToProto(triggerKey, *o.ReplacementTrigger, true); err != nil {
+		if trigger, err = wire.ValueToProto(triggerKey, *o.ReplacementTrigger, true); err != nil {
 			return nil, fmt.Errorf("replacement trigger: %w", err)
 		}
 	}
 	p := &pulumirpc.ResourceOptions{
 		Parent:                  string(o.Parent),
-		DependsOn:               optconv.Strings[string](o.DependsOn),
+		DependsOn:               wire.Strings[string](o.DependsOn),
 		Protect:                 o.Protect,
 		RetainOnDelete:          o.RetainOnDelete,
 		DeleteBeforeReplace:     o.DeleteBeforeReplace,
@@ -145,7 +144,7 @@ func (o *ResourceOptions) ToProto() (*pulumirpc.ResourceOptions, error) {
 		PluginDownloadUrl:       o.PluginDownloadURL,
 		PluginChecksums:         o.PluginChecksums,
 		DeletedWith:             string(o.DeletedWith),
-		ReplaceWith:             optconv.Strings[string](o.ReplaceWith),
+		ReplaceWith:             wire.Strings[string](o.ReplaceWith),
 		Import:                  string(o.Import),
 		Hooks:                   BindingToProto(o.Hooks),
 		ReplacementTrigger:      trigger,

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/langhost/callbacks"
-	wirepayload "github.com/langhost/callbacks/internal/wire/payload"
+	"github.com/langhost/callbacks/internal/wire"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -44,7 +44,7 @@ type ErrorFunc func(ctx context.Context, args *ErrorArgs) (retry bool, err error
 // checked before fn is called, and decoded only when fn reads them.
 func newFunc(fn Func, dryRun bool) callbacks.Func {
 	decode := func(ctx context.Context, payload []byte, info *callbacks.CallInfo) (*Args, error) {
-		args, err := decodePayload(payload, wirepayload.Owned(ctx))
+		args, err := decodePayload(payload, wire.Owned(ctx))
 		info.URN, info.Type, info.ResourceName, info.DryRun = string(args.URN), args.Type, args.Name, dryRun
 		return args, err
 	}
@@ -62,7 +62,7 @@ func newFunc(fn Func, dryRun bool) callbacks.Func {
 // ErrorHookResponse.error.
 func newErrorFunc(fn ErrorFunc, dryRun bool) callbacks.Func {
 	decode := func(ctx context.Context, payload []byte, info *callbacks.CallInfo) (*ErrorArgs, error) {
-		args, err := decodeErrorPayload(payload, wirepayload.Owned(ctx))
+		args, err := decodeErrorPayload(payload, wire.Owned(ctx))
 		info.URN, info.Type, info.ResourceName, info.DryRun = string(args.URN), args.Type, args.Name, dryRun
 		info.Attempt = args.Attempt()
 		return args, err

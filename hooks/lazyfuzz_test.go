@@ -13,7 +13,7 @@ import (
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/hooks"
 	"github.com/langhost/callbacks/internal/testkit/wiretest"
-	"github.com/langhost/callbacks/internal/wire/props"
+	"github.com/langhost/callbacks/internal/wire"
 )
 
 // seen is what a hook that reads everything saw.
@@ -46,7 +46,7 @@ func referenceDecode(payload []byte, errorHook bool) (seen, bool) {
 	}
 	var err error
 	for i, st := range structs {
-		if s.maps[i], err = props.Unmarshal(st); err != nil {
+		if s.maps[i], err = wire.UnmarshalStruct(st); err != nil {
 			return s, false
 		}
 	}

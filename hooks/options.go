@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/langhost/callbacks/internal/wire/optconv"
+	"github.com/langhost/callbacks/internal/wire"
 	"github.com/langhost/callbacks/transforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -86,10 +86,10 @@ func optionsFromProto(o *pulumirpc.ResourceOptions) (*ResourceOptions, error) {
 	}
 	return &ResourceOptions{
 		Parent:                  resource.URN(o.GetParent()),
-		DependsOn:               optconv.Strings[resource.URN](o.GetDependsOn()),
-		Protect:                 optconv.CloneBool(o.Protect),
-		RetainOnDelete:          optconv.CloneBool(o.RetainOnDelete),
-		DeleteBeforeReplace:     optconv.CloneBool(o.DeleteBeforeReplace),
+		DependsOn:               wire.Strings[resource.URN](o.GetDependsOn()),
+		Protect:                 wire.CloneBool(o.Protect),
+		RetainOnDelete:          wire.CloneBool(o.RetainOnDelete),
+		DeleteBeforeReplace:     wire.CloneBool(o.DeleteBeforeReplace),
 		IgnoreChanges:           cloneStrings(o.GetIgnoreChanges()),
 		ReplaceOnChanges:        cloneStrings(o.GetReplaceOnChanges()),
 		HideDiff:                cloneStrings(o.GetHideDiff()),
@@ -102,7 +102,7 @@ func optionsFromProto(o *pulumirpc.ResourceOptions) (*ResourceOptions, error) {
 		PluginChecksums:         cloneChecksums(o.GetPluginChecksums()),
 		CustomTimeouts:          timeoutsFromProto(o.GetCustomTimeouts()),
 		DeletedWith:             resource.URN(o.GetDeletedWith()),
-		ReplaceWith:             optconv.Strings[resource.URN](o.GetReplaceWith()),
+		ReplaceWith:             wire.Strings[resource.URN](o.GetReplaceWith()),
 		Import:                  resource.ID(o.GetImport()),
 		Hooks:                   bindingFromProto(o.GetHooks()),
 		ReplacementTrigger:      trigger,
@@ -165,7 +165,7 @@ func valueFromProto(v *structpb.Value) (*resource.PropertyValue, error) {
 	if v == nil {
 		return nil, nil
 	}
-	pv, err := optconv.ValueFromProto(triggerKey, v)
+	pv, err := wire.ValueFromProto(triggerKey, v)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/langhost/callbacks/internal/wire/wireprops"
+	"github.com/langhost/callbacks/internal/wire"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -47,7 +47,7 @@ var errUTF8 = errors.New("a string field holds invalid UTF-8")
 // is read, and remembers whether the request carried it at all.
 type lazyMap struct {
 	sent bool
-	l    wireprops.Lazy
+	l    wire.Lazy
 }
 
 // get returns the map, decoding it on the first call; nil when it was not

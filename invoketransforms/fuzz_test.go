@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/langhost/callbacks"
-	wirepayload "github.com/langhost/callbacks/internal/wire/payload"
+	"github.com/langhost/callbacks/internal/wire"
 	"github.com/langhost/callbacks/invoketransforms"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
@@ -59,7 +59,7 @@ func FuzzInvokeTransformRequest(f *testing.F) {
 		// The unread identity once more on bytes that belong to the call, as
 		// the server's do: it may answer in them, and must answer the same.
 		own := bytes.Clone(payload)
-		outOwn, errOwn := reg.Invoke(wirepayload.Received(context.Background(), own), lazy, own)
+		outOwn, errOwn := reg.Invoke(wire.Received(context.Background(), own), lazy, own)
 		if (err == nil) != (errOwn == nil) || err != nil && err.Error() != errOwn.Error() {
 			t.Fatalf("the caller's bytes: %v; the call's own: %v", err, errOwn)
 		}

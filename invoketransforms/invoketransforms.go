@@ -6,8 +6,7 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/registration"
-	wirepayload "github.com/langhost/callbacks/internal/wire/payload"
-	"github.com/langhost/callbacks/internal/wire/wireprops"
+	"github.com/langhost/callbacks/internal/wire"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -45,8 +44,8 @@ type Args struct {
 	// Options are all of the invoke's options. Never nil.
 	Options *InvokeOptions
 
-	args   wireprops.Lazy
-	layout wireprops.Layout // where the request's arguments and options lie
+	args   wire.Lazy
+	layout wire.Layout // where the request's arguments and options lie
 
 	// The request's bytes, in which a result that sends the arguments back
 	// unread and the options as received is answered, if owned (they
@@ -178,7 +177,7 @@ type Func func(ctx context.Context, args *Args) (*Result, error)
 // reads nothing does not grow the stack.
 func newFunc(fn Func, dryRun bool) callbacks.Func {
 	decode := func(ctx context.Context, payload []byte, info *callbacks.CallInfo) (*Args, error) {
-		owned := wirepayload.Owned(ctx)
+		owned := wire.Owned(ctx)
 		args, err := decodePayload(payload, owned)
 		args.payload, args.owned = payload, owned
 		info.Type, info.DryRun = args.Token, dryRun

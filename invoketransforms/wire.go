@@ -7,7 +7,7 @@ import (
 
 	"github.com/langhost/callbacks/internal/wire/wirefield"
 
-	"github.com/langhost/callbacks/internal/wire/wireprops"
+	"github.com/langhost/callbacks/internal/wire"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -174,7 +174,7 @@ func encodePayload(res *Result, acceptsByteStrings bool, req *Args, payload []by
 
 // answerInPlace makes the response that sends req's arguments as received
 // and o in payload, the request's bytes, if o encodes as the request's
-// options did (see wireprops.Layout.Answer).
+// options did (see wire.Layout.Answer).
 //
 //go:noinline
 func answerInPlace(req *Args, payload []byte, o *InvokeOptions) ([]byte, bool) {
@@ -195,7 +195,7 @@ func encodeWithMap(m resource.PropertyMap, o *InvokeOptions, acceptsByteStrings 
 	if o != nil {
 		ob = appendOptions(make([]byte, 0, sizeOptions(o)), o)
 	}
-	return wireprops.EncodeResponse(wireprops.Response{
+	return wire.EncodeResponse(wire.Response{
 		Props: m, SendRaw: true,
 		Options: ob, SendOptions: o != nil,
 	}, acceptsByteStrings, sizeHint)

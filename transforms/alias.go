@@ -1,7 +1,7 @@
 package transforms
 
 import (
-	"github.com/langhost/callbacks/internal/wire/optconv"
+	"github.com/langhost/callbacks/internal/wire"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -148,12 +148,12 @@ func (a *Alias) toProto() *pulumirpc.Alias {
 		case s.parent == parentNone:
 			spec.Parent = &pulumirpc.Alias_Spec_NoParent{}
 		}
-		optconv.SetUnknown(spec, s.unknown)
+		wire.SetUnknown(spec, s.unknown)
 		pb.Alias = &pulumirpc.Alias_Spec_{Spec: spec}
 	case a.URN != "" || a.urnSet:
 		pb.Alias = &pulumirpc.Alias_Urn{Urn: string(a.URN)}
 	}
-	optconv.SetUnknown(pb, a.unknown)
+	wire.SetUnknown(pb, a.unknown)
 	return pb
 }
 
@@ -176,6 +176,6 @@ func timeoutsToProto(ct *CustomTimeouts) *pulumirpc.RegisterResourceRequest_Cust
 	pb := &pulumirpc.RegisterResourceRequest_CustomTimeouts{
 		Create: ct.Create, Update: ct.Update, Delete: ct.Delete, Read: ct.Read,
 	}
-	optconv.SetUnknown(pb, ct.unknown)
+	wire.SetUnknown(pb, ct.unknown)
 	return pb
 }

@@ -19,7 +19,7 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/testkit/benchdata"
-	"github.com/langhost/callbacks/internal/wire/props"
+	"github.com/langhost/callbacks/internal/wire"
 	"github.com/langhost/callbacks/transforms"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
@@ -70,20 +70,20 @@ func BenchmarkConvert(b *testing.B) {
 			b.SetBytes(size)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := props.Unmarshal(p.req.GetProperties()); err != nil {
+				if _, err := wire.UnmarshalStruct(p.req.GetProperties()); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 		b.Run("MarshalProperties/"+p.name, func(b *testing.B) {
-			m, err := props.Unmarshal(p.req.GetProperties())
+			m, err := wire.UnmarshalStruct(p.req.GetProperties())
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.SetBytes(size)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := props.Marshal(m, true); err != nil {
+				if _, err := wire.MarshalStruct(m, true); err != nil {
 					b.Fatal(err)
 				}
 			}

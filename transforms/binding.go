@@ -3,7 +3,7 @@ package transforms
 import (
 	"slices"
 
-	"github.com/langhost/callbacks/internal/wire/optconv"
+	"github.com/langhost/callbacks/internal/wire"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -78,7 +78,7 @@ func (b *HooksBinding) toProto() *pulumirpc.RegisterResourceRequest_ResourceHook
 	for i, w := range wirePoints(p) {
 		*w = refNames(*pts[i])
 	}
-	optconv.SetUnknown(p, b.unknown)
+	wire.SetUnknown(p, b.unknown)
 	return p
 }
 

@@ -3,7 +3,7 @@ package transforms
 import (
 	"fmt"
 
-	"github.com/langhost/callbacks/internal/wire/optconv"
+	"github.com/langhost/callbacks/internal/wire"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -99,7 +99,7 @@ func optionsFromProto(pb *pulumirpc.TransformResourceOptions) (*ResourceOptions,
 	if pb == nil {
 		return o, nil
 	}
-	o.DependsOn = optconv.Strings[resource.URN](pb.GetDependsOn())
+	o.DependsOn = wire.Strings[resource.URN](pb.GetDependsOn())
 	o.Protect = pb.Protect
 	o.IgnoreChanges = pb.GetIgnoreChanges()
 	o.ReplaceOnChanges = pb.GetReplaceOnChanges()
@@ -117,9 +117,9 @@ func optionsFromProto(pb *pulumirpc.TransformResourceOptions) (*ResourceOptions,
 	o.Hooks = bindingFromProto(pb.GetHooks())
 	o.Import = resource.ID(pb.GetImport())
 	o.HideDiff = pb.GetHideDiff()
-	o.ReplaceWith = optconv.Strings[resource.URN](pb.GetReplaceWith())
+	o.ReplaceWith = wire.Strings[resource.URN](pb.GetReplaceWith())
 	if t := pb.GetReplacementTrigger(); t != nil {
-		v, err := optconv.ValueFromProto(replacementTriggerKey, t)
+		v, err := wire.ValueFromProto(replacementTriggerKey, t)
 		if err != nil {
 			return nil, fmt.Errorf("decoding %s: %w", replacementTriggerKey, err)
 		}
@@ -138,7 +138,7 @@ func (o *ResourceOptions) toProto(acceptsByteStrings bool) (*pulumirpc.Transform
 		return nil, nil
 	}
 	pb := &pulumirpc.TransformResourceOptions{
-		DependsOn:               optconv.Strings[string](o.DependsOn),
+		DependsOn:               wire.Strings[string](o.DependsOn),
 		Protect:                 o.Protect,
 		IgnoreChanges:           o.IgnoreChanges,
 		ReplaceOnChanges:        o.ReplaceOnChanges,
@@ -155,16 +155,16 @@ func (o *ResourceOptions) toProto(acceptsByteStrings bool) (*pulumirpc.Transform
 		PluginChecksums:         o.PluginChecksums,
 		Import:                  string(o.Import),
 		HideDiff:                o.HideDiff,
-		ReplaceWith:             optconv.Strings[string](o.ReplaceWith),
+		ReplaceWith:             wire.Strings[string](o.ReplaceWith),
 	}
 	pb.Hooks = o.Hooks.toProto()
 	if o.ReplacementTrigger != nil {
-		v, err := optconv.ValueToProto(replacementTriggerKey, *o.ReplacementTrigger, acceptsByteStrings)
+		v, err := wire.ValueToProto(replacementTriggerKey, *o.ReplacementTrigger, acceptsByteStrings)
 		if err != nil {
 			return nil, fmt.Errorf("encoding %s: %w", replacementTriggerKey, err)
 		}
 		pb.ReplacementTrigger = v
 	}
-	optconv.SetUnknown(pb, o.unknown)
+	wire.SetUnknown(pb, o.unknown)
 	return pb, nil
 }

@@ -7,8 +7,7 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/registration"
-	wirepayload "github.com/langhost/callbacks/internal/wire/payload"
-	"github.com/langhost/callbacks/internal/wire/wireprops"
+	"github.com/langhost/callbacks/internal/wire"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/urn"
@@ -40,8 +39,8 @@ type Args struct {
 	// Options are all of the resource's options. Never nil.
 	Options *ResourceOptions
 
-	props  wireprops.Lazy
-	layout wireprops.Layout // where the request's properties and options lie
+	props  wire.Lazy
+	layout wire.Layout // where the request's properties and options lie
 
 	// The request's bytes, in which a result that sends the properties
 	// back unread and the options as received is answered, if owned
@@ -172,7 +171,7 @@ func childURN(parent resource.URN, typ, name string) resource.URN {
 // reads nothing does not grow the stack.
 func newFunc(fn Func, dryRun bool) callbacks.Func {
 	decode := func(ctx context.Context, payload []byte, info *callbacks.CallInfo) (*Args, error) {
-		owned := wirepayload.Owned(ctx)
+		owned := wire.Owned(ctx)
 		args, err := decodePayload(payload, owned)
 		args.payload, args.owned = payload, owned
 		info.URN, info.Type, info.ResourceName, info.DryRun = string(args.URN), args.Type, args.Name, dryRun

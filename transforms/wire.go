@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/langhost/callbacks/internal/wire/wireprops"
+	"github.com/langhost/callbacks/internal/wire"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -187,7 +187,7 @@ func encodePayload(res *Result, acceptsByteStrings bool, req *Args, payload []by
 			return out, nil
 		}
 	}
-	return wireprops.EncodeResponse(wireprops.Response{
+	return wire.EncodeResponse(wire.Response{
 		Props: m, Raw: raw, SendRaw: sendProps,
 		Options: ob, SendOptions: res.Options != nil,
 	}, acceptsByteStrings, len(payload))

@@ -1,4 +1,4 @@
-package wireprops
+package wire
 
 import (
 	"encoding/base64"
@@ -240,7 +240,7 @@ func (e *encoder) value(key string, v resource.PropertyValue) error {
 	default:
 		// Assets, archives and resource references: rare, so let the SDK
 		// encode this one value.
-		opts := wire
+		opts := sdkOptions
 		opts.KeepByteString = e.keepBytes
 		pb, err := plugin.MarshalPropertyValue(resource.PropertyKey(key), v, opts)
 		if err != nil {

@@ -7,7 +7,7 @@
 //
 // Assets, archives and resource references are rare in transform payloads;
 // they go through the SDK's own functions, one value at a time.
-package wireprops
+package wire
 
 import (
 	"encoding/base64"
@@ -30,7 +30,7 @@ import (
 // protobuf runtime counts them (a struct, its entry and the value are three).
 const MaxDepth = 10000
 
-var wire = plugin.MarshalOptions{
+var sdkOptions = plugin.MarshalOptions{
 	KeepUnknowns:     true,
 	KeepSecrets:      true,
 	KeepResources:    true,
@@ -514,7 +514,7 @@ func (d *decoder) special(key string, obj resource.PropertyMap, sig resource.Pro
 		if err := proto.Unmarshal(d.b[i:end], &pb); err != nil {
 			return resource.PropertyValue{}, err
 		}
-		v, err := plugin.UnmarshalPropertyValue(resource.PropertyKey(key), &pb, wire)
+		v, err := plugin.UnmarshalPropertyValue(resource.PropertyKey(key), &pb, sdkOptions)
 		if err != nil {
 			return resource.PropertyValue{}, err
 		}

@@ -1,4 +1,4 @@
-package wireprops_test
+package wire_test
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/langhost/callbacks/internal/testkit/benchdata"
-	"github.com/langhost/callbacks/internal/wire/wireprops"
+	"github.com/langhost/callbacks/internal/wire"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/asset"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
@@ -34,8 +34,8 @@ func reference(b []byte) (m resource.PropertyMap, err error) {
 }
 
 func encode(t testing.TB, m resource.PropertyMap, keepBytes bool) ([]byte, error) {
-	w := wireprops.NewWriter(16)
-	if err := wireprops.Encode(w, m, keepBytes); err != nil {
+	w := wire.NewWriter(16)
+	if err := wire.Encode(w, m, keepBytes); err != nil {
 		return nil, err
 	}
 	return w.Bytes(), nil
@@ -58,7 +58,7 @@ func TestDecodeMatchesSDK(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := wireprops.Decode(b)
+		got, err := wire.Decode(b)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -177,7 +177,7 @@ func TestRandomMapsMatchSDK(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gotMap, err := wireprops.Decode(b)
+			gotMap, err := wire.Decode(b)
 			if err != nil {
 				t.Fatalf("%d: %v", i, err)
 			}
@@ -192,7 +192,7 @@ func TestDepthIsLimitedLikeProtobuf(t *testing.T) {
 	for _, depth := range []int{3000, 3332, 3333, 3334, 5000, 100000} {
 		b, _ := proto.Marshal(benchdata.DeepTransformRequest(depth).GetProperties())
 		_, refErr := reference(b)
-		_, err := wireprops.Decode(b)
+		_, err := wire.Decode(b)
 		t.Logf("depth %d: SDK %v, here %v", depth, refErr, err)
 		if (refErr == nil) != (err == nil) && depth != 3333 && depth != 3334 {
 			t.Errorf("depth %d: SDK %v, here %v", depth, refErr, err)
@@ -209,7 +209,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		want, wantErr := reference(b)
-		got, err := wireprops.Decode(b)
+		got, err := wire.Decode(b)
 		checkValidate(t, b, err)
 		if wantErr == nil && err != nil {
 			t.Fatalf("SDK decodes, here: %v", err)
@@ -255,7 +255,7 @@ func TestMutatedPayloads(t *testing.T) {
 			}
 		}
 		want, wantErr := reference(b)
-		got, err := wireprops.Decode(b)
+		got, err := wire.Decode(b)
 		checkValidate(t, b, err)
 		switch {
 		case wantErr == nil && err != nil:
@@ -279,9 +279,9 @@ func TestMutatedPayloads(t *testing.T) {
 // encodings Validate leaves to Decode.
 func checkValidate(t *testing.T, b []byte, decodeErr error) {
 	t.Helper()
-	err := wireprops.Validate(b)
+	err := wire.Validate(b)
 	switch {
-	case errors.Is(err, wireprops.ErrMerged):
+	case errors.Is(err, wire.ErrMerged):
 	case decodeErr == nil && err != nil:
 		t.Fatalf("Decode accepts, Validate refuses: %v\n%x", err, b)
 	case decodeErr != nil && err == nil:
@@ -350,20 +350,20 @@ func TestValidate(t *testing.T) {
 		{"bad utf-8 value", entry("k", str("\xff")), "proto: string field contains invalid UTF-8"},
 		{"no value", entry("k", nil), `property "k" has no value`},
 		{"no kind", entry("k", []byte{}), `property "k" has a value of no kind`},
-		{"two kinds", entry("k", append(str("a"), str("b")...)), wireprops.ErrMerged.Error()},
+		{"two kinds", entry("k", append(str("a"), str("b")...)), wire.ErrMerged.Error()},
 		// The protobuf runtime keeps the last entry for a key without
 		// judging the earlier ones; the check leaves that to Decode.
-		{"key repeated after a faulty entry", append(entry("k", nil), entry("k", str("x"))...), wireprops.ErrMerged.Error()},
+		{"key repeated after a faulty entry", append(entry("k", nil), entry("k", str("x"))...), wire.ErrMerged.Error()},
 		{"key repeated before a faulty entry", append(entry("k", str("x")), entry("k", nil)...), `property "k" has a value of no kind`},
 		{"too deep", func() []byte {
 			b, _ := proto.Marshal(benchdata.DeepTransformRequest(4000).GetProperties())
 			return b
-		}(), wireprops.ErrDepth.Error()},
+		}(), wire.ErrDepth.Error()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := wireprops.Validate(tt.b)
+			err := wire.Validate(tt.b)
 			got := ""
 			if err != nil {
 				got = err.Error()
@@ -371,7 +371,7 @@ func TestValidate(t *testing.T) {
 			if got != tt.want {
 				t.Fatalf("Validate = %q, want %q", got, tt.want)
 			}
-			m, decodeErr := wireprops.Decode(tt.b)
+			m, decodeErr := wire.Decode(tt.b)
 			checkValidate(t, tt.b, decodeErr)
 			want, refErr := reference(tt.b)
 			if (refErr == nil) != (decodeErr == nil) || refErr == nil && !reflect.DeepEqual(want, m) {
@@ -386,10 +386,10 @@ func TestValidateDoesNotAllocate(t *testing.T) {
 	medium, _ := proto.Marshal(benchdata.Properties("medium"))
 	engine, _ := proto.Marshal(benchdata.EngineTransformRequest().GetProperties())
 	for name, b := range map[string][]byte{"medium": medium, "engine": engine} {
-		if err := wireprops.Validate(b); err != nil {
+		if err := wire.Validate(b); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if n := testing.AllocsPerRun(20, func() { _ = wireprops.Validate(b) }); n != 0 {
+		if n := testing.AllocsPerRun(20, func() { _ = wire.Validate(b) }); n != 0 {
 			t.Errorf("Validate allocates %v times on the %s payload", n, name)
 		}
 	}
@@ -424,7 +424,7 @@ func TestValidateFieldNumbers(t *testing.T) {
 	for _, num := range []uint64{0, 1, 1<<29 - 1, 1 << 29, 1<<31 - 1, 1 << 31, 1<<61 - 1} {
 		b := protowire.AppendVarint(nil, num<<3|uint64(protowire.VarintType))
 		b = protowire.AppendVarint(b, 1)
-		_, err := wireprops.Decode(b)
+		_, err := wire.Decode(b)
 		checkValidate(t, b, err)
 		_, refErr := reference(b)
 		if (err == nil) != (refErr == nil) {
@@ -438,14 +438,14 @@ func TestDecodeSharedLikeDecode(t *testing.T) {
 	t.Parallel()
 	for name, s := range payloads() {
 		b, _ := proto.Marshal(s)
-		want, wantErr := wireprops.Decode(b)
-		got, err := wireprops.DecodeShared(b)
+		want, wantErr := wire.Decode(b)
+		got, err := wire.DecodeShared(b)
 		if (err == nil) != (wantErr == nil) || !reflect.DeepEqual(want, got) {
 			t.Fatalf("%s: DecodeShared %v, Decode %v", name, err, wantErr)
 		}
 	}
 	b, _ := proto.Marshal(payloads()["medium"])
-	m, err := wireprops.DecodeShared(b)
+	m, err := wire.DecodeShared(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,9 +481,9 @@ func TestValidateScalarsAtDepthLimit(t *testing.T) {
 	}
 	refused := 0
 	for _, scalar := range [][]byte{num, str} {
-		for levels := (wireprops.MaxDepth-3)/2 - 2; levels <= (wireprops.MaxDepth-3)/2+2; levels++ {
+		for levels := (wire.MaxDepth-3)/2 - 2; levels <= (wire.MaxDepth-3)/2+2; levels++ {
 			b := wrap(scalar, levels)
-			_, err := wireprops.Decode(b)
+			_, err := wire.Decode(b)
 			checkValidate(t, b, err)
 			if err != nil {
 				refused++

@@ -1,4 +1,4 @@
-package props
+package wire
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 // as an error instead.
 func TestUnmarshalValueWithoutKindIsAnError(t *testing.T) {
 	s := &structpb.Struct{Fields: map[string]*structpb.Value{"x": {}}}
-	m, err := Unmarshal(s)
+	m, err := UnmarshalStruct(s)
 	if err == nil {
 		t.Fatalf("got %v and no error, want an error", m)
 	}
@@ -21,11 +21,11 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Unmarshal(in)
+	m, err := UnmarshalStruct(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := Marshal(m, true)
+	out, err := MarshalStruct(m, true)
 	if err != nil {
 		t.Fatal(err)
 	}

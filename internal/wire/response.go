@@ -1,4 +1,4 @@
-package wireprops
+package wire
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package wireprops_test
+package wire_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/langhost/callbacks/internal/wire/wireprops"
+	"github.com/langhost/callbacks/internal/wire"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -39,9 +39,9 @@ func wireBool() []byte {
 // valid), so that a case cannot pass by both being wrong alike.
 func checkVerdict(t *testing.T, b []byte, want bool, what string) {
 	t.Helper()
-	_, err := wireprops.Decode(b)
+	_, err := wire.Decode(b)
 	checkValidate(t, b, err)
-	if got := wireprops.Validate(b); (got == nil) != want {
+	if got := wire.Validate(b); (got == nil) != want {
 		t.Fatalf("%s: Validate = %v, want valid %v\n%x", what, got, want, b)
 	}
 }
@@ -126,16 +126,16 @@ func TestValidateUnusualEntries(t *testing.T) {
 		e := lenField(nil, 1, tt.entry)
 		for _, b := range [][]byte{e, append(wireEntry("a", wireNumber()), e...), append(bytes.Clone(e), wireEntry("z", wireBool())...)} {
 			// Decode judges the few the table cannot (merged kinds).
-			_, err := wireprops.Decode(b)
+			_, err := wire.Decode(b)
 			checkValidate(t, b, err)
-			verr := wireprops.Validate(b)
-			if (err == nil) != tt.valid || verr != nil && tt.valid && !errors.Is(verr, wireprops.ErrMerged) {
+			verr := wire.Validate(b)
+			if (err == nil) != tt.valid || verr != nil && tt.valid && !errors.Is(verr, wire.ErrMerged) {
 				t.Errorf("%s: Validate %v, Decode %v, want valid %v\n%x", tt.name, verr, err, tt.valid, b)
 			}
 		}
 		// The same entry cut short anywhere is judged as Decode judges it.
 		for n := range len(e) {
-			_, err := wireprops.Decode(e[:n])
+			_, err := wire.Decode(e[:n])
 			checkValidate(t, e[:n], err)
 		}
 	}
@@ -192,14 +192,14 @@ func TestValidateUnusualValues(t *testing.T) {
 			wireEntry("k", wireList(lenField(nil, 1, tt.value))),
 			wireEntry("k", wireList(append(lenField(nil, 1, tt.value), lenField(nil, 1, wireBool())...))),
 		} {
-			_, err := wireprops.Decode(b)
+			_, err := wire.Decode(b)
 			checkValidate(t, b, err)
-			verr := wireprops.Validate(b)
-			if (err == nil) != tt.valid || verr != nil && tt.valid && !errors.Is(verr, wireprops.ErrMerged) {
+			verr := wire.Validate(b)
+			if (err == nil) != tt.valid || verr != nil && tt.valid && !errors.Is(verr, wire.ErrMerged) {
 				t.Errorf("%s: Validate %v, Decode %v, want valid %v\n%x", tt.name, verr, err, tt.valid, b)
 			}
 			for n := range len(b) {
-				_, err := wireprops.Decode(b[:n])
+				_, err := wire.Decode(b[:n])
 				checkValidate(t, b[:n], err)
 			}
 		}
@@ -207,7 +207,7 @@ func TestValidateUnusualValues(t *testing.T) {
 		l := wireList(lenField(nil, 1, tt.value))
 		l[1]--
 		b := append(wireEntry("k", l[:len(l)-1]), wireEntry("z", wireNumber())...)
-		_, err := wireprops.Decode(b)
+		_, err := wire.Decode(b)
 		checkValidate(t, b, err)
 	}
 }
@@ -264,11 +264,11 @@ func nestTo(d int) []byte {
 func TestValidateStructDepthLimit(t *testing.T) {
 	t.Parallel()
 	accepted, refused := 0, 0
-	for d := wireprops.MaxDepth - 5; d <= wireprops.MaxDepth+1; d++ {
+	for d := wire.MaxDepth - 5; d <= wire.MaxDepth+1; d++ {
 		b := nestTo(d)
 		// Entries of a struct at depth d are at d+1, their values at d+2.
-		checkVerdict(t, b, d+2 <= wireprops.MaxDepth, "depth")
-		if d+2 <= wireprops.MaxDepth {
+		checkVerdict(t, b, d+2 <= wire.MaxDepth, "depth")
+		if d+2 <= wire.MaxDepth {
 			accepted++
 		} else {
 			refused++
@@ -326,10 +326,10 @@ func TestValidateSignatureEntries(t *testing.T) {
 				wireEntry("p", wireStruct(wireEntry("q", wireString("x")))), // (control: no signature)
 				append(wireEntry("p", wireStruct(obj)), wireEntry("z", wireString(strings.Repeat("z", 200)))...),
 			} {
-				_, err := wireprops.Decode(b)
+				_, err := wire.Decode(b)
 				checkValidate(t, b, err)
 			}
-			err := wireprops.Validate(wireEntry("p", wireStruct(obj)))
+			err := wire.Validate(wireEntry("p", wireStruct(obj)))
 			got := ""
 			if err != nil {
 				got = err.Error()

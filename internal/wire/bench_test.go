@@ -1,10 +1,10 @@
-package wireprops_test
+package wire_test
 
 import (
 	"testing"
 
 	"github.com/langhost/callbacks/internal/testkit/benchdata"
-	"github.com/langhost/callbacks/internal/wire/wireprops"
+	"github.com/langhost/callbacks/internal/wire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -17,7 +17,7 @@ func BenchmarkCheckAndDecode(b *testing.B) {
 			b.SetBytes(int64(len(p)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := wireprops.Validate(p); err != nil {
+				if err := wire.Validate(p); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -26,7 +26,7 @@ func BenchmarkCheckAndDecode(b *testing.B) {
 			b.SetBytes(int64(len(p)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := wireprops.Decode(p); err != nil {
+				if _, err := wire.Decode(p); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,10 +1,10 @@
-package wireprops_test
+package wire_test
 
 import (
 	"testing"
 	"unsafe"
 
-	"github.com/langhost/callbacks/internal/wire/wireprops"
+	"github.com/langhost/callbacks/internal/wire"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -18,9 +18,9 @@ const (
 )
 
 // layoutOf records the fields of payload as a transform decoder does.
-func layoutOf(t *testing.T, payload []byte) *wireprops.Layout {
+func layoutOf(t *testing.T, payload []byte) *wire.Layout {
 	t.Helper()
-	l := &wireprops.Layout{}
+	l := &wire.Layout{}
 	for b := payload; len(b) > 0; {
 		at := len(payload) - len(b)
 		num, typ, n := protowire.ConsumeTag(b)

@@ -1,4 +1,4 @@
-package wireprops
+package wire
 
 import (
 	"fmt"
@@ -64,7 +64,7 @@ func fromValue(key string, v *structpb.Value) (resource.PropertyValue, error) {
 		if sig.IsString() {
 			switch sig.StringValue() {
 			case asset.AssetSig, archive.ArchiveSig, resource.ResourceReferenceSig:
-				p, err := plugin.UnmarshalPropertyValue(resource.PropertyKey(key), v, wire)
+				p, err := plugin.UnmarshalPropertyValue(resource.PropertyKey(key), v, sdkOptions)
 				if err != nil || p == nil {
 					return resource.NewNullProperty(), err
 				}

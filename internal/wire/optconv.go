@@ -1,9 +1,6 @@
-// Package optconv holds the small conversions that the option types of
-// transforms and hooks are built from.
-package optconv
+package wire
 
 import (
-	"github.com/langhost/callbacks/internal/wire/props"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -42,7 +39,7 @@ func CloneBool(b *bool) *bool {
 // trigger, with the same lossless rules as property maps. key names the
 // value inside the map the conversion wraps it in.
 func ValueFromProto(key string, v *structpb.Value) (resource.PropertyValue, error) {
-	m, err := props.Unmarshal(&structpb.Struct{Fields: map[string]*structpb.Value{key: v}})
+	m, err := UnmarshalStruct(&structpb.Struct{Fields: map[string]*structpb.Value{key: v}})
 	if err != nil {
 		return resource.PropertyValue{}, err
 	}
@@ -53,7 +50,7 @@ func ValueFromProto(key string, v *structpb.Value) (resource.PropertyValue, erro
 // lossless rules as property maps; a value the conversion drops becomes a
 // null. key names the value inside the map the conversion wraps it in.
 func ValueToProto(key string, v resource.PropertyValue, acceptsByteStrings bool) (*structpb.Value, error) {
-	s, err := props.Marshal(resource.PropertyMap{resource.PropertyKey(key): v}, acceptsByteStrings)
+	s, err := MarshalStruct(resource.PropertyMap{resource.PropertyKey(key): v}, acceptsByteStrings)
 	if err != nil {
 		return nil, err
 	}

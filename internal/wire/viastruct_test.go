@@ -1,4 +1,4 @@
-package wireprops_test
+package wire_test
 
 import (
 	"math/rand/v2"
@@ -9,8 +9,7 @@ import (
 	"testing"
 
 	"github.com/langhost/callbacks/internal/testkit/benchdata"
-	"github.com/langhost/callbacks/internal/wire/props"
-	"github.com/langhost/callbacks/internal/wire/wireprops"
+	"github.com/langhost/callbacks/internal/wire"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -23,7 +22,7 @@ func unmarshalViaWire(s *structpb.Struct) (resource.PropertyMap, error) {
 	if err != nil {
 		return nil, err
 	}
-	return wireprops.Decode(b)
+	return wire.Decode(b)
 }
 
 func BenchmarkPropsUnmarshal(b *testing.B) {
@@ -43,7 +42,7 @@ func BenchmarkPropsUnmarshal(b *testing.B) {
 		b.Run("sdk/"+n, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := props.Unmarshal(s); err != nil {
+				if _, err := wire.UnmarshalStruct(s); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -51,7 +50,7 @@ func BenchmarkPropsUnmarshal(b *testing.B) {
 		b.Run("fromstruct/"+n, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := wireprops.FromStruct(s); err != nil {
+				if _, err := wire.FromStruct(s); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -73,7 +72,7 @@ func TestFromStructMatchesSDK(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := wireprops.FromStruct(s)
+		got, err := wire.FromStruct(s)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -92,7 +91,7 @@ func TestFromStructMatchesSDK(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := wireprops.FromStruct(s)
+		got, err := wire.FromStruct(s)
 		if err != nil {
 			t.Fatalf("%d: %v", i, err)
 		}
