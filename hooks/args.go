@@ -3,6 +3,7 @@ package hooks
 import (
 	"fmt"
 
+	"github.com/langhost/callbacks/internal/wire"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
@@ -46,42 +47,42 @@ type Args struct {
 	// Type is the type token, such as "aws:s3/bucket:Bucket".
 	Type string
 
-	newInputs, oldInputs, newOutputs, oldOutputs lazyMap
-	newOptions, oldOptions                       lazyOptions
+	newInputs, oldInputs, newOutputs, oldOutputs wire.Lazy
+	newOptions, oldOptions                       *ResourceOptions
 }
 
 // NewInputs returns the inputs of this deployment, decoding them on the
 // first call; nil when the request did not carry them.
-func (a *Args) NewInputs() resource.PropertyMap { return a.newInputs.get() }
+func (a *Args) NewInputs() resource.PropertyMap { return inputs(&a.newInputs) }
 
 // OldInputs returns the inputs recorded in the state, decoding them on the
 // first call; nil when the request did not carry them.
-func (a *Args) OldInputs() resource.PropertyMap { return a.oldInputs.get() }
+func (a *Args) OldInputs() resource.PropertyMap { return inputs(&a.oldInputs) }
 
 // NewOutputs returns the outputs the provider just returned, decoding them
 // on the first call; nil when the request did not carry them.
-func (a *Args) NewOutputs() resource.PropertyMap { return a.newOutputs.get() }
+func (a *Args) NewOutputs() resource.PropertyMap { return inputs(&a.newOutputs) }
 
 // OldOutputs returns the outputs recorded in the state, decoding them on the
 // first call; nil when the request did not carry them.
-func (a *Args) OldOutputs() resource.PropertyMap { return a.oldOutputs.get() }
+func (a *Args) OldOutputs() resource.PropertyMap { return inputs(&a.oldOutputs) }
 
 // NewOptions returns the resource's options in this deployment, decoding
 // them on the first call; nil when the request did not carry them.
-func (a *Args) NewOptions() *ResourceOptions { return a.newOptions.get() }
+func (a *Args) NewOptions() *ResourceOptions { return a.newOptions }
 
 // OldOptions returns the resource's options recorded in the state, decoding
 // them on the first call; nil when the request did not carry them.
-func (a *Args) OldOptions() *ResourceOptions { return a.oldOptions.get() }
+func (a *Args) OldOptions() *ResourceOptions { return a.oldOptions }
 
-// err is why a map or option set the hook read did not decode, if one did
+// err is why a map the hook read did not decode, if one did
 // not: they were checked when the request arrived, so this should never
 // happen.
 func (a *Args) err() error {
 	return firstErr(
-		named{"new_inputs", a.newInputs.l.Err()}, named{"old_inputs", a.oldInputs.l.Err()},
-		named{"new_outputs", a.newOutputs.l.Err()}, named{"old_outputs", a.oldOutputs.l.Err()},
-		named{"new_options", a.newOptions.err}, named{"old_options", a.oldOptions.err})
+		named{"new_inputs", a.newInputs.Err()}, named{"old_inputs", a.oldInputs.Err()},
+		named{"new_outputs", a.newOutputs.Err()}, named{"old_outputs", a.oldOutputs.Err()},
+	)
 }
 
 type named struct {
@@ -135,8 +136,8 @@ type ErrorArgs struct {
 	// Errors holds every failure message of this step so far, newest first.
 	Errors []string
 
-	newInputs, oldInputs, oldOutputs lazyMap
-	newOptions, oldOptions           lazyOptions
+	newInputs, oldInputs, oldOutputs wire.Lazy
+	newOptions, oldOptions           *ResourceOptions
 }
 
 // Attempt returns how many times the operation has failed so far: 1 on the
@@ -153,29 +154,29 @@ func (a *ErrorArgs) LastError() string {
 
 // NewInputs returns the inputs of this deployment (create, update), decoding
 // them on the first call; nil when the request did not carry them.
-func (a *ErrorArgs) NewInputs() resource.PropertyMap { return a.newInputs.get() }
+func (a *ErrorArgs) NewInputs() resource.PropertyMap { return inputs(&a.newInputs) }
 
 // OldInputs returns the inputs recorded in the state (update, delete),
 // decoding them on the first call; nil when the request did not carry them.
-func (a *ErrorArgs) OldInputs() resource.PropertyMap { return a.oldInputs.get() }
+func (a *ErrorArgs) OldInputs() resource.PropertyMap { return inputs(&a.oldInputs) }
 
 // OldOutputs returns the outputs recorded in the state (update, delete),
 // decoding them on the first call; nil when the request did not carry them.
-func (a *ErrorArgs) OldOutputs() resource.PropertyMap { return a.oldOutputs.get() }
+func (a *ErrorArgs) OldOutputs() resource.PropertyMap { return inputs(&a.oldOutputs) }
 
 // NewOptions returns the resource's options in this deployment, decoding
 // them on the first call; nil when the request did not carry them.
-func (a *ErrorArgs) NewOptions() *ResourceOptions { return a.newOptions.get() }
+func (a *ErrorArgs) NewOptions() *ResourceOptions { return a.newOptions }
 
 // OldOptions returns the resource's options recorded in the state, decoding
 // them on the first call; nil when the request did not carry them.
-func (a *ErrorArgs) OldOptions() *ResourceOptions { return a.oldOptions.get() }
+func (a *ErrorArgs) OldOptions() *ResourceOptions { return a.oldOptions }
 
 func (a *ErrorArgs) err() error {
 	return firstErr(
-		named{"new_inputs", a.newInputs.l.Err()}, named{"old_inputs", a.oldInputs.l.Err()},
-		named{"old_outputs", a.oldOutputs.l.Err()},
-		named{"new_options", a.newOptions.err}, named{"old_options", a.oldOptions.err})
+		named{"new_inputs", a.newInputs.Err()}, named{"old_inputs", a.oldInputs.Err()},
+		named{"old_outputs", a.oldOutputs.Err()},
+	)
 }
 
 // NewArgs returns the Args a hook is given for req, decoded as a registered

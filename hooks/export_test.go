@@ -42,24 +42,17 @@ func (h *Hook) OnDryRun() bool                     { return h.onDryRun }
 func (h *Hook) IgnoreErrors() bool                 { return h.ignoreErrors }
 func (h *ErrorHook) Callback() *pulumirpc.Callback { return h.callback }
 
-func (m *lazyMap) set(p resource.PropertyMap) {
-	m.sent = p != nil
-	m.l.Set(p)
-}
-
-func (l *lazyOptions) set(o *ResourceOptions) { l.o, l.raw, l.unread = o, nil, false }
-
-func (a *Args) SetNewInputs(m resource.PropertyMap)       { a.newInputs.set(m) }
-func (a *Args) SetOldInputs(m resource.PropertyMap)       { a.oldInputs.set(m) }
-func (a *Args) SetNewOutputs(m resource.PropertyMap)      { a.newOutputs.set(m) }
-func (a *Args) SetOldOutputs(m resource.PropertyMap)      { a.oldOutputs.set(m) }
-func (a *Args) SetNewOptions(o *ResourceOptions)          { a.newOptions.set(o) }
-func (a *Args) SetOldOptions(o *ResourceOptions)          { a.oldOptions.set(o) }
-func (a *ErrorArgs) SetNewInputs(m resource.PropertyMap)  { a.newInputs.set(m) }
-func (a *ErrorArgs) SetOldInputs(m resource.PropertyMap)  { a.oldInputs.set(m) }
-func (a *ErrorArgs) SetOldOutputs(m resource.PropertyMap) { a.oldOutputs.set(m) }
-func (a *ErrorArgs) SetNewOptions(o *ResourceOptions)     { a.newOptions.set(o) }
-func (a *ErrorArgs) SetOldOptions(o *ResourceOptions)     { a.oldOptions.set(o) }
+func (a *Args) SetNewInputs(m resource.PropertyMap)       { a.newInputs.Set(m) }
+func (a *Args) SetOldInputs(m resource.PropertyMap)       { a.oldInputs.Set(m) }
+func (a *Args) SetNewOutputs(m resource.PropertyMap)      { a.newOutputs.Set(m) }
+func (a *Args) SetOldOutputs(m resource.PropertyMap)      { a.oldOutputs.Set(m) }
+func (a *Args) SetNewOptions(o *ResourceOptions)          { a.newOptions = o }
+func (a *Args) SetOldOptions(o *ResourceOptions)          { a.oldOptions = o }
+func (a *ErrorArgs) SetNewInputs(m resource.PropertyMap)  { a.newInputs.Set(m) }
+func (a *ErrorArgs) SetOldInputs(m resource.PropertyMap)  { a.oldInputs.Set(m) }
+func (a *ErrorArgs) SetOldOutputs(m resource.PropertyMap) { a.oldOutputs.Set(m) }
+func (a *ErrorArgs) SetNewOptions(o *ResourceOptions)     { a.newOptions = o }
+func (a *ErrorArgs) SetOldOptions(o *ResourceOptions)     { a.oldOptions = o }
 
 // ToProto encodes a as the request the engine would send. Binary strings
 // are encoded as byte-string envelopes.

@@ -1,9 +1,8 @@
 package invoketransforms
 
 // What the tests of this package reach that users do not: the codecs the
-// adapter runs, on messages rather than on payloads, and the protobuf
-// runtime's conversions of the options, which the wire codecs of
-// optwire.go are held to.
+// adapter runs, on messages rather than on payloads, and the conversions of
+// the options.
 
 import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -29,40 +28,11 @@ func EncodeResult(res *Result, acceptsByteStrings bool) (*pulumirpc.TransformInv
 		if res == nil {
 			return nil, nil
 		}
-		return encodePayload(res, acceptsByteStrings, nil, nil, false)
+		return encodePayload(nil, res, acceptsByteStrings)
 	})
 }
 
-// OptionsFromProto converts the protobuf runtime's form of invoke options.
-// A nil message converts to empty options. The result shares the message's
-// map.
-func OptionsFromProto(pb *pulumirpc.TransformInvokeOptions) *InvokeOptions {
-	if pb == nil {
-		return &InvokeOptions{}
-	}
-	return &InvokeOptions{
-		Provider:          pb.GetProvider(),
-		PluginDownloadURL: pb.GetPluginDownloadUrl(),
-		Version:           pb.GetVersion(),
-		PluginChecksums:   pb.GetPluginChecksums(),
-		unknown:           pb.ProtoReflect().GetUnknown(),
-	}
-}
+// OptionsFromProto and ToProto are the conversions of the options.
+var OptionsFromProto = optionsFromProto
 
-// ToProto converts the options to the protobuf runtime's form. A nil
-// receiver converts to nil. The message shares the options' map.
-func (o *InvokeOptions) ToProto() *pulumirpc.TransformInvokeOptions {
-	if o == nil {
-		return nil
-	}
-	pb := &pulumirpc.TransformInvokeOptions{
-		Provider:          o.Provider,
-		PluginDownloadUrl: o.PluginDownloadURL,
-		Version:           o.Version,
-		PluginChecksums:   o.PluginChecksums,
-	}
-	if len(o.unknown) > 0 {
-		pb.ProtoReflect().SetUnknown(o.unknown)
-	}
-	return pb
-}
+func (o *InvokeOptions) ToProto() *pulumirpc.TransformInvokeOptions { return o.toProto() }

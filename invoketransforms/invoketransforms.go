@@ -44,30 +44,8 @@ type Args struct {
 	// Options are all of the invoke's options. Never nil.
 	Options *InvokeOptions
 
-	args   wire.Lazy
-	layout wire.Layout // where the request's arguments and options lie
-
-	// The request's bytes, in which a result that sends the arguments back
-	// unread and the options as received is answered, if owned (they
-	// belong to the call alone).
-	payload []byte
-	owned   bool
-
-	// Room for the options as decoded and for the first result, so that a
-	// call allocates its Args, their options and its result at once.
-	opts       InvokeOptions
-	result     Result
-	resultUsed bool
-}
-
-// newResult returns an empty result: the room in a the first time, a new
-// one after that.
-func (a *Args) newResult() *Result {
-	if a.resultUsed {
-		return &Result{}
-	}
-	a.resultUsed = true
-	return &a.result
+	args wire.Lazy
+	msg  *wire.Message // the request as it arrived; nil outside a call
 }
 
 // Arguments returns the function's arguments, decoding them on the first
@@ -111,28 +89,10 @@ type Result struct {
 // Args field is nil and they are sent exactly as the engine encoded them,
 // without being decoded.
 func (a *Args) Result() *Result {
-	res := a.newResult()
 	if _, unread := a.args.Unread(); unread {
-		*res = Result{Options: a.Options, from: a}
-	} else {
-		*res = Result{Args: a.Arguments(), Options: a.Options}
+		return &Result{Options: a.Options, from: a}
 	}
-	return res
-}
-
-// arguments returns what res sends as arguments: a map, or the encoded
-// arguments of the Args it came from, or neither (unchanged).
-func (res *Result) arguments() (resource.PropertyMap, []byte, bool) {
-	switch {
-	case res.Args != nil:
-		return res.Args, nil, true
-	case res.from == nil:
-		return nil, nil, false
-	}
-	if raw, unread := res.from.args.Unread(); unread {
-		return nil, raw, true
-	}
-	return res.from.Arguments(), nil, true
+	return &Result{Args: a.Arguments(), Options: a.Options}
 }
 
 // WithOptions calls edit on a's options and returns a result that sends them,
@@ -144,9 +104,7 @@ func (a *Args) WithOptions(edit func(*InvokeOptions)) *Result {
 	if edit != nil {
 		edit(a.Options)
 	}
-	res := a.newResult()
-	*res = Result{Options: a.Options}
-	return res
+	return &Result{Options: a.Options}
 }
 
 // WithArgs calls edit on a's arguments and returns a result that sends them,
@@ -156,9 +114,7 @@ func (a *Args) WithArgs(edit func(resource.PropertyMap)) *Result {
 	if edit != nil {
 		edit(m)
 	}
-	res := a.newResult()
-	*res = Result{Args: m}
-	return res
+	return &Result{Args: m}
 }
 
 // Func is an invoke transform. The engine calls invoke transforms one at a
@@ -169,17 +125,9 @@ type Func func(ctx context.Context, args *Args) (*Result, error)
 
 // newFunc builds the callbacks.Func the engine calls for fn. dryRun is what
 // the engine said when fn was registered: the request does not say it.
-//
-// The request is checked on the goroutine the call arrived on (see
-// callbacks.NewFunc); fn runs on a goroutine of its own, which starts with
-// a small stack: what runs there keeps its frame small, and what only a
-// failing call needs is in functions of their own, so that a call that
-// reads nothing does not grow the stack.
 func newFunc(fn Func, dryRun bool) callbacks.Func {
 	decode := func(ctx context.Context, payload []byte, info *callbacks.CallInfo) (*Args, error) {
-		owned := wire.Owned(ctx)
-		args, err := decodePayload(payload, owned)
-		args.payload, args.owned = payload, owned
+		args, err := decodePayload(payload, wire.Owned(ctx))
 		info.Type, info.DryRun = args.Token, dryRun
 		return args, err
 	}
@@ -199,49 +147,17 @@ func newFunc(fn Func, dryRun bool) callbacks.Func {
 // encodeCall encodes the result of a call whose request decoded to args.
 func encodeCall(ctx context.Context, args *Args, res *Result) ([]byte, error) {
 	if err := args.args.Err(); err != nil {
-		return nil, unreadError(err)
+		return nil, fmt.Errorf("%w: args: %w", callbacks.ErrInvalidRequest, err)
 	}
 	if res == nil {
 		return nil, nil
 	}
-	// Only a property map's encoding depends on the byte-string choice, and
-	// looking it up is a deep call: a result that sends no map does
-	// without it.
-	accept := false
-	if m, _, _ := res.arguments(); m != nil {
-		accept = acceptsByteStrings(ctx)
-	}
-	out, err := encodePayload(res, accept, args, args.payload, args.owned)
-	if err != nil {
-		return nil, resultError(ctx, err)
-	}
-	return out, nil
-}
-
-// acceptsByteStrings is the call's byte-string choice.
-//
-//go:noinline
-func acceptsByteStrings(ctx context.Context) bool {
 	info, _ := callbacks.CallInfoFrom(ctx)
-	return info.AcceptsByteStrings
-}
-
-// unreadError is the error for arguments that did not decode when they
-// were read.
-//
-//go:noinline
-func unreadError(err error) error {
-	return fmt.Errorf("%w: %w", callbacks.ErrInvalidRequest, argsError(err))
-}
-
-// resultError is the error for a result that does not encode.
-//
-//go:noinline
-func resultError(ctx context.Context, err error) error {
-	if !acceptsByteStrings(ctx) {
+	out, err := encodePayload(args.msg, res, info.AcceptsByteStrings)
+	if err != nil && !info.AcceptsByteStrings {
 		err = fmt.Errorf("%w (byte strings are refused: the callback is registered with callbacks.AcceptsByteStrings(false))", err)
 	}
-	return err
+	return out, err
 }
 
 // RegisterStack registers fn as an invoke transform: the engine applies it to

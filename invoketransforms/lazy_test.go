@@ -184,7 +184,7 @@ func TestArgsByHand(t *testing.T) {
 // that protobuf would not encode fail the call with Internal.
 func TestOptionsAreChecked(t *testing.T) {
 	t.Parallel()
-	const refused = "for aws:index/getRegion:getRegion: request does not decode: options: not a valid TransformInvokeOptions encoding"
+	const refused = "for aws:index/getRegion:getRegion: request does not decode: not a valid pulumirpc.TransformInvokeRequest encoding"
 	str := func(num protowire.Number, s string) []byte {
 		return protowire.AppendString(protowire.AppendTag(nil, num, protowire.BytesType), s)
 	}
@@ -212,7 +212,7 @@ func TestOptionsAreChecked(t *testing.T) {
 	past := protowire.AppendTag(invokePayload(t, spliceableArgs()), protowire.MaxValidNumber+1, protowire.VarintType)
 	_, err = reg.Invoke(t.Context(), token, append(past, 0))
 	require.ErrorIs(t, err, callbacks.ErrInvalidRequest)
-	assert.Contains(t, err.Error(), "request does not decode: malformed protobuf encoding")
+	assert.Contains(t, err.Error(), "request does not decode: not a valid pulumirpc.TransformInvokeRequest encoding")
 
 	for _, edit := range []func(*invoketransforms.InvokeOptions){
 		func(o *invoketransforms.InvokeOptions) { o.Version = "\xc3" },

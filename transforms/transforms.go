@@ -39,14 +39,8 @@ type Args struct {
 	// Options are all of the resource's options. Never nil.
 	Options *ResourceOptions
 
-	props  wire.Lazy
-	layout wire.Layout // where the request's properties and options lie
-
-	// The request's bytes, in which a result that sends the properties
-	// back unread and the options as received is answered, if owned
-	// (they belong to the call alone).
-	payload []byte
-	owned   bool
+	props wire.Lazy
+	msg   *wire.Message // the request as it arrived; nil outside a call
 }
 
 // Properties returns the resource's inputs, decoding them on the first
@@ -99,21 +93,6 @@ func (a *Args) Result() *Result {
 	return &Result{Properties: a.Properties(), Options: a.Options}
 }
 
-// properties returns what res sends as properties: a map, or the encoded
-// properties of the Args it came from, or neither (unchanged).
-func (res *Result) properties() (resource.PropertyMap, []byte, bool) {
-	switch {
-	case res.Properties != nil:
-		return res.Properties, nil, true
-	case res.from == nil:
-		return nil, nil, false
-	}
-	if raw, unread := res.from.props.Unread(); unread {
-		return nil, raw, true
-	}
-	return res.from.Properties(), nil, true
-}
-
 // WithOptions calls edit on a's options and returns a result that sends
 // them, leaving the properties unchanged. Because a.Options holds every
 // option, the options edit does not touch are kept:
@@ -163,17 +142,9 @@ func childURN(parent resource.URN, typ, name string) resource.URN {
 
 // newFunc builds the callbacks.Func the engine calls for fn. dryRun is what
 // the engine said when fn was registered: the request does not say it.
-//
-// The request is checked on the goroutine the call arrived on (see
-// callbacks.NewFunc); fn runs on a goroutine of its own, which starts with
-// a small stack: what runs there keeps its frame small, and what only a
-// failing call needs is in functions of their own, so that a call that
-// reads nothing does not grow the stack.
 func newFunc(fn Func, dryRun bool) callbacks.Func {
 	decode := func(ctx context.Context, payload []byte, info *callbacks.CallInfo) (*Args, error) {
-		owned := wire.Owned(ctx)
-		args, err := decodePayload(payload, owned)
-		args.payload, args.owned = payload, owned
+		args, err := decodePayload(payload, wire.Owned(ctx))
 		info.URN, info.Type, info.ResourceName, info.DryRun = string(args.URN), args.Type, args.Name, dryRun
 		return args, err
 	}
@@ -193,48 +164,17 @@ func newFunc(fn Func, dryRun bool) callbacks.Func {
 // encodeCall encodes the result of a call whose request decoded to args.
 func encodeCall(ctx context.Context, args *Args, res *Result) ([]byte, error) {
 	if err := args.props.Err(); err != nil {
-		return nil, unreadError(err)
+		return nil, fmt.Errorf("%w: properties: %w", callbacks.ErrInvalidRequest, err)
 	}
 	if res == nil {
 		return nil, nil
 	}
-	// Looking the byte-string choice up is a deep call: a result whose
-	// encoding does not depend on it does without.
-	accept := false
-	if res.needsByteStringChoice() {
-		accept = acceptsByteStrings(ctx)
-	}
-	out, err := encodePayload(res, accept, args, args.payload, args.owned)
-	if err != nil {
-		return nil, resultError(ctx, err)
-	}
-	return out, nil
-}
-
-// acceptsByteStrings is the call's byte-string choice.
-//
-//go:noinline
-func acceptsByteStrings(ctx context.Context) bool {
 	info, _ := callbacks.CallInfoFrom(ctx)
-	return info.AcceptsByteStrings
-}
-
-// unreadError is the error for properties that did not decode when they
-// were read.
-//
-//go:noinline
-func unreadError(err error) error {
-	return fmt.Errorf("%w: properties: %w", callbacks.ErrInvalidRequest, err)
-}
-
-// resultError is the error for a result that does not encode.
-//
-//go:noinline
-func resultError(ctx context.Context, err error) error {
-	if !acceptsByteStrings(ctx) {
+	out, err := encodePayload(args.msg, res, info.AcceptsByteStrings)
+	if err != nil && !info.AcceptsByteStrings {
 		err = fmt.Errorf("%w (byte strings are refused: the callback is registered with callbacks.AcceptsByteStrings(false))", err)
 	}
-	return err
+	return out, err
 }
 
 // Callback registers fn with mon's server and returns the Callback to put in
