@@ -83,7 +83,7 @@ func TestOptionsCoverEveryField(t *testing.T) {
 	for i := range fields.Len() {
 		assert.Truef(t, seen[fields.Get(i).FullName()], "no row sets %s", fields.Get(i).FullName())
 	}
-	assert.Equal(t, 4, fields.Len(), "TransformInvokeOptions changed: update InvokeOptions, its codec (optwire.go) and these rows")
+	assert.Equal(t, 4, fields.Len(), "TransformInvokeOptions changed: update InvokeOptions, its conversions (wire.go) and these rows")
 }
 
 func TestIdentityRoundTripEveryOption(t *testing.T) {

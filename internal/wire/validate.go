@@ -584,4 +584,4 @@ func isUnknown(s string) bool {
 // ErrMerged is returned by [Validate] for encodings that only a full decode
 // can judge: an entry with several values, a value with several kinds, or
 // a repeated key.
-var ErrMerged = errors.New("wireprops: repeated fields need a full decode")
+var ErrMerged = errors.New("wire: repeated fields need a full decode")

@@ -1,12 +1,22 @@
-// Package wireprops converts between resource.PropertyMap and the wire form
+// Package wire is the codec below every callback kind. A request arrives as
+// a [Message]: [DecodeRequest] decodes its fields with the protobuf runtime
+// and keeps its property maps (its google.protobuf.Struct fields) encoded in
+// a [Lazy] until they are read, after a check that refuses whatever a
+// decode would; [Message.EncodeReply] answers it, in the request's own
+// bytes when the maps go back unread.
+//
+// The property maps convert between resource.PropertyMap and the wire form
 // of a google.protobuf.Struct directly, without building structpb messages
-// in between. It reads and writes the same encoding as the SDK's
+// in between. They read and write the same encoding as the SDK's
 // plugin.UnmarshalProperties and plugin.MarshalProperties with KeepUnknowns,
 // KeepSecrets, KeepResources and KeepOutputValues (and KeepByteString as
 // asked), in time linear in the size of the input at any nesting depth.
-//
-// Assets, archives and resource references are rare in transform payloads;
+// Assets, archives and resource references are rare in callback payloads;
 // they go through the SDK's own functions, one value at a time.
+//
+// The plain path, protobuf plus the SDK's conversions over structpb
+// ([UnmarshalStruct], [MarshalStruct]), is the reference the tests hold all
+// of this to.
 package wire
 
 import (
