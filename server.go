@@ -12,7 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/langhost/callbacks/internal/wire"
+	"github.com/langhost/callbacks/internal/wire/payload"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -264,7 +264,7 @@ func (s *Server) Invoke(ctx context.Context, req *pulumirpc.CallbackInvokeReques
 		return nil, status.Error(codes.Unavailable, "callbacks: server is shutting down")
 	}
 	defer s.flight.exit()
-	ctx = wire.Received(ctx, req.GetRequest()) // the codec's own bytes: decoded strings may share them
+	ctx = payload.Received(ctx, req.GetRequest()) // the codec's own bytes: decoded strings may share them
 	out, err := s.reg.Invoke(ctx, req.GetToken(), req.GetRequest())
 	if err != nil {
 		return nil, err

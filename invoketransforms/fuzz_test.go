@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/wire"
+	"github.com/langhost/callbacks/internal/wire/payload"
 	"github.com/langhost/callbacks/invoketransforms"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
@@ -53,13 +53,13 @@ func FuzzInvokeTransformRequest(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Fuzz(func(t *testing.T, payload []byte) {
-		out, err := reg.Invoke(context.Background(), lazy, payload)
-		outEager, errEager := reg.Invoke(context.Background(), eager, payload)
+	f.Fuzz(func(t *testing.T, request []byte) {
+		out, err := reg.Invoke(context.Background(), lazy, request)
+		outEager, errEager := reg.Invoke(context.Background(), eager, request)
 		// The unread identity once more on bytes that belong to the call, as
 		// the server's do: it may answer in them, and must answer the same.
-		own := bytes.Clone(payload)
-		outOwn, errOwn := reg.Invoke(wire.Received(context.Background(), own), lazy, own)
+		own := bytes.Clone(request)
+		outOwn, errOwn := reg.Invoke(payload.Received(context.Background(), own), lazy, own)
 		if (err == nil) != (errOwn == nil) || err != nil && err.Error() != errOwn.Error() {
 			t.Fatalf("the caller's bytes: %v; the call's own: %v", err, errOwn)
 		}

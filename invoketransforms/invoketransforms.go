@@ -7,6 +7,7 @@ import (
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/registration"
 	"github.com/langhost/callbacks/internal/wire"
+	"github.com/langhost/callbacks/internal/wire/payload"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -126,8 +127,8 @@ type Func func(ctx context.Context, args *Args) (*Result, error)
 // newFunc builds the callbacks.Func the engine calls for fn. dryRun is what
 // the engine said when fn was registered: the request does not say it.
 func newFunc(fn Func, dryRun bool) callbacks.Func {
-	decode := func(ctx context.Context, payload []byte, info *callbacks.CallInfo) (*Args, error) {
-		args, err := decodePayload(payload, wire.Owned(ctx))
+	decode := func(ctx context.Context, b []byte, info *callbacks.CallInfo) (*Args, error) {
+		args, err := decodePayload(b, payload.Owned(ctx))
 		info.Type, info.DryRun = args.Token, dryRun
 		return args, err
 	}

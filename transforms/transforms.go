@@ -8,6 +8,7 @@ import (
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/registration"
 	"github.com/langhost/callbacks/internal/wire"
+	"github.com/langhost/callbacks/internal/wire/payload"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/urn"
@@ -143,8 +144,8 @@ func childURN(parent resource.URN, typ, name string) resource.URN {
 // newFunc builds the callbacks.Func the engine calls for fn. dryRun is what
 // the engine said when fn was registered: the request does not say it.
 func newFunc(fn Func, dryRun bool) callbacks.Func {
-	decode := func(ctx context.Context, payload []byte, info *callbacks.CallInfo) (*Args, error) {
-		args, err := decodePayload(payload, wire.Owned(ctx))
+	decode := func(ctx context.Context, b []byte, info *callbacks.CallInfo) (*Args, error) {
+		args, err := decodePayload(b, payload.Owned(ctx))
 		info.URN, info.Type, info.ResourceName, info.DryRun = string(args.URN), args.Type, args.Name, dryRun
 		return args, err
 	}

@@ -1,4 +1,9 @@
-package wire
+// Package payload says whether a call's payload belongs to the call: the
+// server marks it (Received), the typed packages ask (Owned) before they let
+// decoded values share its bytes or answer in them. It is apart from package
+// wire so that the core, which only marks payloads, does not import the
+// codecs.
+package payload
 
 import (
 	"context"
@@ -7,19 +12,19 @@ import (
 
 type ownedKey struct{}
 
-// LargePayload is the payload size from which Received returns the memory that
+// Large is the payload size from which Received returns the memory that
 // is free to the operating system before the call runs.
-const LargePayload = 32 << 20
+const Large = 32 << 20
 
 // Received marks ctx as the context of a call whose payload p belongs to
-// the call and is never written again. For a payload of at least LargePayload
+// the call and is never written again. For a payload of at least Large
 // bytes it also collects garbage and returns the free memory to the
 // operating system first: gRPC's receive buffers, which held p before it
 // was joined into one slice, are garbage by then and as large as p, and
 // the response, as large again, would otherwise come on top of them. That
 // costs a few milliseconds, against the hundreds a call of that size takes.
 func Received(ctx context.Context, p []byte) context.Context {
-	if len(p) >= LargePayload {
+	if len(p) >= Large {
 		debug.FreeOSMemory()
 	}
 	return context.WithValue(ctx, ownedKey{}, true)
