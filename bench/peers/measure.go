@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/langhost/callbacks/internal/testkit/benchdata"
+)
+
+// payload is one size's TransformRequest: the bytes sent, and the request
+// every response must give back the properties and options of.
+type payload struct {
+	size string
+	req  *pulumirpc.TransformRequest
+	wire []byte
+}
+
+func newPayload(size string) payload {
+	req := benchdata.TransformRequest(size)
+	return payload{size: size, req: req, wire: benchdata.Marshal(req)}
+}
+
+// cell is what the windows of one target, size and concurrency measured.
+type cell struct {
+	latencies []time.Duration // of the calls that were answered
+	wall      time.Duration   // the windows', each until its last call returned
+	calls     int             // made
+	verified  int             // answered with the request's properties and options
+	failed    int             // failed, or answered otherwise
+	failures  map[string]int  // the first kinds of failure, by message
+}
+
+// maxFailureKinds bounds the failure messages a cell keeps.
+const maxFailureKinds = 5
+
+func (c *cell) fail(msg string) {
+	c.failed++
+	if c.failures == nil {
+		c.failures = map[string]int{}
+	}
+	if _, ok := c.failures[msg]; ok || len(c.failures) < maxFailureKinds {
+		c.failures[msg]++
+	}
+}
+
+// p returns the q-quantile of the latencies, nearest rank.
+func (c *cell) p(q float64) time.Duration {
+	if len(c.latencies) == 0 {
+		return 0
+	}
+	s := slices.Clone(c.latencies)
+	slices.Sort(s)
+	i := int(math.Ceil(float64(len(s))*q)) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+// perSecond is the calls answered per second of the windows.
+func (c *cell) perSecond() float64 {
+	if c.wall <= 0 {
+		return 0
+	}
+	return float64(len(c.latencies)) / c.wall.Seconds()
+}
+
+// answer is one call's outcome.
+type answer struct {
+	latency time.Duration
+	resp    []byte
+	callErr error // the call's
+	bad     error // the response's, when it fails verification
+}
+
+// window sends p to t from conc closed loops, each making its next call
+// when the last returns, until d has passed, and adds what it measured to
+// c. The latency is that of the Invoke call alone. The responses are
+// checked after the window, so that checking does not compete with the
+// server for the CPU while it is timed; until then they are held in memory.
+func (t *target) window(ctx context.Context, p payload, conc int, d, callTimeout time.Duration, c *cell) {
+	answers := make([][]answer, conc)
+	req := &pulumirpc.CallbackInvokeRequest{Token: t.token, Request: p.wire}
+	began := time.Now()
+	deadline := began.Add(d)
+	var loops sync.WaitGroup
+	for w := range conc {
+		loops.Go(func() {
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+				start := time.Now()
+				resp, err := t.client.Invoke(callCtx, req)
+				latency := time.Since(start)
+				cancel()
+				answers[w] = append(answers[w], answer{latency: latency, resp: resp.GetResponse(), callErr: err})
+			}
+		})
+	}
+	loops.Wait()
+	c.wall += time.Since(began)
+
+	// Check on every CPU, a part of the answers each.
+	all := slices.Concat(answers...)
+	var checks sync.WaitGroup
+	for part := range slices.Chunk(all, max(1, len(all)/runtime.GOMAXPROCS(0)+1)) {
+		checks.Go(func() {
+			for i := range part {
+				if part[i].callErr == nil {
+					part[i].bad = verify(part[i].resp, p.req)
+				}
+			}
+		})
+	}
+	checks.Wait()
+	for _, a := range all {
+		c.calls++
+		switch {
+		case a.callErr != nil:
+			c.fail(a.callErr.Error())
+		case a.bad != nil:
+			c.latencies = append(c.latencies, a.latency)
+			c.fail(a.bad.Error())
+		default:
+			c.latencies = append(c.latencies, a.latency)
+			c.verified++
+		}
+	}
+}
+
+// verify returns nil if resp is a TransformResponse whose properties and
+// options equal req's, and otherwise says how it is not. An option set to
+// its default counts as one left unset: both SDKs answer protect,
+// retainOnDelete and, in Node.js, deleteBeforeReplace set to false where
+// the request left them unset.
+func verify(resp []byte, req *pulumirpc.TransformRequest) error {
+	var got pulumirpc.TransformResponse
+	if err := proto.Unmarshal(resp, &got); err != nil {
+		return fmt.Errorf("the response is no TransformResponse: %w", err)
+	}
+	if got.GetProperties() == nil {
+		return errors.New("the response has no properties")
+	}
+	if !proto.Equal(got.GetProperties(), req.GetProperties()) {
+		return fmt.Errorf("the response's properties differ: %s", diff(got.GetProperties(), req.GetProperties()))
+	}
+	if !proto.Equal(withoutDefaults(got.GetOptions()), withoutDefaults(req.GetOptions())) {
+		return fmt.Errorf("the response's options differ: got {%v}, want {%v}", got.GetOptions(), req.GetOptions())
+	}
+	return nil
+}
+
+// diff names the first top-level property, in key order, in which got and
+// want differ.
+func diff(got, want *structpb.Struct) string {
+	keys := slices.Sorted(maps.Keys(want.GetFields()))
+	for k := range got.GetFields() {
+		if _, ok := want.GetFields()[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		g, inGot := got.GetFields()[k]
+		w, inWant := want.GetFields()[k]
+		switch {
+		case !inGot:
+			return fmt.Sprintf("%q is missing", k)
+		case !inWant:
+			return fmt.Sprintf("%q was added", k)
+		case !proto.Equal(g, w):
+			return fmt.Sprintf("%q is %v, want %v", k, g, w)
+		}
+	}
+	return "they are equal key by key"
+}
+
+// withoutDefaults returns a copy of opts without the options that are set
+// to their default value.
+func withoutDefaults(opts *pulumirpc.TransformResourceOptions) *pulumirpc.TransformResourceOptions {
+	if opts == nil {
+		return nil
+	}
+	opts = proto.Clone(opts).(*pulumirpc.TransformResourceOptions)
+	m := opts.ProtoReflect()
+	var defaults []protoreflect.FieldDescriptor
+	m.Range(func(f protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if f.HasPresence() && f.Kind() != protoreflect.MessageKind && v.Equal(f.Default()) {
+			defaults = append(defaults, f)
+		}
+		return true
+	})
+	for _, f := range defaults {
+		m.Clear(f)
+	}
+	return opts
+}
