@@ -7,16 +7,20 @@
 //
 //   - proto: bench/peers/proto, a bare protobuf round trip (proto.Unmarshal
 //     the request, proto.Marshal a response with the same properties and
-//     options), the baseline of the latency ratios;
+//     options), the baseline of the ratios;
 //   - ours: bench/ours, this module's server with the typed transforms API;
 //   - gosdk: bench/peers/gosdk, the Pulumi Go SDK's server under pulumi.Run
 //     and ctx.RegisterResourceTransform;
 //   - nodesdk: bench/peers/nodesdk/target.js, the Node.js SDK's server
 //     (the @pulumi/pulumi of testdata/nodejs) under
 //     pulumi.runtime.registerResourceTransform. Left out, saying why, when
-//     node or testdata/nodejs/node_modules is missing;
-//   - ours-unread, not run unless named: bench/ours -unread, whose transform
-//     sends the properties back without reading them.
+//     node or testdata/nodejs/node_modules is missing.
+//
+// Two more run when named in -targets: ours-unread (bench/ours -unread, whose
+// transform sends the properties back without reading them) and splice
+// (bench/peers/proto -splice, which copies the request's serialized
+// properties and options into the response: the transport alone). -program
+// adds any other program that follows the same contract.
 //
 // The driver builds the Go targets with go build into a temporary folder,
 // and plays the engine to each target: a ResourceMonitor and Engine of its
@@ -32,19 +36,23 @@
 // concurrency, each target gets a window of closed-loop calls, and the
 // windows repeat for a number of rounds, the targets' order rotating each
 // round, so that the machine's noise falls on all of them alike. p50 and
-// p99 are taken over the calls of all rounds, and calls/s is the calls
-// answered over the windows' summed wall time. Every response is checked
-// after its window: it must decode as a TransformResponse holding the
-// request's properties and options.
+// p99 are taken over the calls of all rounds; calls/s is the calls answered
+// over the windows' summed wall time; CPU is the target process's CPU time
+// in the windows per call answered (Linux only), which moves far less than
+// latency on a busy machine. Every response is checked after its window: it
+// must decode as a TransformResponse holding the request's properties and
+// options.
 //
 // The output is one Markdown table with ratios taken within the run: each
-// target's p50 against proto's, and ours' calls/s against each target's.
-// Progress goes to stderr. The exit status is 1 if any call failed, any
-// response failed its check or any target did not exit cleanly when
-// released, and 2 if the run could not be made.
+// target's p50 and CPU time against the baseline's (-baseline, proto unless
+// told), and ours' calls/s against each target's. Progress goes to stderr.
+// The exit status is 1 if any call failed, any response failed its check or
+// any target did not exit cleanly when released, and 2 if the run could not
+// be made.
 //
-//	go run ./bench/peers                                  # everything, about 3 minutes on 2 cores
+//	go run ./bench/peers        # everything: about 3 minutes on 2 cores
 //	go run ./bench/peers -targets proto,ours -sizes medium -conc 16 -window 300ms -rounds 1
+//	go run ./bench/peers -targets splice,ours-unread,ours -baseline splice -conc 1 -rounds 5
 package main
 
 import (
@@ -56,6 +64,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,7 +76,9 @@ import (
 
 // config is what a run measures, and how.
 type config struct {
-	targets      []string
+	targets      []string  // of peers
+	programs     []command // more targets: other programs that follow the contract
+	baseline     string    // the target the p50 and CPU ratios are taken against
 	sizes        []string
 	concs        []int
 	window       time.Duration // of one target at one size and concurrency, per round
@@ -106,6 +117,23 @@ func parseFlags(fs *flag.FlagSet, args []string) (config, error) {
 	targets := fs.String("targets", "proto,ours,gosdk,nodesdk", "comma-separated targets: "+names())
 	sizes := fs.String("sizes", strings.Join(benchdata.Sizes, ","), "comma-separated request sizes: "+strings.Join(benchdata.Sizes, ", "))
 	concs := fs.String("conc", "1,4,16", "comma-separated numbers of calls in flight")
+	fs.StringVar(&cfg.baseline, "baseline", "proto", "the target whose p50 and CPU time the others' are divided by")
+	fs.Func("program", "`NAME=COMMAND`: one more target, a program that follows the contract (an older build of bench/ours, say); repeatable", func(v string) error {
+		name, line, _ := strings.Cut(v, "=")
+		argv := strings.Fields(line)
+		if name == "" || len(argv) == 0 || slices.Contains(strings.Split(names(), ", "), name) {
+			return fmt.Errorf("want NAME=COMMAND, NAME not one of %s", names())
+		}
+		if strings.ContainsRune(argv[0], filepath.Separator) {
+			abs, err := filepath.Abs(argv[0])
+			if err != nil {
+				return err
+			}
+			argv[0] = abs
+		}
+		cfg.programs = append(cfg.programs, command{name: name, argv: argv})
+		return nil
+	})
 	fs.DurationVar(&cfg.window, "window", time.Second, "how long each target is called at one size and concurrency, per round")
 	fs.IntVar(&cfg.rounds, "rounds", 3, "rounds of windows, the targets' order rotating each round")
 	fs.DurationVar(&cfg.warmup, "warmup", time.Second, "unreported calls per target and size before measuring, at concurrency 4")
@@ -137,8 +165,8 @@ func parseFlags(fs *flag.FlagSet, args []string) (config, error) {
 		cfg.concs = append(cfg.concs, n)
 	}
 	switch {
-	case len(cfg.targets) == 0 || len(cfg.sizes) == 0 || len(cfg.concs) == 0:
-		return cfg, fmt.Errorf("-targets, -sizes and -conc need one value at least")
+	case len(cfg.targets)+len(cfg.programs) == 0 || len(cfg.sizes) == 0 || len(cfg.concs) == 0:
+		return cfg, fmt.Errorf("-targets or -program, -sizes and -conc need one value at least")
 	case cfg.window <= 0 || cfg.rounds < 1 || cfg.warmup < 0:
 		return cfg, fmt.Errorf("-window and -rounds must be positive, -warmup not negative")
 	}
@@ -181,6 +209,7 @@ func run(ctx context.Context, cfg config, progress io.Writer) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
+	cmds = append(cmds, cfg.programs...)
 	for _, n := range notes {
 		fmt.Fprintln(progress, n)
 	}

@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +42,8 @@ type cell struct {
 	wall      time.Duration   // the windows', each until its last call returned
 	calls     int             // made
 	verified  int             // answered with the request's properties and options
+	cpu       time.Duration   // the target process's CPU time in the windows
+	cpuKnown  bool            // whether cpu was read
 	failed    int             // failed, or answered otherwise
 	failures  map[string]int  // the first kinds of failure, by message
 }
@@ -66,6 +72,14 @@ func (c *cell) p(q float64) time.Duration {
 	return s[max(0, min(i, len(s)-1))]
 }
 
+// cpuPerCall is the target's CPU time per call answered, if known.
+func (c *cell) cpuPerCall() (time.Duration, bool) {
+	if !c.cpuKnown || len(c.latencies) == 0 {
+		return 0, false
+	}
+	return c.cpu / time.Duration(len(c.latencies)), true
+}
+
 // perSecond is the calls answered per second of the windows.
 func (c *cell) perSecond() float64 {
 	if c.wall <= 0 {
@@ -84,12 +98,15 @@ type answer struct {
 
 // window sends p to t from conc closed loops, each making its next call
 // when the last returns, until d has passed, and adds what it measured to
-// c. The latency is that of the Invoke call alone. The responses are
+// c. The latency is that of the Invoke call alone; the CPU time is the
+// target process's over the window, which on a busy machine moves far less
+// than the latency, which includes waiting for a core. The responses are
 // checked after the window, so that checking does not compete with the
 // server for the CPU while it is timed; until then they are held in memory.
 func (t *target) window(ctx context.Context, p payload, conc int, d, callTimeout time.Duration, c *cell) {
 	answers := make([][]answer, conc)
 	req := &pulumirpc.CallbackInvokeRequest{Token: t.token, Request: p.wire}
+	cpuBefore, cpuKnown := t.cpuTime()
 	began := time.Now()
 	deadline := began.Add(d)
 	var loops sync.WaitGroup
@@ -107,6 +124,10 @@ func (t *target) window(ctx context.Context, p payload, conc int, d, callTimeout
 	}
 	loops.Wait()
 	c.wall += time.Since(began)
+	if cpuAfter, ok := t.cpuTime(); ok && cpuKnown {
+		c.cpu += cpuAfter - cpuBefore
+		c.cpuKnown = true
+	}
 
 	// Check on every CPU, a part of the answers each.
 	all := slices.Concat(answers...)
@@ -134,6 +155,36 @@ func (t *target) window(ctx context.Context, p payload, conc int, d, callTimeout
 			c.verified++
 		}
 	}
+}
+
+// cpuTime returns the CPU time the target's threads have spent so far, from
+// /proc/PID/task/*/schedstat, where the Linux kernel accounts it per thread
+// in nanoseconds. It returns false where that is not available.
+func (t *target) cpuTime() (time.Duration, bool) {
+	if t.cmd == nil || t.cmd.Process == nil {
+		return 0, false
+	}
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", t.cmd.Process.Pid))
+	if len(files) == 0 {
+		return 0, false
+	}
+	var total time.Duration
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // a thread that has exited
+		}
+		fields := strings.Fields(string(b))
+		if len(fields) == 0 {
+			return 0, false
+		}
+		ns, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		total += time.Duration(ns)
+	}
+	return total, true
 }
 
 // verify returns nil if resp is a TransformResponse whose properties and

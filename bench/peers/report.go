@@ -40,19 +40,28 @@ func newReport(cfg config, cmds []command, notes []string) *report {
 		r.targets = append(r.targets, c.name)
 	}
 	r.versions = append(r.versions, fmt.Sprintf("%s %s/%s, %d CPUs", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU()))
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, m := range info.Deps {
-			if m.Path == "github.com/pulumi/pulumi/sdk/v3" {
-				r.versions = append(r.versions, "gosdk on sdk/v3 "+m.Version)
-			}
-		}
-	}
 	for _, c := range cmds {
-		if c.name == "nodesdk" {
+		switch c.name {
+		case "gosdk":
+			r.versions = append(r.versions, "gosdk on sdk/v3 "+goSDKVersion())
+		case "nodesdk":
 			r.versions = append(r.versions, "nodesdk on @pulumi/pulumi "+nodeSDKVersion(c))
 		}
 	}
 	return r
+}
+
+// goSDKVersion returns the version of the Go SDK this module requires,
+// which the gosdk target is built with.
+func goSDKVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range info.Deps {
+			if m.Path == "github.com/pulumi/pulumi/sdk/v3" {
+				return m.Version
+			}
+		}
+	}
+	return "?"
 }
 
 // nodeSDKVersion returns the versions of @pulumi/pulumi and Node.js that
@@ -117,27 +126,35 @@ func (r *report) write(w io.Writer) {
 	fmt.Fprintf(w, "Windows of %v × %d rounds, targets interleaved; warm-up %v at c=%d. Measuring took %.0f s.\n",
 		cfg.window, cfg.rounds, cfg.warmup, warmupConc, r.elapsed.Seconds())
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| size | c | target | calls | calls/s | p50 µs | p99 µs | p50 ÷ proto's | ours' calls/s ÷ target's |")
-	fmt.Fprintln(w, "|---|--:|---|--:|--:|--:|--:|--:|--:|")
+	base := cfg.baseline
+	fmt.Fprintf(w, "| size | c | target | calls | calls/s | p50 µs | p99 µs | CPU µs/call | p50 ÷ %s's | CPU ÷ %s's | ours' calls/s ÷ target's |\n", base, base)
+	fmt.Fprintln(w, "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, size := range cfg.sizes {
 		for _, conc := range cfg.concs {
-			proto := r.cells[key{"proto", size, conc}]
+			b := r.cells[key{base, size, conc}]
 			ours := r.cells[key{"ours", size, conc}]
 			for _, t := range r.targets {
 				c := r.cells[key{t, size, conc}]
 				if c == nil {
 					continue
 				}
-				p50 := "–"
-				if proto != nil && t != "proto" {
-					p50 = ratio(c.p(0.5).Seconds(), proto.p(0.5).Seconds())
+				cpu, cpuKnown := c.cpuPerCall()
+				p50, cpuRatio, thr := "–", "–", "–"
+				if b != nil && t != base {
+					p50 = ratio(c.p(0.5).Seconds(), b.p(0.5).Seconds())
+					if bcpu, ok := b.cpuPerCall(); ok && cpuKnown {
+						cpuRatio = ratio(cpu.Seconds(), bcpu.Seconds())
+					}
 				}
-				thr := "–"
 				if ours != nil && t != "ours" {
 					thr = ratio(ours.perSecond(), c.perSecond())
 				}
-				fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", size, conc, t,
-					group(float64(c.calls)), group(c.perSecond()), micros(c.p(0.5)), micros(c.p(0.99)), p50, thr)
+				cpuCell := "–"
+				if cpuKnown {
+					cpuCell = micros1(cpu)
+				}
+				fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", size, conc, t,
+					group(float64(c.calls)), group(c.perSecond()), micros(c.p(0.5)), micros(c.p(0.99)), cpuCell, p50, cpuRatio, thr)
 			}
 		}
 	}
@@ -187,6 +204,14 @@ func ratio(a, b float64) string {
 }
 
 func micros(d time.Duration) string { return group(float64(d.Microseconds())) }
+
+// micros1 writes durations under a millisecond to a tenth of a microsecond.
+func micros1(d time.Duration) string {
+	if d < time.Millisecond {
+		return fmt.Sprintf("%.1f", float64(d.Nanoseconds())/1e3)
+	}
+	return micros(d)
+}
 
 // group writes a number rounded to a whole one, with thousands separated
 // by commas.

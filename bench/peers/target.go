@@ -33,6 +33,7 @@ type peer struct {
 // them.
 var peers = []peer{
 	{name: "proto", pkg: "./bench/peers/proto"},
+	{name: "splice", pkg: "./bench/peers/proto", args: []string{"-splice"}},
 	{name: "ours", pkg: "./bench/ours"},
 	{name: "ours-unread", pkg: "./bench/ours", args: []string{"-unread"}},
 	{name: "gosdk", pkg: "./bench/peers/gosdk"},
