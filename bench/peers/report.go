@@ -110,7 +110,7 @@ func (r *report) progress(size string, conc int) string {
 	var parts []string
 	for _, t := range r.targets {
 		c := r.cells[key{t, size, conc}]
-		part := fmt.Sprintf("%s %s/s p50 %s µs", t, group(c.perSecond()), micros(c.p(0.5)))
+		part := fmt.Sprintf("%s %s/s p50 %s µs max %s µs", t, group(c.perSecond()), micros(c.p(0.5)), micros(c.p(1)))
 		if c.failed > 0 {
 			part += fmt.Sprintf(" (%d FAILED)", c.failed)
 		}
