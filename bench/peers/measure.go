@@ -92,8 +92,7 @@ func (c *cell) perSecond() float64 {
 type answer struct {
 	latency time.Duration
 	resp    []byte
-	callErr error // the call's
-	bad     error // the response's, when it fails verification
+	err     error // the call's
 }
 
 // window sends p to t from conc closed loops, each making its next call
@@ -102,7 +101,8 @@ type answer struct {
 // target process's over the window, which on a busy machine moves far less
 // than the latency, which includes waiting for a core. The responses are
 // checked after the window, so that checking does not compete with the
-// server for the CPU while it is timed; until then they are held in memory.
+// server for the CPU while it is timed; until then they are held in memory
+// (1 MiB a call for large requests).
 func (t *target) window(ctx context.Context, p payload, conc int, d, callTimeout time.Duration, c *cell) {
 	answers := make([][]answer, conc)
 	req := &pulumirpc.CallbackInvokeRequest{Token: t.token, Request: p.wire}
@@ -118,7 +118,7 @@ func (t *target) window(ctx context.Context, p payload, conc int, d, callTimeout
 				resp, err := t.client.Invoke(callCtx, req)
 				latency := time.Since(start)
 				cancel()
-				answers[w] = append(answers[w], answer{latency: latency, resp: resp.GetResponse(), callErr: err})
+				answers[w] = append(answers[w], answer{latency: latency, resp: resp.GetResponse(), err: err})
 			}
 		})
 	}
@@ -129,32 +129,53 @@ func (t *target) window(ctx context.Context, p payload, conc int, d, callTimeout
 		c.cpuKnown = true
 	}
 
-	// Check on every CPU, a part of the answers each.
-	all := slices.Concat(answers...)
+	verdicts := verifyAll(answers, p.req)
+	for _, as := range answers {
+		for _, a := range as {
+			c.calls++
+			if a.err != nil {
+				c.fail(a.err.Error())
+				continue
+			}
+			c.latencies = append(c.latencies, a.latency)
+			if err := verdicts[string(a.resp)]; err != nil {
+				c.fail(err.Error())
+				continue
+			}
+			c.verified++
+		}
+	}
+}
+
+// verifyAll returns verify's verdict on each distinct response among the
+// answers. It checks each once, on every CPU: a server that encodes
+// deterministically answers the same request with the same bytes.
+func verifyAll(answers [][]answer, req *pulumirpc.TransformRequest) map[string]error {
+	verdicts := map[string]error{}
+	var distinct [][]byte
+	for _, as := range answers {
+		for _, a := range as {
+			if _, seen := verdicts[string(a.resp)]; a.err == nil && !seen {
+				verdicts[string(a.resp)] = nil
+				distinct = append(distinct, a.resp)
+			}
+		}
+	}
+	errs := make([]error, len(distinct))
+	cpus := runtime.GOMAXPROCS(0)
 	var checks sync.WaitGroup
-	for part := range slices.Chunk(all, max(1, len(all)/runtime.GOMAXPROCS(0)+1)) {
+	for first := range cpus {
 		checks.Go(func() {
-			for i := range part {
-				if part[i].callErr == nil {
-					part[i].bad = verify(part[i].resp, p.req)
-				}
+			for i := first; i < len(distinct); i += cpus {
+				errs[i] = verify(distinct[i], req)
 			}
 		})
 	}
 	checks.Wait()
-	for _, a := range all {
-		c.calls++
-		switch {
-		case a.callErr != nil:
-			c.fail(a.callErr.Error())
-		case a.bad != nil:
-			c.latencies = append(c.latencies, a.latency)
-			c.fail(a.bad.Error())
-		default:
-			c.latencies = append(c.latencies, a.latency)
-			c.verified++
-		}
+	for i, resp := range distinct {
+		verdicts[string(resp)] = errs[i]
 	}
+	return verdicts
 }
 
 // cpuTime returns the CPU time the target's threads have spent so far, from
