@@ -15,9 +15,10 @@
 #
 # The default run (small, medium and large requests at 1, 4 and 16 calls in
 # flight; 1 s windows, 3 rounds, 1 s warm-ups; targets proto, ours, gosdk
-# and nodesdk) takes about 3.5 minutes on 2 cores: 3 of measuring, the rest
-# checking responses and, with a warm build cache, building. A cold cache
-# adds about a minute of compiling the Go SDK, npm ci about 10 s.
+# and nodesdk) took 3.3 to 4.3 minutes in three runs on a busy 2-core
+# machine with a warm build cache: about 2.5 minutes of calls, the rest
+# mostly checking the responses. A cold build cache adds about a minute,
+# npm ci about 10 s.
 #
 # Arguments go to the driver (go run ./bench/peers -h lists them). Needs go;
 # node and npm for the Node.js target, which is left out, saying why,

@@ -50,7 +50,7 @@
 // any target did not exit cleanly when released, and 2 if the run could not
 // be made.
 //
-//	go run ./bench/peers        # everything: about 3 minutes on 2 cores
+//	go run ./bench/peers        # the default run: about 4 minutes on 2 cores
 //	go run ./bench/peers -targets proto,ours -sizes medium -conc 16 -window 300ms -rounds 1
 //	go run ./bench/peers -targets splice,ours-unread,ours -baseline splice -conc 1 -rounds 5
 package main
