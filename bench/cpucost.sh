@@ -1,72 +1,29 @@
 #!/usr/bin/env bash
 # CPU time a callback server spends per call, read from the kernel's
-# per-thread accounting (/proc/PID/task/*/schedstat, nanoseconds), for
-# targets the shared harness's driver calls over loopback. On a loaded
-# machine this moves far less than wall-clock latency, which includes
-# waiting for a core: it is what to compare when p50 ratios are noise.
+# per-thread accounting (/proc/PID/task/*/schedstat), against splice, a
+# server that decodes nothing and copies the request's serialized properties
+# and options into its answer. On a loaded machine this moves far less than
+# wall-clock latency, which includes waiting for a core: it is what to
+# compare when p50 ratios are noise.
 #
-#   go build -o /tmp/ours ./bench/ours
-#   (cd ../shared/bench && go build -o bin/driver ./driver && go build -o bin/echo ./echo)
-#   BENCH=../shared/bench bench/cpucost.sh
+# It runs bench/peers one call at a time with the targets splice,
+# ours-unread (bench/ours -unread) and ours, the ratios taken against
+# splice: the "CPU µs/call" and "CPU ÷ splice's" columns.
 #
-# Knobs: BENCH (a harness folder with bin/driver and bin/echo built), OURS
-# (the bench/ours binary), BEFORE (optional: an older bench/ours binary,
-# measured with -unread as before-unread), PAYLOADS, ROUNDS, CALLS (per call
-# of the driver; large payloads get a tenth). Each round starts every target afresh, in
-# turn, so that drift spreads over all of them. Linux only.
+#   bench/cpucost.sh                                # about 1.5 minutes on 2 cores
+#   go build -o /tmp/ours-before ./bench/ours       # in a checkout of an older commit
+#   BEFORE=/tmp/ours-before ROUNDS=5 bench/cpucost.sh
+#
+# Knobs: PAYLOADS (sizes, comma- or space-separated; small,medium,large),
+# ROUNDS (3), WINDOW (per target, size and round; 2s), BEFORE (optional: an
+# older bench/ours binary, measured with -unread as before-unread). More
+# arguments go to the driver. Linux only.
 set -euo pipefail
-BENCH=${BENCH:?set BENCH to a built copy of the shared harness}
-OURS=${OURS:-/tmp/ours}
-PAYLOADS=${PAYLOADS:-small medium large}
-ROUNDS=${ROUNDS:-3}
-CALLS=${CALLS:-10000}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-declare -A cmd=(
-  [echo-splice]="$BENCH/bin/echo -mode splice"
-  [ours-unread]="$OURS -unread"
-  [ours]="$OURS"
-)
-targets=(echo-splice ours-unread ours)
+cd "$(dirname "$0")/.."
+payloads=${PAYLOADS:-small,medium,large}
+args=(-targets splice,ours-unread,ours -baseline splice -conc 1
+      -sizes "${payloads// /,}" -rounds "${ROUNDS:-3}" -window "${WINDOW:-2s}")
 if [ -n "${BEFORE:-}" ]; then
-  cmd[before-unread]="$BEFORE -unread"
-  targets+=(before-unread)
+  args+=(-program "before-unread=$BEFORE -unread")
 fi
-
-cpu_ns() { # total on-CPU time of all threads of PID
-  cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}'
-}
-
-for p in $PAYLOADS; do
-  n=$CALLS
-  [ "$p" = large ] && n=$((CALLS / 10))
-  for r in $(seq "$ROUNDS"); do
-    for i in "${!targets[@]}"; do
-      t=${targets[$(( (i + r) % ${#targets[@]} ))]}
-      out="$tmp/$t.out"
-      : > "$out"
-      # Without PULUMI_MONITOR both programs print "ADDR TOKEN" and serve.
-      env -u PULUMI_MONITOR ${cmd[$t]} > "$out" 2>/dev/null &
-      pid=$!
-      for _ in $(seq 100); do [ -s "$out" ] && break; sleep 0.1; done
-      read -r addr token < "$out"
-      before=$(cpu_ns "$pid")
-      "$BENCH/bin/driver" -target "$t=addr:$addr/$token" -payloads "$p" -conc 1 -n "$n" -rounds 1 -warmup 0 > "$tmp/driver.out" 2>&1 ||
-        { cat "$tmp/driver.out"; kill "$pid"; exit 1; }
-      after=$(cpu_ns "$pid")
-      kill "$pid"; wait "$pid" 2>/dev/null || true
-      echo "$p $t $r $(( (after - before) / n ))"
-    done
-  done
-done | tee "$tmp/all" >&2
-echo
-echo "| payload | target | server CPU per call (median of $ROUNDS rounds) | vs echo-splice |"
-echo "|---|---|--:|--:|"
-for p in $PAYLOADS; do
-  base=$(awk -v p="$p" '$1==p && $2=="echo-splice" {print $4}' "$tmp/all" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-  for t in "${targets[@]}"; do
-    m=$(awk -v p="$p" -v t="$t" '$1==p && $2==t {print $4}' "$tmp/all" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-    awk -v p="$p" -v t="$t" -v m="$m" -v b="$base" 'BEGIN {printf "| %s | %s | %.1f µs | %.2fx |\n", p, t, m/1000, m/b}'
-  done
-done
+exec go run ./bench/peers "${args[@]}" "$@"

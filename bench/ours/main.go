@@ -1,25 +1,27 @@
-// Command ours is this module's target for the shared callback benchmark
-// (../shared/bench): a program that serves pulumirpc.Callbacks on 127.0.0.1
+// Command ours is this module's target in bench/peers, the comparison of
+// callback servers: a program that serves pulumirpc.Callbacks on 127.0.0.1
 // with an identity resource transform registered through the typed
 // transforms API, the way a Pulumi program using this module would.
 //
-// Run by the benchmark, it follows the harness's target contract: it
-// connects to the resource monitor named by PULUMI_MONITOR, registers the
-// transform as a stack transform (ResourceMonitor.RegisterStackTransform),
-// then blocks in SignalAndWaitForShutdown until the benchmark is over, or
-// until SIGINT or SIGTERM, and shuts the server down.
+// Run by bench/peers (or cmd/bigpayload), it follows their target
+// contract: it connects to the resource monitor named by PULUMI_MONITOR,
+// registers the transform as a stack transform
+// (ResourceMonitor.RegisterStackTransform), then blocks in
+// SignalAndWaitForShutdown until the run is over, or until SIGINT or
+// SIGTERM, and shuts the server down.
 //
 // Without PULUMI_MONITOR it registers the transform with the server alone
 // (transforms.Callback, with a monitor that no engine is behind), prints
-// "ADDR TOKEN" on stdout (for the harness's OURS_ADDR) and serves until
+// "ADDR TOKEN" on stdout, for a client of one's own, and serves until
 // SIGINT or SIGTERM.
 //
-// With -unread the transform returns args.Result() without reading the
-// properties, so they are checked and sent back as received: what a
-// transform that only looks at the type or sets options costs.
+// With -unread (target ours-unread) the transform returns args.Result()
+// without reading the properties, so they are checked and sent back as
+// received: what a transform that only looks at the type or sets options
+// costs.
 //
-//	go build -o /tmp/ours ./bench/ours
-//	OURS_CMD='exec /tmp/ours' ./run.sh      # in a copy of ../shared/bench
+//	go run ./bench/peers -targets proto,ours,ours-unread
+//	go build -o /tmp/ours ./bench/ours          # for cmd/bigpayload
 package main
 
 import (

@@ -4,17 +4,22 @@
 // which an in-process figure would hide (the gRPC receive and send buffers
 // count).
 //
-// It plays the engine the way the shared benchmark harness does: for every
-// measurement it starts the target program afresh with PULUMI_MONITOR
-// pointing at a minimal ResourceMonitor and Engine on 127.0.0.1, waits for
-// the program's RegisterStackTransform, sends one TransformRequest whose
-// properties hold one string of the given size over a real socket, checks
-// that the properties come back unchanged, reads the server's VmHWM and
-// stops the program. Targets run interleaved, the order rotating each round.
+// It plays the engine the way bench/peers does: for every measurement it
+// starts the target program afresh with PULUMI_MONITOR pointing at a
+// minimal ResourceMonitor and Engine on 127.0.0.1, waits for the program's
+// RegisterStackTransform, sends one TransformRequest whose properties hold
+// one string of the given size over a real socket, checks that the
+// properties come back unchanged, reads the server's VmHWM and stops the
+// program. Targets run interleaved, the order rotating each round.
+//
+// The targets are programs that follow the contract of bench/peers' targets;
+// the repository has this module's (bench/ours) and the Go SDK's
+// (bench/peers/gosdk):
 //
 //	go build -o /tmp/ours ./bench/ours
-//	(cd ../shared/bench/gosdk && go build -o /tmp/gosdk .)
-//	go run ./cmd/bigpayload -target 'ours=/tmp/ours' -target 'gosdk=/tmp/gosdk' -sizes 64,300 -rounds 3
+//	go build -o /tmp/gosdk ./bench/peers/gosdk
+//	go run ./cmd/bigpayload -target 'ours=/tmp/ours' -target 'ours-unread=/tmp/ours -unread' \
+//	    -target 'gosdk=/tmp/gosdk' -sizes 64,300 -rounds 3
 //
 // Linux only (it reads /proc). The exit status is 1 if any call failed or
 // any response differed from its request.
@@ -76,7 +81,7 @@ type result struct {
 
 func main() {
 	var ts targets
-	flag.Var(&ts, "target", "NAME=COMMAND, a program that follows the harness's target contract (repeatable)")
+	flag.Var(&ts, "target", "NAME=COMMAND, a program that follows the target contract of bench/peers (repeatable)")
 	sizes := flag.String("sizes", "64,300", "property sizes in MiB, comma-separated")
 	rounds := flag.Int("rounds", 3, "interleaved rounds")
 	flag.Parse()
