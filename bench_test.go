@@ -356,7 +356,7 @@ func BenchmarkInvoke(b *testing.B) {
 }
 
 // BenchmarkInvoke16 is sixteen concurrent resource transform calls on one
-// connection, as the shared harness sends at concurrency 16.
+// connection, as bench/peers sends at concurrency 16.
 func BenchmarkInvoke16(b *testing.B) {
 	k := benchKinds[0]
 	for _, tr := range benchTransports {

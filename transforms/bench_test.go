@@ -283,7 +283,7 @@ func benchServe(b *testing.B, transport string) (pulumirpc.CallbacksClient, stri
 
 // BenchmarkInvoke is the typed identity called over a transport, one call
 // at a time ("1") and sixteen at once on one connection ("16"), as the
-// shared harness calls it at concurrency 1 and 16.
+// bench/peers calls it at concurrency 1 and 16.
 func BenchmarkInvoke(b *testing.B) {
 	for _, transport := range []string{"bufconn", "tcp"} {
 		for _, p := range benchPayloads() {

@@ -1,7 +1,7 @@
 // Package benchdata builds the callback requests that the module's
-// benchmarks send: the same small, medium and large resource-transform
-// payloads that the shared benchmark harness (../shared/bench) sends, the
-// other callback kinds carrying the same properties, an engine-encoded
+// benchmarks send: the small, medium and large resource-transform payloads
+// (bench/peers sends them to every server it compares), the other callback
+// kinds carrying the same properties, an engine-encoded
 // variant, and deeply nested property trees.
 //
 // Sizes:
