@@ -112,7 +112,9 @@ func (t *target) window(ctx context.Context, p payload, conc int, d, callTimeout
 	var loops sync.WaitGroup
 	for w := range conc {
 		loops.Go(func() {
-			for time.Now().Before(deadline) && ctx.Err() == nil {
+			// Every loop makes at least one call, however late a busy
+			// machine starts it, so a window is never empty.
+			for first := true; (first || time.Now().Before(deadline)) && ctx.Err() == nil; first = false {
 				callCtx, cancel := context.WithTimeout(ctx, callTimeout)
 				start := time.Now()
 				resp, err := t.client.Invoke(callCtx, req)
