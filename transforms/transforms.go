@@ -172,10 +172,7 @@ func encodeCall(ctx context.Context, args *Args, res *Result) ([]byte, error) {
 	}
 	info, _ := callbacks.CallInfoFrom(ctx)
 	out, err := encodePayload(args.msg, res, info.AcceptsByteStrings)
-	if err != nil && !info.AcceptsByteStrings {
-		err = fmt.Errorf("%w (byte strings are refused: the callback is registered with callbacks.AcceptsByteStrings(false))", err)
-	}
-	return out, err
+	return out, registration.ResultError(err, info.AcceptsByteStrings)
 }
 
 // Callback registers fn with mon's server and returns the Callback to put in

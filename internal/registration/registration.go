@@ -50,3 +50,13 @@ func Failed(k callbacks.Kind, what string, err error) error {
 	}
 	return &callbacks.Error{Code: code, Kind: k, Err: err, Msg: fmt.Sprintf("%s: %v", what, err)}
 }
+
+// ResultError is err, from encoding a call's result, with the reason when
+// the registration refuses byte strings (callbacks.AcceptsByteStrings(false)),
+// which is then the likely cause.
+func ResultError(err error, acceptsByteStrings bool) error {
+	if err != nil && !acceptsByteStrings {
+		return fmt.Errorf("%w (byte strings are refused: the callback is registered with callbacks.AcceptsByteStrings(false))", err)
+	}
+	return err
+}
