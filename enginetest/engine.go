@@ -109,6 +109,9 @@ func Start(opts ...Option) (*Engine, error) {
 	for _, o := range opts {
 		o.apply(cfg)
 	}
+	if cfg.engine != Engine3_274 && cfg.engine != Engine3_260 {
+		return nil, fmt.Errorf("enginetest: engine version %q: the simulator plays %s and %s", cfg.engine, Engine3_274, Engine3_260)
+	}
 	prov := cfg.provider
 	if prov == nil {
 		prov = &FakeProvider{}

@@ -23,6 +23,7 @@ type config struct {
 	prior                        *State
 	provider                     Provider
 	continueOnError              bool
+	engine                       string
 	oldEngine                    bool
 	noShutdownSignal             bool
 	stateMigrations              bool
@@ -35,6 +36,7 @@ func defaultConfig() *config {
 	return &config{
 		project:  "project",
 		stack:    "stack",
+		engine:   Engine3_274,
 		parallel: 16,
 		config:   map[string]string{},
 		disabled: map[string]bool{},
@@ -116,6 +118,26 @@ func OldEngine() Option {
 			c.disabled[id] = true
 		}
 	})
+}
+
+// The engine releases whose behaviour the simulator can play, for
+// [EngineVersion].
+const (
+	// Engine3_274 is Pulumi 3.274.1, the newest release and the default.
+	Engine3_274 = "3.274.1"
+	// Engine3_260 is Pulumi 3.260.0. Where it differs from 3.274.1 in a way
+	// a program sees, the simulator follows it under this version: a
+	// registration skipped under ContinueOnError answers Result SKIP
+	// (3.274.1 answers SUCCESS with Unknown set), and RegisterResource
+	// requests that carry state migrations fail with FailedPrecondition.
+	Engine3_260 = "3.260.0"
+)
+
+// EngineVersion makes the simulator play the given engine release,
+// [Engine3_274] (the default) or [Engine3_260]. Any other value makes
+// [Start] fail.
+func EngineVersion(v string) Option {
+	return optionFunc(func(c *config) { c.engine = v })
 }
 
 // WithoutShutdownSignal makes SignalAndWaitForShutdown answer UNIMPLEMENTED,

@@ -105,6 +105,9 @@ func (e *Engine) transformChain(own []*pulumirpc.Callback, parent string) []*pul
 	return append(chain, e.stackTransforms...)
 }
 
+// resultSkip is the Result value 3.260's protocol named SKIP.
+const resultSkip pulumirpc.Result = 2
+
 // registerResource serves ResourceMonitor.RegisterResource: transforms,
 // then a step.
 func (e *Engine) registerResource(
@@ -243,7 +246,13 @@ func (e *Engine) registerResource(
 	if reason := e.skipReason(ns); reason != "" {
 		e.rec.add(Event{Kind: KindStep, URN: urn, Detail: "not run: " + reason})
 		if e.cfg.continueOnError && req.GetSupportsResultReporting() {
-			return &pulumirpc.RegisterResourceResponse{Urn: urn, Result: pulumirpc.Result_SKIP}, nil
+			if e.cfg.engine == Engine3_260 {
+				// 3.260's protocol had a third result, SKIP, since removed.
+				return &pulumirpc.RegisterResourceResponse{Urn: urn, Result: resultSkip}, nil
+			}
+			// 3.274 answers a skipped registration as a success whose
+			// outputs are unknown, so dependents see unknowns.
+			return &pulumirpc.RegisterResourceResponse{Urn: urn, Result: pulumirpc.Result_SUCCESS, Unknown: true}, nil
 		}
 		// The engine's answer to a program that cannot read a result.
 		return nil, status.Error(codes.Internal, "resource registration failed")
