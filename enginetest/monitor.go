@@ -221,10 +221,15 @@ func (m *monitorServer) SignalAndWaitForShutdown(ctx context.Context, _ *emptypb
 	}
 	e.changed.Broadcast()
 	e.startEnd()
-	// The engine answers only at the end of a deployment that succeeded.
-	// After a failure it never does: the program is stopped instead.
+	// The engine answers at the end of a deployment that succeeded. After
+	// a failure 3.260 never does (the program is stopped instead), 3.274
+	// does once it has shut the monitor down.
 	select {
 	case <-e.waiterReleased:
+		return &emptypb.Empty{}, nil
+	case <-e.monitorDown:
+		// 3.274 releases the waiter when it shuts a failed deployment's
+		// monitor down.
 		return &emptypb.Empty{}, nil
 	case <-ctx.Done():
 		return nil, status.FromContextError(ctx.Err()).Err()
