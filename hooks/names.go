@@ -13,6 +13,25 @@ import (
 // return for a hook name already registered in the deployment.
 var ErrNameTaken = errors.New("hook name already registered")
 
+// Lookup returns the hook registered under name in mon's deployment through
+// this package, in this process: a [*Hook] or an [*ErrorHook] (resource
+// hooks and error hooks share one name space), or false if there is none.
+// A hook whose registration is under way counts, as it does for [Register];
+// one whose registration failed does not. Hooks registered by other means
+// (another process, the Go SDK's own Context.RegisterResourceHook) are not known
+// here, although the engine knows them. It does not call the engine and is
+// safe for concurrent use.
+func Lookup(mon *monitor.Monitor, name string) (Ref, bool) {
+	if mon == nil {
+		return nil, false
+	}
+	h, ok := namesOf(mon).get(name)
+	if !ok {
+		return nil, false
+	}
+	return h.(Ref), true
+}
+
 // names is a deployment's hook name space, which resource hooks and error
 // hooks share, as in the engine. Each name holds the *Hook or *ErrorHook
 // registered under it. It is safe for concurrent use.

@@ -3,6 +3,7 @@ package transforms
 import (
 	"slices"
 
+	"github.com/langhost/callbacks/internal/registration"
 	"github.com/langhost/callbacks/internal/wire"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -102,9 +103,11 @@ func refNames(refs []HookRef) []string {
 	}
 	out := make([]string, len(refs))
 	for i, r := range refs {
+		name := ""
 		if r != nil {
-			out[i] = r.Name()
+			name = r.Name()
 		}
+		out[i] = registration.RefName(name)
 	}
 	return out
 }

@@ -68,3 +68,17 @@ func ResultError(err error, acceptsByteStrings bool) error {
 	}
 	return err
 }
+
+// NoHook is the name a binding sends for a hook reference with no name, a
+// nil *hooks.Hook most often, so that the engine's "hook … was not
+// registered" says what is wrong rather than quoting an empty name.
+const NoHook = "(nil hook: did the Register call that made it fail?)"
+
+// RefName is the name a binding sends for a reference named name: name
+// itself, or [NoHook] for an empty one.
+func RefName(name string) string {
+	if name == "" {
+		return NoHook
+	}
+	return name
+}
