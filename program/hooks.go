@@ -9,6 +9,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/internal/registration"
 )
 
 // Hooks binds hooks registered with this module's hooks package to a
@@ -57,7 +58,7 @@ func resourceHooks(refs []hooks.Ref) []*pulumi.ResourceHook {
 		if r == nil {
 			continue
 		}
-		h := &pulumi.ResourceHook{Name: r.Name()}
+		h := &pulumi.ResourceHook{Name: registration.RefName(r.Name())}
 		markRegistered(reflect.ValueOf(h).Elem())
 		out = append(out, h)
 	}
@@ -70,7 +71,7 @@ func errorHooks(refs []hooks.Ref) []*pulumi.ErrorHook {
 		if r == nil {
 			continue
 		}
-		h := &pulumi.ErrorHook{Name: r.Name()}
+		h := &pulumi.ErrorHook{Name: registration.RefName(r.Name())}
 		markRegistered(reflect.ValueOf(h).Elem())
 		out = append(out, h)
 	}
