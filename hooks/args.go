@@ -25,11 +25,12 @@ import (
 // nil on engines without the SENDS_OPTIONS_TO_HOOKS feature (see
 // monitor.Monitor.Supports).
 //
-// The property maps and the options are methods: they stay encoded until a
-// hook reads them, so a hook that looks only at the URN does not pay for
-// decoding them. They were checked when the request arrived, so a request
-// that would not decode never reaches the hook, whether it reads them or
-// not. Property values arrive exactly as the engine sent them: secrets are
+// The property maps and the options are methods. The maps stay encoded
+// until a hook reads them, so a hook that looks only at the URN does not
+// pay for decoding them; they were checked when the request arrived, so a
+// request that would not decode never reaches the hook, whether it reads
+// them or not. The options are small and are converted when the request
+// arrives. Property values arrive exactly as the engine sent them: secrets are
 // [resource.Secret] values rather than JSON envelopes, unknowns are
 // [resource.Computed], resource references and output values (with their
 // dependencies) keep their kind, and binary strings keep their bytes. A map
