@@ -34,8 +34,9 @@
 // creates (no transform involved), and [Descendants] is the scope of a
 // component the SDK registered, for hooks.Attach and transforms.Attach to
 // reach the resources a program puts under it. The server serves for as long as the
-// deployment runs — delete hooks after the program included — and shuts
-// itself down when the engine ends the deployment (see monitor.Monitor.Done).
+// deployment runs — delete hooks after the program included (see "Delete
+// hooks" in package hooks) — and shuts itself down when the engine ends the
+// deployment (see monitor.Monitor.Done).
 // There is nothing to call at the end, under `pulumi up` or in a service
 // that runs many inline deployments.
 //

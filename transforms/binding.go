@@ -36,8 +36,7 @@ func (n HookName) Name() string { return string(n) }
 //
 // The engine stores only names. Create and update hooks come from the
 // current registration; delete hooks come from the binding saved in the
-// state, and run under the name registered in the run that deletes the
-// resource.
+// state (see "Delete hooks" in package hooks).
 type HooksBinding struct {
 	// BeforeCreate hooks run before the provider creates the resource.
 	BeforeCreate []HookRef
