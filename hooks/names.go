@@ -7,6 +7,7 @@ import (
 
 	"github.com/langhost/callbacks/internal/registration"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/transforms"
 )
 
 // ErrNameTaken is wrapped by the error [Register] and [RegisterErrorHook]
@@ -21,7 +22,7 @@ var ErrNameTaken = errors.New("hook name already registered")
 // (another process, the Go SDK's own Context.RegisterResourceHook) are not known
 // here, although the engine knows them. It does not call the engine and is
 // safe for concurrent use.
-func Lookup(mon *monitor.Monitor, name string) (Ref, bool) {
+func Lookup(mon *monitor.Monitor, name string) (transforms.HookRef, bool) {
 	if mon == nil {
 		return nil, false
 	}
@@ -29,7 +30,7 @@ func Lookup(mon *monitor.Monitor, name string) (Ref, bool) {
 	if !ok {
 		return nil, false
 	}
-	return h.(Ref), true
+	return h.(transforms.HookRef), true
 }
 
 // names is a deployment's hook name space, which resource hooks and error
