@@ -23,7 +23,9 @@ func TestPanickingCallbacks(t *testing.T) {
 		s.SetConfig("panic", "transform")
 		up := s.Up().MustFail(t)
 		// The program's RegisterResource fails and it reports the error as
-		// pulumi.Run does, under the stack.
+		// pulumi.Run does, under the stack. Both "rpc error" prefixes are
+		// the engine's: it quotes the callback's status in the error of
+		// RegisterResource, whose own status repeats the code.
 		assert.Equal(t, []string{
 			"error: an unhandled error occurred: program failed:",
 			"waiting for RPCs: rpc error: code = Internal desc = invoke transform: rpc error: code = Internal desc = resource transform for " + urn + " panicked: the transform exploded on pet (its stack is in the engine's debug log: pulumi up --debug)",
