@@ -11,7 +11,7 @@
 //
 //	eng := enginetest.New(t, enginetest.WithProject("shop"))
 //	res := eng.Run(t, func() error { return pulumi.RunErr(program) })
-//	// assert on res.ProgramErr, res.State, eng.Events(...)
+//	// assert on res.Err (every failure, the reason first), res.State, eng.Events(...)
 //
 // The simulator speaks only the wire. It dials the program's callback
 // servers the way the engine does (one client per target, created when the
@@ -64,8 +64,9 @@
 // deployment is over is not shown to the user. With ContinueOnError, a
 // program that sets supportsResultReporting gets Result FAIL instead (its
 // dependents: SUCCESS with unknown outputs, or SKIP under 3.260), and the
-// deployment goes on to its end before it fails. An after hook failure keeps the committed state and the RPC succeeds, but the
-// deployment fails the same way. An error in generating a step (the
+// deployment goes on to its end before it fails. An after hook failure
+// keeps the committed state and the RPC succeeds, but the deployment fails
+// the same way. An error in generating a step (the
 // provider's Check failing or finding the inputs invalid, its Diff
 // failing, a failed Construct) is reported (on the resource, except for
 // Construct) and ends the deployment even with ContinueOnError, before the
