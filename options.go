@@ -276,7 +276,8 @@ func newRegistryConfig(opts []RegistryOption) (config, error) {
 // RegisterOption configures one registration. Every registration of every
 // package takes it: [Registry.Register], [Server.Register] and the Register
 // and Callback functions of the typed packages (package hooks takes it
-// through hooks.WithRegisterOptions).
+// through hooks.WithRegisterOptions). transforms.Attach and hooks.Attach
+// take none: every binding of a deployment runs in one shared registration.
 type RegisterOption interface {
 	applyReg(*entry) error
 }
