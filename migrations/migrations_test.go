@@ -70,8 +70,6 @@ func state(t *testing.T, resources ...map[string]any) json.RawMessage {
 func TestMigration(t *testing.T) {
 	t.Parallel()
 	srv := wiretest.Listen(t)
-	renamed := map[string]any{"urn": urnNew, "custom": true, "id": "logs-1", "type": "my:index:BucketV2"}
-	child := map[string]any{"urn": urnChild}
 
 	tests := []struct {
 		name     string
@@ -84,26 +82,6 @@ func TestMigration(t *testing.T) {
 		{name: "nil-result-means-unchanged", result: func(*testing.T) *migrations.Result { return nil }, want: &pulumirpc.StateMigrationResponse{}},
 		{name: "empty-result-means-unchanged", result: func(*testing.T) *migrations.Result { return &migrations.Result{} }, want: &pulumirpc.StateMigrationResponse{}},
 		{
-			name: "rename-with-successor",
-			result: func(t *testing.T) *migrations.Result {
-				return &migrations.Result{NewState: state(t, renamed, child), Successors: map[string]string{urnOld: urnNew}}
-			},
-			want: &pulumirpc.StateMigrationResponse{
-				NewState:   state(t, renamed, child),
-				Successors: map[string]string{urnOld: urnNew},
-			},
-		},
-		{
-			name: "many-to-one",
-			result: func(t *testing.T) *migrations.Result {
-				return &migrations.Result{NewState: state(t, renamed), Successors: map[string]string{urnOld: urnNew, urnChild: urnNew}}
-			},
-			want: &pulumirpc.StateMigrationResponse{
-				NewState:   state(t, renamed),
-				Successors: map[string]string{urnOld: urnNew, urnChild: urnNew},
-			},
-		},
-		{
 			name:   "state-rewritten-in-place",
 			result: func(t *testing.T) *migrations.Result { return &migrations.Result{NewState: json.RawMessage(oldState)} },
 			want:   &pulumirpc.StateMigrationResponse{NewState: []byte(oldState)},
@@ -115,55 +93,6 @@ func TestMigration(t *testing.T) {
 		{
 			name: "function-status", result: func(*testing.T) *migrations.Result { return nil },
 			err: status.Error(codes.FailedPrecondition, "too old"), wantCode: codes.FailedPrecondition, wantMsg: []string{"too old"},
-		},
-		{
-			name: "removed-without-successor",
-			result: func(t *testing.T) *migrations.Result {
-				return &migrations.Result{NewState: state(t, renamed), Successors: map[string]string{urnOld: urnNew}}
-			},
-			wantCode: codes.Internal, wantMsg: []string{urnChild + " was removed without a successor"},
-		},
-		{
-			name: "successors-without-new-state",
-			result: func(*testing.T) *migrations.Result {
-				return &migrations.Result{Successors: map[string]string{urnOld: urnNew}}
-			},
-			wantCode: codes.Internal, wantMsg: []string{"successors were given but the state is unchanged"},
-		},
-		{
-			name: "successor-key-not-in-old-state",
-			result: func(t *testing.T) *migrations.Result {
-				return &migrations.Result{NewState: state(t, renamed, child), Successors: map[string]string{urnOld: urnNew, urnOther: urnNew}}
-			},
-			wantCode: codes.Internal, wantMsg: []string{"successor key " + urnOther + " is not in the old state"},
-		},
-		{
-			name: "successor-not-in-new-state",
-			result: func(t *testing.T) *migrations.Result {
-				return &migrations.Result{NewState: state(t, renamed, child), Successors: map[string]string{urnOld: urnOther}}
-			},
-			wantCode: codes.Internal, wantMsg: []string{"successor " + urnOther + " of " + urnOld + " is not in the new state"},
-		},
-		{
-			name: "kept-resource-with-successor",
-			result: func(t *testing.T) *migrations.Result {
-				return &migrations.Result{NewState: json.RawMessage(oldState), Successors: map[string]string{urnChild: urnOld}}
-			},
-			wantCode: codes.Internal, wantMsg: []string{urnChild + " is still in the new state but has a successor"},
-		},
-		{
-			name: "new-state-not-an-array",
-			result: func(*testing.T) *migrations.Result {
-				return &migrations.Result{NewState: json.RawMessage(`{"urn": "x"}`)}
-			},
-			wantCode: codes.Internal, wantMsg: []string{"NewState", "decoding the state"},
-		},
-		{
-			name: "new-state-resource-without-urn",
-			result: func(*testing.T) *migrations.Result {
-				return &migrations.Result{NewState: json.RawMessage(`[{"id": "x"}]`)}
-			},
-			wantCode: codes.Internal, wantMsg: []string{"resource 0 has no urn"},
 		},
 	}
 	for _, tt := range tests {
