@@ -277,3 +277,37 @@ func TestRegistrationWithMigrations(t *testing.T) {
 		})
 	}
 }
+
+// TestEngineCallsFromAMigrationFailAtOnce: the engine waits for a
+// registration's migrations with its steps paused, so a call to it from
+// inside a migration would never be answered. Made with the migration's
+// context, it fails at once and says why; the engine gets that error as the
+// migration's.
+func TestEngineCallsFromAMigrationFailAtOnce(t *testing.T) {
+	t.Parallel()
+	e, err := enginetest.Start()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = e.Close() })
+	srv := wiretest.Listen(t)
+	mon, err := monitor.Dial(e.MonitorAddr(), srv)
+	require.NoError(t, err)
+
+	inside := make(chan error, 1)
+	cb, err := migrations.Callback(t.Context(), mon, func(ctx context.Context, _ *migrations.Args) (*migrations.Result, error) {
+		_, err := mon.Client().SupportsFeature(ctx, &pulumirpc.SupportsFeatureRequest{Id: "secrets"})
+		inside <- err
+		return nil, err
+	}, callbacks.Name("greedy"))
+	require.NoError(t, err)
+
+	_, err = invoke(t, cb, &pulumirpc.StateMigrationRequest{Urn: urnOld, OldState: []byte(oldState)})
+	require.Error(t, err)
+	assert.Equal(t, codes.FailedPrecondition, status.Code(err), "error: %v", err)
+	assert.Contains(t, err.Error(), `/pulumirpc.ResourceMonitor/SupportsFeature called from inside state migration "greedy" for `+urnOld)
+	assert.Contains(t, err.Error(), "would never return")
+	assert.ErrorIs(t, <-inside, monitor.ErrCallFromMigration)
+
+	// The same call outside a migration is answered.
+	_, err = mon.Client().SupportsFeature(t.Context(), &pulumirpc.SupportsFeatureRequest{Id: "secrets"})
+	require.NoError(t, err)
+}
