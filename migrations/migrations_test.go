@@ -222,9 +222,9 @@ func TestFeatureCheck(t *testing.T) {
 		opts    []enginetest.Option
 		wantErr bool
 	}{
-		{"current-engine", nil, true},
+		{"3.274.1", nil, false},
+		{"3.260.0", []enginetest.Option{enginetest.EngineVersion(enginetest.Engine3_260)}, true},
 		{"old-engine", []enginetest.Option{enginetest.OldEngine()}, true},
-		{"engine-with-migrations", []enginetest.Option{enginetest.WithStateMigrations()}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -247,7 +247,7 @@ func TestFeatureCheck(t *testing.T) {
 }
 
 // TestRegistrationWithMigrations shows why the feature is asked for first: an engine
-// without the feature refuses the registration outright.
+// without the feature (3.260.0) refuses the registration outright.
 func TestRegistrationWithMigrations(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -255,8 +255,8 @@ func TestRegistrationWithMigrations(t *testing.T) {
 		opts     []enginetest.Option
 		wantCode codes.Code
 	}{
-		{"refused-by-current-engine", nil, codes.FailedPrecondition},
-		{"accepted-with-feature", []enginetest.Option{enginetest.WithStateMigrations()}, codes.OK},
+		{"refused-by-3.260.0", []enginetest.Option{enginetest.EngineVersion(enginetest.Engine3_260)}, codes.FailedPrecondition},
+		{"accepted-by-3.274.1", nil, codes.OK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
