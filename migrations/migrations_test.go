@@ -60,13 +60,6 @@ func invoke(t *testing.T, cb *pulumirpc.Callback, req *pulumirpc.StateMigrationR
 	return &resp, nil
 }
 
-func state(t *testing.T, resources ...map[string]any) json.RawMessage {
-	t.Helper()
-	b, err := json.Marshal(resources)
-	require.NoError(t, err)
-	return b
-}
-
 func TestMigration(t *testing.T) {
 	t.Parallel()
 	srv := wiretest.Listen(t)
