@@ -10,16 +10,21 @@
 //   - panic, bad-state, slow: keepers as in v0, and a migration that panics,
 //     returns JSON that is not checkpoint state, or runs past its one-second
 //     deadline.
+//
+// An error hook retries a create that failed as throttled, as the stand-in
+// provider's RANDOM_THROTTLE_FIRST_CREATE makes the first one fail.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/hooks"
 	"github.com/langhost/callbacks/migrations"
 	"github.com/langhost/callbacks/program"
 )
@@ -70,7 +75,14 @@ var bad = map[string]migrations.Func{
 func main() {
 	pulumi.Run(func(ctx *pulumi.Context) error {
 		// The deadline of every state migration of this deployment.
-		if _, err := program.Monitor(ctx, callbacks.KindTimeout(callbacks.KindStateMigration, time.Second)); err != nil {
+		mon, err := program.Monitor(ctx, callbacks.KindTimeout(callbacks.KindStateMigration, time.Second))
+		if err != nil {
+			return err
+		}
+		retry, err := hooks.RegisterErrorHook(ctx.Context(), mon, "retry", func(_ context.Context, a *hooks.ErrorArgs) (bool, error) {
+			return strings.Contains(a.LastError(), "throttled") && a.Attempt() < 3, nil
+		})
+		if err != nil {
 			return err
 		}
 		stage, _ := ctx.GetConfig(ctx.Project() + ":stage")
@@ -83,7 +95,7 @@ func main() {
 		default:
 			fn = bad[stage]
 		}
-		var opts []pulumi.ResourceOption
+		opts := []pulumi.ResourceOption{program.Hooks(&hooks.Binding{OnError: []hooks.Ref{retry}})}
 		if fn != nil {
 			upgrade, err := program.Migrations(ctx, fn)
 			if err != nil {
