@@ -6,12 +6,14 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
 	"github.com/langhost/callbacks/migrations"
 	"github.com/langhost/callbacks/monitor"
@@ -146,4 +148,54 @@ func TestMigrationsNeedANewerEngine(t *testing.T) {
 	}
 	assert.False(t, called.Load())
 	assert.True(t, strings.Contains(res.Err.Error(), "3.274.1"), "%v", res.Err)
+}
+
+// A migration that panics, returns JSON that is not checkpoint state, or
+// runs past its deadline fails the resource's registration with an error
+// that says so, and the stored state stays as it was.
+func TestBadMigrationsLeaveTheStateAlone(t *testing.T) {
+	prior := created(t)
+	tests := []struct {
+		name string
+		fn   migrations.Func
+		want string
+		opts []callbacks.ServerOption
+	}{
+		{"panic", func(context.Context, *migrations.Args) (*migrations.Result, error) {
+			panic("lost its way")
+		}, "rpc error: code = Internal desc = state migration for urn:pulumi:stack::project::test:index:Thing::thing panicked: lost its way", nil},
+		{"not-checkpoint-state", func(context.Context, *migrations.Args) (*migrations.Result, error) {
+			return &migrations.Result{NewState: []byte(`[{"urn": "x", "shape": 1}]`)}, nil
+		}, `the result breaks the rule not-checkpoint-state: the new state is not a JSON array of checkpoint resources: json: unknown field "shape"`, nil},
+		{"past-its-deadline", func(ctx context.Context, _ *migrations.Args) (*migrations.Result, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}, "rpc error: code = DeadlineExceeded desc = callbacks: state migration for urn:pulumi:stack::project::test:index:Thing::thing",
+			[]callbacks.ServerOption{callbacks.KindTimeout(callbacks.KindStateMigration, 50*time.Millisecond)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			eng := enginetest.New(t, enginetest.WithState(prior))
+			res := eng.Run(t, func() error {
+				return pulumi.RunErr(func(ctx *pulumi.Context) error {
+					if _, err := program.Monitor(ctx, tt.opts...); err != nil {
+						return err
+					}
+					return thing(pulumi.Map{"length": pulumi.Int(2)}, tt.fn)(ctx)
+				})
+			})
+			require.Error(t, res.Err)
+			urn := eng.URN(eng.StackURN(), "test:index:Thing", "thing")
+			var under []string
+			for _, d := range eng.Diagnostics() {
+				if d.URN == urn && d.Severity == enginetest.SeverityError {
+					under = append(under, d.Message)
+				}
+			}
+			require.Len(t, under, 1, eng.Trace())
+			assert.Contains(t, under[0], "state migration 1 of 1 for "+urn+": ")
+			assert.Contains(t, under[0], tt.want)
+			assert.Equal(t, prior.Get(urn), res.State.Get(urn), "the stored state changed")
+		})
+	}
 }
