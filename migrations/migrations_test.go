@@ -80,6 +80,13 @@ func TestMigration(t *testing.T) {
 			want:   &pulumirpc.StateMigrationResponse{NewState: []byte(oldState)},
 		},
 		{
+			name: "child-dropped-without-successor",
+			result: func(*testing.T) *migrations.Result {
+				return &migrations.Result{NewState: json.RawMessage(`[{"urn": "` + urnOld + `", "custom": true, "id": "logs-1", "type": "my:index:Bucket"}]`)}
+			},
+			wantCode: codes.Internal, wantMsg: []string{"invalid callback result", "the result breaks the rule unaccounted: did not account for resource " + urnChild},
+		},
+		{
 			name: "function-error", result: func(*testing.T) *migrations.Result { return nil },
 			err: errors.New("cannot migrate"), wantCode: codes.Unknown, wantMsg: []string{"cannot migrate"},
 		},
