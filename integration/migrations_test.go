@@ -89,8 +89,9 @@ func TestStateMigrationUnderPulumi(t *testing.T) {
 	s.SetConfig("stage", "v1")
 	if !runs {
 		up := s.Up().MustFail(t)
-		assert.Contains(t, up.Output(), "program.Migrations: this Pulumi engine does not run state migrations; "+
-			"they need Pulumi 3.274.1 or later (upgrade the Pulumi CLI)", "%s", up)
+		assert.Contains(t, up.Output(), "program.Migrations: state migrations need Pulumi 3.274.1 or later: "+
+			"monitor: the engine lacks a required feature: the engine does not support state migrations "+
+			"(STATE_MIGRATIONS); upgrade the Pulumi CLI", "%s", up)
 		assert.Equal(t, before, exportPet(t, s), "the state changed")
 		return
 	}
@@ -141,7 +142,7 @@ func TestBadStateMigrationsUnderPulumi(t *testing.T) {
 			assert.Contains(t, msg, "state migration 1 of 1 for urn:pulumi:", "%s: %s", tt.stage, up)
 			assert.Contains(t, msg, tt.want, "%s: %s", tt.stage, up)
 		} else {
-			assert.Contains(t, up.Output(), "they need Pulumi 3.274.1 or later", "%s: %s", tt.stage, up)
+			assert.Contains(t, up.Output(), "state migrations need Pulumi 3.274.1 or later", "%s: %s", tt.stage, up)
 		}
 		assert.Equal(t, before, exportPet(t, s), "%s: the state changed", tt.stage)
 	}

@@ -57,8 +57,7 @@ func Migrations(ctx *pulumi.Context, fns ...migrations.Func) (pulumi.ResourceOpt
 	}
 	if err := mon.Require(ctx.Context(), monitor.StateMigrations); err != nil {
 		if errors.Is(err, monitor.ErrMissingFeature) {
-			return nil, fmt.Errorf("program.Migrations: this Pulumi engine does not run state migrations; "+
-				"they need Pulumi %s or later (upgrade the Pulumi CLI): %w", migrationsSince, err)
+			return nil, fmt.Errorf("program.Migrations: state migrations need Pulumi %s or later: %w", migrationsSince, err)
 		}
 		return nil, err
 	}

@@ -140,7 +140,7 @@ func TestMigrationsNeedANewerEngine(t *testing.T) {
 	})
 	require.Error(t, got)
 	assert.True(t, errors.Is(got, monitor.ErrMissingFeature), "%v", got)
-	assert.Contains(t, got.Error(), "this Pulumi engine does not run state migrations; they need Pulumi 3.274.1 or later")
+	assert.Contains(t, got.Error(), "program.Migrations: state migrations need Pulumi 3.274.1 or later: monitor: the engine lacks a required feature")
 	assert.NotContains(t, got.Error(), "\n")
 	require.Error(t, res.Err)
 	for _, ev := range eng.Events(enginetest.KindRegisterResource) {
