@@ -27,6 +27,7 @@ import (
 	"github.com/langhost/callbacks/hooks"
 	"github.com/langhost/callbacks/migrations"
 	"github.com/langhost/callbacks/program"
+	"github.com/langhost/callbacks/transforms"
 )
 
 const petType = "random:index/randomPet:RandomPet"
@@ -95,7 +96,7 @@ func main() {
 		default:
 			fn = bad[stage]
 		}
-		opts := []pulumi.ResourceOption{program.Hooks(&hooks.Binding{OnError: []hooks.Ref{retry}})}
+		opts := []pulumi.ResourceOption{program.Hooks(&transforms.HooksBinding{OnError: []transforms.HookRef{retry}})}
 		if fn != nil {
 			upgrade, err := program.Migrations(ctx, fn)
 			if err != nil {
