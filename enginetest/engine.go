@@ -478,7 +478,7 @@ func (e *Engine) enter() error {
 	}
 	if e.ended && e.result.Failed {
 		// The engine reads no more of the program's events.
-		return errUnanswered
+		return errUnansweredLate
 	}
 	if e.signalled {
 		return status.Error(codes.FailedPrecondition, "the program has already signalled that it is done")
@@ -516,6 +516,10 @@ var errCutOff = status.Error(codes.Unavailable,
 // unanswered.
 var errUnanswered = errors.New("not answered: the deployment failed")
 
+// errUnansweredLate is errUnanswered for an RPC that came after a failed
+// deployment ended.
+var errUnansweredLate = fmt.Errorf("%w: the RPC came after its end", errUnanswered)
+
 // beginStep admits a step, unless the deployment was cancelled. Every
 // successful beginStep must be matched by e.endStepRun.
 func (e *Engine) beginStep() bool {
@@ -540,11 +544,13 @@ func (e *Engine) endStepRun() {
 // the program goes away (the call's context ends, as when the program is
 // killed or its connection closes), RunFunc cuts the program off, or the
 // engine is closed.
-func (e *Engine) unanswered(ctx context.Context) error {
-	select {
-	case <-e.monitorDown:
-		return errMonitorDownSending
-	default:
+func (e *Engine) unanswered(ctx context.Context, err error) error {
+	if errors.Is(err, errUnansweredLate) {
+		select {
+		case <-e.monitorDown:
+			return errMonitorDownSending
+		default:
+		}
 	}
 	select {
 	case <-e.monitorDown:

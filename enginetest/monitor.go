@@ -69,7 +69,7 @@ func (m *monitorServer) RegisterResource(
 		urn = m.e.URN(req.GetParent(), req.GetType(), req.GetName())
 	}
 	if errors.Is(err, errUnanswered) {
-		err = m.e.unanswered(ctx)
+		err = m.e.unanswered(ctx, err)
 		m.record(KindRegisterResource, urn, "", req, nil, err, "")
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (m *monitorServer) RegisterResourceOutputs(
 ) (*emptypb.Empty, error) {
 	err := m.e.registerResourceOutputs(ctx, req)
 	if errors.Is(err, errUnanswered) {
-		err = m.e.unanswered(ctx)
+		err = m.e.unanswered(ctx, err)
 	}
 	m.record(KindRegisterResourceOutputs, req.GetUrn(), "", req, nil, err, "ok")
 	if err != nil {
@@ -103,7 +103,7 @@ func (m *monitorServer) ReadResource(
 ) (*pulumirpc.ReadResourceResponse, error) {
 	resp, err := m.e.readResource(ctx, req)
 	if errors.Is(err, errUnanswered) {
-		err = m.e.unanswered(ctx)
+		err = m.e.unanswered(ctx, err)
 	}
 	m.record(KindReadResource, resp.GetUrn(), "", req, resp, err, "ok")
 	return resp, err
@@ -114,7 +114,7 @@ func (m *monitorServer) Invoke(
 ) (*pulumirpc.ResourceInvokeResponse, error) {
 	resp, err := m.e.invoke(ctx, req)
 	if errors.Is(err, errUnanswered) {
-		err = m.e.unanswered(ctx)
+		err = m.e.unanswered(ctx, err)
 	}
 	m.record(KindInvoke, "", req.GetTok(), req, resp, err, "ok")
 	return resp, err
