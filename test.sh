@@ -7,6 +7,8 @@
 #   ./test.sh              # everything
 #   ./test.sh -short       # without the rows that are slow under -race
 #   ./test.sh -count=1     # without the test cache
+#   PKGS="./integration ./examples/automation" ./test.sh   # only these packages
+#   EVENTS=DIR ./test.sh   # keeps go test's events (-json) in DIR, e.g. to time each test
 #
 # Each test binary gets 30 minutes (go test -timeout): a hang fails the run
 # with the tests that were running, a busy machine does not.
@@ -67,8 +69,13 @@ for tool in pulumi pulumi-language-go; do
   fi
 done
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+if [ -n "${EVENTS:-}" ]; then
+  mkdir -p "$EVENTS" && tmp=$(cd "$EVENTS" && pwd) || exit 2
+  rm -f "$tmp"/[0-9].json
+else
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+fi
 if ! go build -o "$tmp/testreport" ./internal/testkit/testreport; then
   echo "test.sh: cannot build internal/testkit/testreport" >&2
   exit 2
@@ -101,9 +108,11 @@ gotest() {
   fi
 }
 
+pkgs=${PKGS:-./...}
 echo
-echo "== go test ${race:+$race }./... $*"
-gotest 1.json $race ./... "$@"
+echo "== go test ${race:+$race }$pkgs${*:+ $*}"
+# shellcheck disable=SC2086 # PKGS is a list of package patterns
+gotest 1.json $race $pkgs "$@"
 
 # The copied examples build in go commands of their own, which the race
 # detector does not reach: under -race that test skips, and runs here once
@@ -125,8 +134,8 @@ if [ -n "$race" ]; then
       echo "== $copyTest ran under -race ($copied): not run again without it"
       ;;
     absent)
-      if [ $# -gt 0 ]; then
-        echo "== $copyTest: not selected by the arguments ($*), so not run without -race either"
+      if [ $# -gt 0 ] || [ "$pkgs" != ./... ]; then
+        echo "== $copyTest: not selected ($pkgs${*:+ $*}), so not run without -race either"
       else
         echo "== $copyTest: go test ./... neither ran nor skipped it (see above)"
         fail 1 "$copyTest did not run: the copied examples were not built"
