@@ -133,9 +133,22 @@ func (r *Registry) lookup(token string) *entry {
 }
 
 // Invoke runs the callback registered under token on payload and returns the
-// encoded response. Every error is an [*Error] carrying the gRPC code the
-// engine should see; see the package documentation for the mapping.
+// encoded response. The payload stays the caller's: the call copies what it
+// keeps of it. Every error is an [*Error] carrying the gRPC code the engine
+// should see; see the package documentation for the mapping.
 func (r *Registry) Invoke(ctx context.Context, token string, payload []byte) ([]byte, error) {
+	return r.invoke(ctx, token, payload, false)
+}
+
+// InvokeOwned is [Registry.Invoke] for a payload handed over to the call:
+// the caller never reads or writes it again, so the decoded request may
+// share its bytes instead of copying them. The server invokes this way,
+// with the bytes its codec received.
+func (r *Registry) InvokeOwned(ctx context.Context, token string, payload []byte) ([]byte, error) {
+	return r.invoke(ctx, token, payload, true)
+}
+
+func (r *Registry) invoke(ctx context.Context, token string, payload []byte, owned bool) ([]byte, error) {
 	e := r.lookup(token)
 	if e == nil {
 		return nil, r.refuse(ctx, token)
@@ -160,7 +173,7 @@ func (r *Registry) Invoke(ctx context.Context, token string, payload []byte) ([]
 		obs.CallStarted(ctx, cs.info)
 	}
 	var out []byte
-	c, err := r.decode(ctx, e, cs, payload)
+	c, err := r.decode(ctx, e, cs, payload, owned)
 	if err == nil {
 		err = r.run(ctx, cs, c)
 	}
@@ -210,14 +223,14 @@ func (r *Registry) refuse(ctx context.Context, token string) error {
 
 // decode runs e's decoder on payload on the goroutine the call arrived on.
 // A panic in the decoder only fails the call.
-func (r *Registry) decode(ctx context.Context, e *entry, cs *callState, payload []byte) (c call, err error) {
+func (r *Registry) decode(ctx context.Context, e *entry, cs *callState, payload []byte, owned bool) (c call, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			info := cs.snapshot()
 			c, err = nil, r.panicked(ctx, &info, p)
 		}
 	}()
-	return e.decode(ctx, cs, payload)
+	return e.decode(ctx, cs, payload, owned)
 }
 
 // run calls the function on a goroutine of its own and waits for it or for

@@ -13,7 +13,10 @@
 // gets the hook the first one registered. To use one hook on many
 // resources, bind the returned [*Hook] wherever it is needed.
 //
-// A [Binding] lists the hooks for each point. It binds in one of two ways:
+// A [transforms.HooksBinding] lists the hooks for each point, each a
+// [transforms.HookRef]: a [*Hook], an [*ErrorHook], or a
+// [transforms.HookName] for a hook registered elsewhere. It binds in one of
+// two ways:
 //
 //   - in the registration of the resource itself: program.Hooks for a
 //     resource the Go SDK registers. It is the SDK's own
@@ -31,8 +34,8 @@
 //
 // A hook gets [Args]: the resource's URN, ID, name and type, its old and new
 // inputs and outputs as far as the point has them, and its old and new
-// options as [ResourceOptions]. Properties are resource.PropertyMap values
-// decoded without loss: a secret is a resource.Secret, not a JSON envelope;
+// options as [transforms.ResourceOptions], the type a transform changes.
+// Properties are resource.PropertyMap values decoded without loss: a secret is a resource.Secret, not a JSON envelope;
 // unknowns, resource references, output values with their dependencies and
 // binary strings all keep their kind. Error hooks get [ErrorArgs], which
 // adds the failed operation and every error so far, newest first.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/langhost/callbacks/transforms"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -358,18 +359,18 @@ func TestBindingValidateKinds(t *testing.T) {
 	eh, err := hooks.RegisterErrorHook(t.Context(), wiretest.Bind(t, mon, srv), "e", noRetry)
 	require.NoError(t, err)
 
-	require.NoError(t, hooks.Validate(&hooks.Binding{BeforeCreate: []hooks.Ref{h}, OnError: []hooks.Ref{eh}}))
-	err = hooks.Validate(&hooks.Binding{AfterCreate: []hooks.Ref{eh}, OnError: []hooks.Ref{h}})
+	require.NoError(t, hooks.Validate(&transforms.HooksBinding{BeforeCreate: []transforms.HookRef{h}, OnError: []transforms.HookRef{eh}}))
+	err = hooks.Validate(&transforms.HooksBinding{AfterCreate: []transforms.HookRef{eh}, OnError: []transforms.HookRef{h}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `AfterCreate[0]: "e" is an error hook`)
 	assert.Contains(t, err.Error(), `OnError[0]: "r" is a resource hook`)
 
 	var nilHook *hooks.Hook
-	err = hooks.Validate(&hooks.Binding{BeforeUpdate: []hooks.Ref{nilHook}})
+	err = hooks.Validate(&transforms.HooksBinding{BeforeUpdate: []transforms.HookRef{nilHook}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "BeforeUpdate[0]: hook reference has no name")
 
-	b := &hooks.Binding{BeforeCreate: []hooks.Ref{h, hooks.Named("other")}, OnError: []hooks.Ref{eh}}
+	b := &transforms.HooksBinding{BeforeCreate: []transforms.HookRef{h, transforms.HookName("other")}, OnError: []transforms.HookRef{eh}}
 	wiretest.RequireProtoEqual(t, &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{
 		BeforeCreate: []string{"r", "other"}, OnError: []string{"e"},
 	}, hooks.BindingToProto(b))

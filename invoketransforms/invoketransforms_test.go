@@ -228,7 +228,7 @@ func TestValuesRoundTrip(t *testing.T) {
 			assert.Equal(t, req.GetToken(), args.Token)
 			assert.Equal(t, req.GetToken(), info.Type)
 			if tt.check != nil {
-				tt.check(t, args.Arguments()["v"])
+				tt.check(t, args.Properties()["v"])
 			}
 		})
 	}
@@ -239,7 +239,7 @@ func TestByteStrings(t *testing.T) {
 	srv, client := wiretest.StartServer(t)
 	raw := string([]byte{0xc3, 0x28})
 	fn := func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
-		return a.WithArgs(func(m resource.PropertyMap) { m["blob"] = resource.NewProperty(raw) }), nil
+		return a.WithProperties(func(m resource.PropertyMap) { m["blob"] = resource.NewProperty(raw) }), nil
 	}
 	for _, accept := range []bool{true, false} {
 		f := &monitortest.Fake{DeploymentInfo: monitortest.CurrentEngine(monitor.InvokeTransforms), RegisterStackInvokeTransform: func(context.Context, *pulumirpc.Callback) error { return nil }}
@@ -272,10 +272,10 @@ func TestResults(t *testing.T) {
 	}{
 		{"nil", fixed(nil), &pulumirpc.TransformInvokeResponse{}},
 		{"empty", fixed(&invoketransforms.Result{}), &pulumirpc.TransformInvokeResponse{}},
-		{"remove args", fixed(&invoketransforms.Result{Args: resource.PropertyMap{}}), &pulumirpc.TransformInvokeResponse{Args: &structpb.Struct{}}},
+		{"remove args", fixed(&invoketransforms.Result{Properties: resource.PropertyMap{}}), &pulumirpc.TransformInvokeResponse{Args: &structpb.Struct{}}},
 		{"clear options", fixed(&invoketransforms.Result{Options: &invoketransforms.InvokeOptions{}}), &pulumirpc.TransformInvokeResponse{Options: &opts{}}},
 		{"args only", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
-			return a.WithArgs(func(m resource.PropertyMap) { m["name"] = resource.NewProperty("eu-west-1") }), nil
+			return a.WithProperties(func(m resource.PropertyMap) { m["name"] = resource.NewProperty("eu-west-1") }), nil
 		}, &pulumirpc.TransformInvokeResponse{Args: wiretest.Struct("name", wiretest.Str("eu-west-1"))}},
 		{"identity", identity, &pulumirpc.TransformInvokeResponse{Args: wiretest.Struct("name", wiretest.Str("us-east-1")), Options: fullOptions()}},
 	}

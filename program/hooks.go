@@ -2,13 +2,12 @@ package program
 
 import (
 	"fmt"
+	"github.com/langhost/callbacks/transforms"
 	"reflect"
 	"unsafe"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/promise"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
-
-	"github.com/langhost/callbacks/hooks"
 )
 
 // Hooks binds hooks registered with this module's hooks package to a
@@ -18,9 +17,9 @@ import (
 // so binding hooks to every resource a component creates costs the engine
 // nothing per other resource.
 //
-//	ctx.RegisterResource(typ, name, args, &res, program.Hooks(&hooks.Binding{
-//		BeforeCreate: []hooks.Ref{audit},
-//		OnError:      []hooks.Ref{retry},
+//	ctx.RegisterResource(typ, name, args, &res, program.Hooks(&transforms.HooksBinding{
+//		BeforeCreate: []transforms.HookRef{audit},
+//		OnError:      []transforms.HookRef{retry},
 //	}))
 //
 // Use it rather than a pulumi.ResourceHook built by hand from a hook's
@@ -28,7 +27,7 @@ import (
 // other *pulumi.ResourceHook makes it fail on a nil pointer). Hooks gives
 // it hooks marked as registered, which they are: hooks.Register returns
 // once the engine has accepted the hook. For resources some other code
-// creates, bind with hooks.Attach instead (see [Descendants]). A [hooks.Named] hook registered
+// creates, bind with hooks.Attach instead (see [Descendants]). A [transforms.HookName] hook registered
 // elsewhere is passed on as it is, and the engine resolves it when the step
 // runs.
 //
@@ -36,7 +35,7 @@ import (
 // a hook's registration state in a way this module does not know (it knows
 // that of github.com/pulumi/pulumi/sdk/v3 v3.263.0; TestHooksMarkTheSDKsHooksRegistered
 // pins it).
-func Hooks(b *hooks.Binding) pulumi.ResourceOption {
+func Hooks(b *transforms.HooksBinding) pulumi.ResourceOption {
 	if b == nil {
 		return pulumi.ResourceHooks(nil)
 	}
@@ -51,7 +50,7 @@ func Hooks(b *hooks.Binding) pulumi.ResourceOption {
 	})
 }
 
-func resourceHooks(refs []hooks.Ref) []*pulumi.ResourceHook {
+func resourceHooks(refs []transforms.HookRef) []*pulumi.ResourceHook {
 	var out []*pulumi.ResourceHook
 	for _, r := range refs {
 		if r == nil {
@@ -64,7 +63,7 @@ func resourceHooks(refs []hooks.Ref) []*pulumi.ResourceHook {
 	return out
 }
 
-func errorHooks(refs []hooks.Ref) []*pulumi.ErrorHook {
+func errorHooks(refs []transforms.HookRef) []*pulumi.ErrorHook {
 	var out []*pulumi.ErrorHook
 	for _, r := range refs {
 		if r == nil {

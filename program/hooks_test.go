@@ -3,6 +3,7 @@ package program_test
 import (
 	"context"
 	"errors"
+	"github.com/langhost/callbacks/transforms"
 	"sync/atomic"
 	"testing"
 
@@ -51,10 +52,10 @@ func TestHooksMarkTheSDKsHooksRegistered(t *testing.T) {
 				return err
 			}
 			var r pulumi.CustomResourceState
-			return ctx.RegisterResource("test:index:Thing", "thing", nil, &r, program.Hooks(&hooks.Binding{
-				BeforeCreate: []hooks.Ref{audit},
-				AfterCreate:  []hooks.Ref{hooks.Named("audit")},
-				OnError:      []hooks.Ref{retry},
+			return ctx.RegisterResource("test:index:Thing", "thing", nil, &r, program.Hooks(&transforms.HooksBinding{
+				BeforeCreate: []transforms.HookRef{audit},
+				AfterCreate:  []transforms.HookRef{transforms.HookName("audit")},
+				OnError:      []transforms.HookRef{retry},
 			}))
 		})
 	})

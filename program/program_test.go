@@ -135,7 +135,7 @@ func withFarewell(calls *atomic.Int32, got **monitor.Monitor, keep ...string) pu
 		for _, name := range keep {
 			var r pulumi.CustomResourceState
 			err := ctx.RegisterResource("test:index:Thing", name, nil, &r,
-				program.Hooks(&hooks.Binding{AfterDelete: []hooks.Ref{farewell}}))
+				program.Hooks(&transforms.HooksBinding{AfterDelete: []transforms.HookRef{farewell}}))
 			if err != nil {
 				return err
 			}
@@ -256,7 +256,7 @@ func TestServerOptionsFromStackConfig(t *testing.T) {
 			}
 			var r pulumi.CustomResourceState
 			return ctx.RegisterResource("test:index:Thing", "thing", nil, &r,
-				program.Hooks(&hooks.Binding{BeforeCreate: []hooks.Ref{wait}}))
+				program.Hooks(&transforms.HooksBinding{BeforeCreate: []transforms.HookRef{wait}}))
 		})
 	})
 	require.Error(t, res.Err, "the hook's deadline from the config did not apply")
