@@ -10,7 +10,7 @@
 #   PKGS="./integration ./examples/automation" ./test.sh   # only these packages
 #   EVENTS=DIR ./test.sh   # keeps go test's events (-json) in DIR, e.g. to time each test
 #
-# Each test binary gets 30 minutes (go test -timeout): a hang fails the run
+# Each test binary gets 60 minutes (go test -timeout): a hang fails the run
 # with the tests that were running, a busy machine does not.
 #
 # Some tests need more than Go, and skip, saying why, when it is missing: a C
@@ -96,7 +96,7 @@ fail() {  # fail CODE MESSAGE: the run fails, and the closing lines say why
 gotest() {
   local file=$1
   shift
-  go test -json -timeout=30m "$@" | "$tmp/testreport" -save "$tmp/$file"
+  go test -json -timeout=60m "$@" | "$tmp/testreport" -save "$tmp/$file"
   local codes=("${PIPESTATUS[@]}")
   if [ "${codes[1]}" != 0 ]; then
     fail 2 "testreport could not show or save the events of go test $* (status ${codes[1]})"
