@@ -65,45 +65,53 @@ func needGo(t *testing.T) string {
 // way, instead of once more without -trimpath.
 var buildFlags = []string{"-trimpath", "-ldflags", "-w -s"}
 
-// buildFixture builds the fixture program in testdata/name.
+// buildFixture returns the fixture program built from testdata/name.
 func buildFixture(t *testing.T, name string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), name)
-	cmd := exec.Command(needGo(t), append(append([]string{"build"}, buildFlags...), "-o", bin, "./testdata/"+name)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./testdata/%s: %v\n%s", name, err, out)
+	needGo(t)
+	dir, err := binaries()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return bin
+	return filepath.Join(dir, name)
 }
 
-// kitBinary is the kit, built once without the race detector: the
-// fixtures' runs send gigabytes through the gRPC client, which the race
-// detector slows tenfold. TestKitInProcess runs the kit under it.
-var kitBinary = sync.OnceValues(func() (string, error) {
-	kitBuilt.Store(true)
+// kitBinary is the kit, built without the race detector: the fixtures'
+// runs send gigabytes through the gRPC client, which the race detector
+// slows tenfold. TestKitInProcess runs the kit under it.
+func kitBinary() (string, error) {
+	dir, err := binaries()
+	return filepath.Join(dir, "callbackconform"), err
+}
+
+// binaries builds the kit and its fixtures once, in one go command: on a
+// cold build cache, go commands run side by side each compile the
+// dependencies they share (the Pulumi SDK, gRPC) for themselves.
+var binaries = sync.OnceValues(func() (string, error) {
+	built.Store(true)
 	dir, err := os.MkdirTemp("", "callbackconform")
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "callbackconform")
-	out, err := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", bin, ".")...).CombinedOutput()
+	args := append(append([]string{"build"}, buildFlags...), "-o", dir+string(filepath.Separator), ".", "./testdata/module", "./testdata/gosdk")
+	out, err := exec.Command("go", args...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
-	return bin, nil
+	return dir, nil
 })
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if kitBuilt.Load() {
-		if bin, err := kitBinary(); err == nil {
-			_ = os.RemoveAll(filepath.Dir(bin))
+	if built.Load() {
+		if dir, err := binaries(); err == nil {
+			_ = os.RemoveAll(dir)
 		}
 	}
 	os.Exit(code)
 }
 
-var kitBuilt atomic.Bool
+var built atomic.Bool
 
 // runKit runs the kit binary with args (its flags, then the program after
 // "--", or the program alone) and returns its exit status and its report,
