@@ -289,18 +289,21 @@ func (r *Registry) panicked(ctx context.Context, ci *CallInfo, p any) error {
 	// engine's log gets it at debug severity, which `pulumi up` shows only
 	// with --debug, and a logger set with WithLogger at debug level. A
 	// Reporter set with WithReporter gets what callbacks report, not this.
+	// The message says where the stack went.
 	value := clip(fmt.Sprint(p), maxPanicValue)
 	msg := fmt.Sprintf("%s%s panicked: %s", label(ci.Kind, ci.Name), ci.resourceSuffix(), value)
 	stack := string(debug.Stack())
 	r.cfg.logger.LogAttrs(ctx, slog.LevelDebug, "callback panicked",
 		slog.String("kind", ci.Kind.String()), slog.String("name", ci.Name), slog.String("token", ci.Token),
 		slog.String("panic", value), slog.String("stack", stack))
+	where := " (its stack goes to a debug-level logger: callbacks.WithLogger)"
 	if e := r.engine.Load(); e != nil && r.cfg.reporter == nil {
 		r.report(ctx, SeverityDebug, ci.URN, msg+"\n"+stack)
+		where = " (its stack is in the engine's debug log: pulumi up --debug)"
 	}
 	return &Error{
 		Code: codes.Internal, Kind: ci.Kind, Name: ci.Name, Token: ci.Token, Err: ErrPanicked,
-		Msg: msg,
+		Msg: msg + where,
 	}
 }
 

@@ -52,7 +52,7 @@ func validate(b *transforms.HooksBinding, names *names) error {
 	for _, pt := range points(b) {
 		for i, r := range *pt.refs {
 			if r == nil || r.Name() == "" {
-				errs = append(errs, fmt.Errorf("%s[%d]: hook reference has no name", pt.name, i))
+				errs = append(errs, fmt.Errorf("%s[%d]: a nil hook, or one with no name: did the Register call that made it fail?", pt.name, i))
 				continue
 			}
 			switch isError, known := kindOf(r, names); {

@@ -54,14 +54,20 @@
 //
 // # Delete hooks
 //
+// This is the one account of delete hooks in this module; other docs link
+// here.
+//
 // Delete hooks of a resource that left the program run after the program
 // has ended (after pulumi.Run's SignalAndWaitForShutdown, or after an
 // Automation API inline program has returned), in that same run, and the
-// engine finds them by the name saved in the resource's state. A program
-// must therefore register, in every run, each hook that resources in its
-// state are bound to, under the same name, and keep its callback server
-// serving until the engine has ended the deployment, as the server that
-// program.Monitor starts does by itself. A before-delete
-// hook that is not registered fails the delete; `pulumi destroy` runs delete
-// hooks only with --run-program.
+// engine finds them by the name saved in the resource's state, not by the
+// hook that was registered when the binding was made. A program must
+// therefore register, in every run, each hook that resources in its state
+// are bound to, under the same name (the function may change), and keep
+// its callback server serving until the engine has ended the deployment,
+// as the server that program.Monitor starts does by itself. A
+// before-delete hook that is not registered fails the delete; an
+// after-delete hook that is not registered fails the deployment after the
+// delete. `pulumi destroy` runs delete hooks only with --run-program, and
+// refuses to delete resources bound to them without it.
 package hooks

@@ -153,17 +153,13 @@ func WithRegisterOptions(opts ...callbacks.RegisterOption) Option {
 //
 // Names are unique per deployment, shared with error hooks: registering a
 // taken name is an error that says where the name was first registered,
-// returned before the engine is asked. Code that runs once per component
+// returned before the engine is asked ([Lookup] tells whether a name is
+// taken). Code that runs once per component
 // instance registers with [Shared], and every instance gets the one hook.
 //
-// The engine runs delete hooks by name, in the run that deletes the
-// resource: when a resource leaves the program, its delete hooks run after
-// the program signals the engine that it is done (pulumi.Run and RunErr do),
-// using whatever hook is registered under the bound name in that run. So a
-// program must keep registering every hook that resources in its state are
-// bound to (with the same name; the function may change), and keep the
-// server serving until that signal returns. A missing before-delete hook
-// fails the delete.
+// A hook bound as a delete hook must be registered again, under the same
+// name, in every run while resources in the state are bound to it: see
+// "Delete hooks" in the package documentation.
 //
 // If any step fails, nothing is left behind: the callback is unregistered
 // and the name released. Every error is a [*callbacks.Error].

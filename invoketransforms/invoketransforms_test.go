@@ -326,3 +326,24 @@ func TestErrors(t *testing.T) {
 		})
 	}
 }
+
+// A result holding a Go value that no property value may hold fails as an
+// invalid result that names the argument and what to write instead, not as
+// a panic of the user's function.
+func TestGoValuesInAResultAreAnInvalidResult(t *testing.T) {
+	t.Parallel()
+	reg, err := callbacks.NewRegistry()
+	require.NoError(t, err)
+	token, err := reg.Register(invoketransforms.Adapt(func(context.Context, *invoketransforms.Args) (*invoketransforms.Result, error) {
+		return &invoketransforms.Result{Properties: resource.PropertyMap{"count": {V: 3}}}, nil
+	}), callbacks.Name("counts"))
+	require.NoError(t, err)
+	payload, err := proto.Marshal(request(nil))
+	require.NoError(t, err)
+	_, err = reg.Invoke(t.Context(), token, payload)
+	require.ErrorIs(t, err, callbacks.ErrInvalidResult)
+	require.NotErrorIs(t, err, callbacks.ErrPanicked)
+	assert.Equal(t, codes.Internal, status.Code(err))
+	assert.Contains(t, err.Error(), `invoke transform "counts"`)
+	assert.Contains(t, err.Error(), `the value of property "count" is 3 (type int), which a property value cannot hold: a number is a float64: resource.NewProperty(float64(3))`)
+}

@@ -2,12 +2,14 @@ package program
 
 import (
 	"fmt"
-	"github.com/langhost/callbacks/transforms"
 	"reflect"
 	"unsafe"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/promise"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/langhost/callbacks/internal/registration"
+	"github.com/langhost/callbacks/transforms"
 )
 
 // Hooks binds hooks registered with this module's hooks package to a
@@ -56,7 +58,7 @@ func resourceHooks(refs []transforms.HookRef) []*pulumi.ResourceHook {
 		if r == nil {
 			continue
 		}
-		h := &pulumi.ResourceHook{Name: r.Name()}
+		h := &pulumi.ResourceHook{Name: registration.RefName(r.Name())}
 		markRegistered(reflect.ValueOf(h).Elem())
 		out = append(out, h)
 	}
@@ -69,7 +71,7 @@ func errorHooks(refs []transforms.HookRef) []*pulumi.ErrorHook {
 		if r == nil {
 			continue
 		}
-		h := &pulumi.ErrorHook{Name: r.Name()}
+		h := &pulumi.ErrorHook{Name: registration.RefName(r.Name())}
 		markRegistered(reflect.ValueOf(h).Elem())
 		out = append(out, h)
 	}

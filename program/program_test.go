@@ -102,6 +102,7 @@ func TestMonitorWithMocks(t *testing.T) {
 		return err
 	}, pulumi.WithMocks("p", "s", mocks{}))
 	require.ErrorIs(t, err, program.ErrNoEngine)
+	require.ErrorContains(t, err, "test with github.com/langhost/callbacks/enginetest", "the error must say how to test callbacks")
 	_, err = program.Monitor(nil)
 	require.Error(t, err)
 }

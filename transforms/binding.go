@@ -3,6 +3,7 @@ package transforms
 import (
 	"slices"
 
+	"github.com/langhost/callbacks/internal/registration"
 	"github.com/langhost/callbacks/internal/wire"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -32,8 +33,7 @@ func (n HookName) Name() string { return string(n) }
 //
 // The engine stores only names. Create and update hooks come from the
 // current registration; delete hooks come from the binding saved in the
-// state, and run under the name registered in the run that deletes the
-// resource.
+// state (see "Delete hooks" in package hooks).
 type HooksBinding struct {
 	// BeforeCreate hooks run before the provider creates the resource.
 	BeforeCreate []HookRef
@@ -99,9 +99,11 @@ func refNames(refs []HookRef) []string {
 	}
 	out := make([]string, len(refs))
 	for i, r := range refs {
+		name := ""
 		if r != nil {
-			out[i] = r.Name()
+			name = r.Name()
 		}
+		out[i] = registration.RefName(name)
 	}
 	return out
 }

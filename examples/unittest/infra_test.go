@@ -24,7 +24,8 @@ func deployOn(t *testing.T, opts ...enginetest.Option) (*enginetest.Engine, *eng
 	opts = append([]enginetest.Option{enginetest.WithProject("unittest"), enginetest.WithStack("test")}, opts...)
 	engine := enginetest.New(t, opts...)
 	res := engine.Run(t, func() error { return pulumi.RunErr(deploy) })
-	require.NoError(t, res.ProgramErr, "the program failed:\n%s", engine.Trace())
+	// Err holds every failure, the deployment's reason first, then the
+	// program's own error.
 	require.NoError(t, res.Err, "the deployment failed:\n%s", engine.Trace())
 	return engine, res
 }
