@@ -6,6 +6,7 @@ import (
 	"time"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
@@ -108,8 +109,9 @@ type engineReporter struct {
 	timeout time.Duration
 }
 
-func dialEngine(addr string) (*engineReporter, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func dialEngine(addr string, tp trace.TracerProvider) (*engineReporter, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithStatsHandler(clientStatsHandler(tp))) // the log call under the callback's span
 	if err != nil {
 		return nil, err
 	}

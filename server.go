@@ -14,6 +14,7 @@ import (
 
 	"github.com/langhost/callbacks/internal/wire/payload"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -79,17 +80,17 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 	case cfg.listener != nil:
 		s.setTarget(targetOf(cfg.listener.Addr()))
 	}
-	if cfg.engineAddr != "" && cfg.reporter == nil {
-		rep, err := dialEngine(cfg.engineAddr)
-		if err != nil {
-			return nil, fmt.Errorf("%w: engine address %q: %w", ErrInvalidOption, cfg.engineAddr, err)
-		}
-		s.reporter = rep
-	}
 	if cfg.registry != nil {
 		s.reg = cfg.registry
 	} else {
 		s.reg = newRegistry(cfg)
+	}
+	if cfg.engineAddr != "" && cfg.reporter == nil {
+		rep, err := dialEngine(cfg.engineAddr, s.reg.cfg.tracerProvider())
+		if err != nil {
+			return nil, fmt.Errorf("%w: engine address %q: %w", ErrInvalidOption, cfg.engineAddr, err)
+		}
+		s.reporter = rep
 	}
 	if s.reporter != nil {
 		s.reg.engine.CompareAndSwap(nil, s.reporter)
@@ -103,6 +104,8 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 		// through the handler each time. When they are all busy, gRPC
 		// starts a goroutine for the call as it would without them.
 		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
+		// A span per Invoke, under the engine's (trace.go).
+		grpc.StatsHandler(serverStatsHandler(s.reg.cfg.tracerProvider())),
 	}, cfg.grpcOptions...)
 	s.grpc = grpc.NewServer(gopts...)
 	pulumirpc.RegisterCallbacksServer(s.grpc, s)
@@ -265,7 +268,7 @@ func (s *Server) Invoke(ctx context.Context, req *pulumirpc.CallbackInvokeReques
 	}
 	defer s.flight.exit()
 	ctx = payload.Received(ctx, req.GetRequest()) // the codec's own bytes: decoded strings may share them
-	out, err := s.reg.Invoke(ctx, req.GetToken(), req.GetRequest())
+	out, err := s.reg.invoke(ctx, trace.SpanFromContext(ctx), true, req.GetToken(), req.GetRequest())
 	if err != nil {
 		return nil, err
 	}

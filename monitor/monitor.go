@@ -20,6 +20,9 @@ import (
 
 	"github.com/langhost/callbacks"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
@@ -108,7 +111,7 @@ func Dial(addr string, srv *callbacks.Server) (*Monitor, error) {
 	if addr == "" {
 		return nil, fmt.Errorf("%w: empty address", ErrNoMonitor)
 	}
-	d, err := joinDeployment(addr)
+	d, err := joinDeployment(addr, srv.TracerProvider())
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +123,7 @@ func Dial(addr string, srv *callbacks.Server) (*Monitor, error) {
 
 // joinDeployment returns the live deployment whose monitor listens at addr,
 // connecting to it first if there is none.
-func joinDeployment(addr string) (*deployment, error) {
+func joinDeployment(addr string, tp trace.TracerProvider) (*deployment, error) {
 	deployments.Lock()
 	defer deployments.Unlock()
 	if d := deployments.m[addr]; d != nil {
@@ -135,6 +138,10 @@ func joinDeployment(addr string) (*deployment, error) {
 		// Idleness would close the connection while the engine still
 		// runs steps, and the watch would take it for the end.
 		grpc.WithIdleTimeout(0),
+		// A client span per call in the program's trace, its context sent
+		// to the engine as W3C Trace Context, as the SDK's own calls are.
+		grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(tp),
+			otelgrpc.WithPropagators(propagation.TraceContext{}))),
 		grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(callbacks.DefaultMaxMessageSize),
 			grpc.MaxCallSendMsgSize(callbacks.DefaultMaxMessageSize)))
