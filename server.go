@@ -86,7 +86,11 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 		s.reg = newRegistry(cfg)
 	}
 	if cfg.engineAddr != "" && cfg.reporter == nil {
-		rep, err := dialEngine(cfg.engineAddr, s.reg.cfg.tracerProvider())
+		var dialOpts []grpc.DialOption
+		if s.reg.cfg.tracing() {
+			dialOpts = append(dialOpts, grpc.WithStatsHandler(s.reg.cfg.clientStatsHandler()))
+		}
+		rep, err := dialEngine(cfg.engineAddr, dialOpts...)
 		if err != nil {
 			return nil, fmt.Errorf("%w: engine address %q: %w", ErrInvalidOption, cfg.engineAddr, err)
 		}
@@ -104,9 +108,11 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 		// through the handler each time. When they are all busy, gRPC
 		// starts a goroutine for the call as it would without them.
 		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
-		// A span per Invoke, under the engine's (trace.go).
-		grpc.StatsHandler(serverStatsHandler(s.reg.cfg.tracerProvider())),
 	}, cfg.grpcOptions...)
+	if s.reg.cfg.tracing() {
+		// A span per Invoke, under the engine's (trace.go).
+		gopts = append([]grpc.ServerOption{grpc.StatsHandler(s.reg.cfg.serverStatsHandler())}, gopts...)
+	}
 	s.grpc = grpc.NewServer(gopts...)
 	pulumirpc.RegisterCallbacksServer(s.grpc, s)
 	healthpb.RegisterHealthServer(s.grpc, &healthService{Server: s.health, stop: s.watchStop})

@@ -61,13 +61,35 @@ var propagator = propagation.TraceContext{}
 // serverStatsHandler traces the Callbacks service's calls with
 // OpenTelemetry's gRPC instrumentation: a server span per Invoke, under the
 // span the engine sent in the call's metadata. Health checks are not traced.
-func serverStatsHandler(tp trace.TracerProvider) stats.Handler {
+func (c *config) serverStatsHandler() stats.Handler {
 	return otelgrpc.NewServerHandler(
-		otelgrpc.WithTracerProvider(tp),
+		otelgrpc.WithTracerProvider(c.tracerProvider()),
 		otelgrpc.WithPropagators(propagator),
 		otelgrpc.WithFilter(func(info *stats.RPCTagInfo) bool {
 			return strings.HasPrefix(info.FullMethodName, "/pulumirpc.Callbacks/")
 		}))
+}
+
+// clientStatsHandler traces a client's calls to the engine as the server
+// traces the engine's: a client span per call, its trace context sent in
+// the call's metadata the way the engine reads it.
+func (c *config) clientStatsHandler() stats.Handler {
+	return otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(c.tracerProvider()), otelgrpc.WithPropagators(propagator))
+}
+
+// initialTracerProvider is the global tracer provider as this package found
+// it: OpenTelemetry's default, which makes no spans until a provider is set.
+var initialTracerProvider = otel.GetTracerProvider()
+
+// tracing reports whether a server made now traces its calls: a provider
+// was given with WithTracerProvider, or one has been set as the global one
+// since this package was initialized (the Go SDK sets one in pulumi.Run,
+// before the program runs, when the engine traces the deployment). A
+// server that does not trace installs no instrumentation at all: gRPC's
+// stats events alone cost a call about a tenth of its CPU time
+// (BENCHMARKS.md, "Tracing").
+func (c *config) tracing() bool {
+	return c.tp != nil || otel.GetTracerProvider() != initialTracerProvider
 }
 
 // TracerProvider returns the tracer provider the server's spans come from:
@@ -94,13 +116,6 @@ func RecordFailure(ctx context.Context, err error) {
 // whatever span ctx carries.
 func (r *Registry) startSpan(ctx context.Context) (context.Context, trace.Span) {
 	return r.tracer.Start(ctx, "callbacks.Registry/Invoke", trace.WithSpanKind(trace.SpanKindInternal))
-}
-
-// clientStatsHandler traces a client's calls to the engine as the server
-// traces the engine's: a client span per call, its trace context sent in
-// the call's metadata the way the engine reads it.
-func clientStatsHandler(tp trace.TracerProvider) stats.Handler {
-	return otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(tp), otelgrpc.WithPropagators(propagator))
 }
 
 // traceCall writes what the call was and how it ended into its span, if the

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -204,4 +205,25 @@ func TestNoTracerProviderTracesNothing(t *testing.T) {
 func TestWithTracerProviderNil(t *testing.T) {
 	_, err := callbacks.NewRegistry(callbacks.WithTracerProvider(nil))
 	require.ErrorIs(t, err, callbacks.ErrInvalidOption)
+}
+
+// A server traces with the global tracer provider the program set before
+// making it (the Go SDK sets one in pulumi.Run when the engine traces),
+// and one made while none is set installs no instrumentation. Not
+// parallel: it sets the process's global provider.
+func TestGlobalTracerProvider(t *testing.T) {
+	untraced := relServe(t)
+	tp, exp := newTracer(t)
+	before := otel.GetTracerProvider()
+	otel.SetTracerProvider(tp)
+	t.Cleanup(func() { otel.SetTracerProvider(before) })
+	traced := relServe(t)
+	for _, env := range []*relEnv{untraced, traced} {
+		cb, err := env.srv.Register(t.Context(), callbacks.Raw(func(_ context.Context, b []byte) ([]byte, error) { return b, nil }))
+		require.NoError(t, err)
+		_, err = env.client.Invoke(t.Context(), &pulumirpc.CallbackInvokeRequest{Token: cb.GetToken()})
+		require.NoError(t, err)
+	}
+	s := spanNamed(t, exp, "pulumirpc.Callbacks/Invoke")
+	assert.Equal(t, "raw_callback", attrs(s)["pulumi.callback.kind"].AsString())
 }
