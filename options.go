@@ -131,10 +131,10 @@ func WithReporter(r Reporter) RegistryOption {
 
 // WithTracerProvider sets the OpenTelemetry tracer provider of the spans
 // of calls (see the package documentation, "Tracing"). Default: the global
-// provider, which the Go SDK sets when the engine traces the deployment
-// (and which makes no spans otherwise), or one the program sets with
-// otel.SetTracerProvider. A nil provider is invalid; to trace nothing give
-// go.opentelemetry.io/otel/trace/noop's.
+// provider, if one was set (with otel.SetTracerProvider, as the Go SDK
+// does when the engine traces the deployment) before the server is made;
+// without one, nothing is traced and the server installs no
+// instrumentation. A nil provider is invalid.
 func WithTracerProvider(tp trace.TracerProvider) RegistryOption {
 	return registryOption(func(c *config) error {
 		if tp == nil {

@@ -3,6 +3,8 @@ package callbacks_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log"
 	"strings"
 	"testing"
 
@@ -226,4 +228,42 @@ func TestGlobalTracerProvider(t *testing.T) {
 	}
 	s := spanNamed(t, exp, "pulumirpc.Callbacks/Invoke")
 	assert.Equal(t, "raw_callback", attrs(s)["pulumi.callback.kind"].AsString())
+}
+
+// Each call is a span saying which callback ran, for which resource, and
+// how it ended: here a hook that fails, which answers the engine normally
+// but whose span is an error.
+func ExampleWithTracerProvider() {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	reg, err := callbacks.NewRegistry(callbacks.WithTracerProvider(tp))
+	if err != nil {
+		log.Fatal(err)
+	}
+	token, err := reg.Register(callbacks.ResourceHook(
+		func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
+			return &pulumirpc.ResourceHookResponse{Error: "no quota left"}, nil
+		}), callbacks.Name("quota"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	req, _ := proto.Marshal(&pulumirpc.ResourceHookRequest{
+		Urn: "urn:pulumi:dev::shop::random:index/randomPet:RandomPet::pet", Type: "random:index/randomPet:RandomPet", Name: "pet"})
+	if _, err := reg.Invoke(context.Background(), token, req); err != nil {
+		log.Fatal(err)
+	}
+	s := exp.GetSpans()[0]
+	fmt.Println(s.Name, s.Status.Code, s.Status.Description)
+	for _, kv := range s.Attributes {
+		switch kv.Key {
+		case "pulumi.callback.kind", "pulumi.callback.name", "pulumi.resource.urn", "error.type":
+			fmt.Println(kv.Key, "=", kv.Value.AsString())
+		}
+	}
+	// Output:
+	// callbacks.Registry/Invoke Error no quota left
+	// pulumi.callback.kind = resource_hook
+	// pulumi.callback.name = quota
+	// pulumi.resource.urn = urn:pulumi:dev::shop::random:index/randomPet:RandomPet::pet
+	// error.type = response_error
 }

@@ -103,7 +103,9 @@ type deployment struct {
 // it out) with the engine's 400 MiB message limits, bound to srv. Every
 // Monitor dialled to one address shares its connection and its values (see
 // [Monitor.Value]) until the engine ends the deployment, which closes the connection
-// (see [Monitor.Done]).
+// (see [Monitor.Done]). Its calls are client spans, their trace context sent to
+// the engine, made by the tracer provider of the server of the first Monitor
+// dialled to addr (see [callbacks.Server.TracerProvider]).
 func Dial(addr string, srv *callbacks.Server) (*Monitor, error) {
 	if srv == nil {
 		return nil, errNoServer
