@@ -20,7 +20,7 @@ var layers = []struct {
 	name string
 	pkgs []string
 }{
-	{"wire", []string{"internal/wire/..."}},
+	{"wire", []string{"internal/wire/...", "internal/callsite"}},
 	{"core", []string{""}},
 	{"monitor", []string{"monitor"}},
 	{"registration", []string{"internal/registration"}},

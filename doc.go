@@ -27,6 +27,7 @@
 // span whose W3C trace context the engine sent with the call, and the
 // registry writes into it what the call was and how it ended: the
 // attributes pulumi.callback.kind, pulumi.callback.name,
+// pulumi.callback.site (the user's line that registered it),
 // pulumi.callback.token, pulumi.resource.urn, pulumi.resource.type,
 // pulumi.resource.name, pulumi.dry_run and pulumi.callback.attempt (error
 // hooks); for a failure, an error status with the message the engine gets

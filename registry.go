@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/langhost/callbacks/internal/callsite"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -40,6 +41,7 @@ type entry struct {
 	timeout     time.Duration
 	failOpen    bool
 	rejectBytes bool
+	site        string // the user's line that registered it, for spans
 }
 
 // NewRegistry returns an empty registry configured by opts. An option with an
@@ -73,7 +75,7 @@ func newEntry(f Func, opts []RegisterOption) (*entry, error) {
 		return nil, &Error{Code: codes.InvalidArgument, Kind: f.kind, Err: ErrNilFunc,
 			Msg: fmt.Sprintf("callbacks: registering %s: %v", f.kind, ErrNilFunc)}
 	}
-	e := &entry{kind: f.kind, decode: f.decode}
+	e := &entry{kind: f.kind, decode: f.decode, site: callsite.Site()}
 	for _, o := range opts {
 		if o == nil {
 			continue
@@ -153,7 +155,7 @@ func (r *Registry) invoke(ctx context.Context, span trace.Span, served bool, tok
 	e := r.lookup(token)
 	if e == nil {
 		ce := r.refuse(ctx, token)
-		traceCall(span, served, nil, &CallInfo{Token: token}, ce, nil)
+		traceCall(span, served, nil, &CallInfo{Token: token}, "", ce, nil)
 		return nil, ce
 	}
 	cs := &callState{reg: r, info: CallInfo{
@@ -193,7 +195,7 @@ func (r *Registry) invoke(ctx context.Context, span trace.Span, served bool, tok
 			out, ce, failedOpen = nil, nil, ce
 		}
 	}
-	traceCall(span, served, cs, &info, ce, failedOpen)
+	traceCall(span, served, cs, &info, e.site, ce, failedOpen)
 	if obs != nil {
 		code := codes.OK
 		if ce != nil {

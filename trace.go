@@ -25,6 +25,7 @@ const (
 	attrKind      = attribute.Key("pulumi.callback.kind")    // resource_transform, resource_hook, …
 	attrName      = attribute.Key("pulumi.callback.name")    // the hook's or registration's name
 	attrToken     = attribute.Key("pulumi.callback.token")   // the token the engine called
+	attrSite      = attribute.Key("pulumi.callback.site")    // the user's line that registered it
 	attrAttempt   = attribute.Key("pulumi.callback.attempt") // error hooks: failures so far
 	attrFailOpen  = attribute.Key("pulumi.callback.failed_open")
 	attrURN       = attribute.Key("pulumi.resource.urn")
@@ -119,9 +120,10 @@ func (r *Registry) startSpan(ctx context.Context) (context.Context, trace.Span) 
 }
 
 // traceCall writes what the call was and how it ended into its span, if the
-// span records. ce is the error the engine gets, nil if none; failedOpen
-// is the error a fail-open registration turned into an empty response.
-func traceCall(span trace.Span, served bool, cs *callState, info *CallInfo, ce, failedOpen *Error) {
+// span records. site is where the callback was registered; ce is the error
+// the engine gets, nil if none; failedOpen is the error a fail-open
+// registration turned into an empty response.
+func traceCall(span trace.Span, served bool, cs *callState, info *CallInfo, site string, ce, failedOpen *Error) {
 	if !span.IsRecording() {
 		return
 	}
@@ -132,6 +134,9 @@ func traceCall(span trace.Span, served bool, cs *callState, info *CallInfo, ce, 
 	attrs = append(attrs, attrToken.String(info.Token))
 	if info.Name != "" {
 		attrs = append(attrs, attrName.String(info.Name))
+	}
+	if site != "" {
+		attrs = append(attrs, attrSite.String(site))
 	}
 	if info.URN != "" {
 		attrs = append(attrs, attrURN.String(info.URN))

@@ -106,6 +106,7 @@ func TestRegistryTracesEachCall(t *testing.T) {
 	assert.Equal(t, "resource_hook", failed["pulumi.callback.kind"].AsString())
 	assert.Equal(t, "quota", failed["pulumi.callback.name"].AsString())
 	assert.Equal(t, hook, failed["pulumi.callback.token"].AsString())
+	assert.Regexp(t, `/trace_test\.go:\d+$`, failed["pulumi.callback.site"].AsString(), "where it was registered")
 	assert.Equal(t, urn, failed["pulumi.resource.urn"].AsString())
 	assert.Equal(t, "random:index/randomPet:RandomPet", failed["pulumi.resource.type"].AsString())
 	assert.Equal(t, "pet", failed["pulumi.resource.name"].AsString())

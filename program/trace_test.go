@@ -82,6 +82,7 @@ func TestCallbacksInTheEnginesTrace(t *testing.T) {
 	require.Contains(t, kinds, "resource_hook")
 	transform := attrs(kinds["resource_transform"])
 	assert.Equal(t, "tag", transform["pulumi.callback.name"])
+	assert.Regexp(t, `program/trace_test\.go:\d+$`, transform["pulumi.callback.site"], "the line that registered it")
 	assert.Equal(t, "test:index:Thing", transform["pulumi.resource.type"])
 	assert.Equal(t, "thing", transform["pulumi.resource.name"])
 
