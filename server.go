@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
 
-	"github.com/langhost/callbacks/internal/wire/payload"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
@@ -273,8 +273,13 @@ func (s *Server) Invoke(ctx context.Context, req *pulumirpc.CallbackInvokeReques
 		return nil, status.Error(codes.Unavailable, "callbacks: server is shutting down")
 	}
 	defer s.flight.exit()
-	ctx = payload.Received(ctx, req.GetRequest()) // the codec's own bytes: decoded strings may share them
-	out, err := s.reg.invoke(ctx, trace.SpanFromContext(ctx), true, req.GetToken(), req.GetRequest())
+	p := req.GetRequest()
+	if len(p) >= largePayload {
+		debug.FreeOSMemory()
+	}
+	// The codec's own bytes: decoded strings may share them. The call's
+	// span is the RPC's, if it is traced.
+	out, err := s.reg.invoke(ctx, trace.SpanFromContext(ctx), true, req.GetToken(), p, true)
 	if err != nil {
 		return nil, err
 	}
@@ -424,3 +429,10 @@ type watchStream struct {
 }
 
 func (w watchStream) Context() context.Context { return w.ctx }
+
+// largePayload is the payload size from which Invoke returns the memory
+// that is free to the operating system before the call runs: gRPC's receive
+// buffers, which held the payload before it was joined into one slice, are
+// garbage by then and as large as it, and the response, as large again,
+// would otherwise come on top of them.
+const largePayload = 32 << 20

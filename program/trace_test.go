@@ -51,7 +51,7 @@ func TestCallbacksInTheEnginesTrace(t *testing.T) {
 			}
 			var r pulumi.CustomResourceState
 			return ctx.RegisterResource("test:index:Thing", "thing", pulumi.Map{}, &r,
-				program.Hooks(&hooks.Binding{BeforeCreate: []hooks.Ref{audit}}))
+				program.Hooks(&transforms.HooksBinding{BeforeCreate: []transforms.HookRef{audit}}))
 		})
 	})
 	require.NoError(t, res.ProgramErr)
