@@ -144,7 +144,7 @@ func TestRegistryTracesEachCall(t *testing.T) {
 // traces its own work under it through its context.
 func TestServerSpanContinuesTheEnginesTrace(t *testing.T) {
 	tp, exp := newTracer(t)
-	env := relServe(t, callbacks.WithTracerProvider(tp))
+	env := serve(t, callbacks.WithTracerProvider(tp))
 	tracer := tp.Tracer("user")
 	cb, err := env.srv.Register(t.Context(), callbacks.ResourceTransform(func(ctx context.Context, _ *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
 		_, span := tracer.Start(ctx, "user work")
@@ -192,7 +192,7 @@ func TestServerSpanContinuesTheEnginesTrace(t *testing.T) {
 
 // With no tracer provider set anywhere, nothing is traced and calls work.
 func TestNoTracerProviderTracesNothing(t *testing.T) {
-	env := relServe(t)
+	env := serve(t)
 	cb, err := env.srv.Register(t.Context(), callbacks.Raw(func(ctx context.Context, b []byte) ([]byte, error) {
 		if trace.SpanFromContext(ctx).IsRecording() {
 			return nil, errors.New("a span records with no provider set")
@@ -215,13 +215,13 @@ func TestWithTracerProviderNil(t *testing.T) {
 // and one made while none is set installs no instrumentation. Not
 // parallel: it sets the process's global provider.
 func TestGlobalTracerProvider(t *testing.T) {
-	untraced := relServe(t)
+	untraced := serve(t)
 	tp, exp := newTracer(t)
 	before := otel.GetTracerProvider()
 	otel.SetTracerProvider(tp)
 	t.Cleanup(func() { otel.SetTracerProvider(before) })
-	traced := relServe(t)
-	for _, env := range []*relEnv{untraced, traced} {
+	traced := serve(t)
+	for _, env := range []*harness{untraced, traced} {
 		cb, err := env.srv.Register(t.Context(), callbacks.Raw(func(_ context.Context, b []byte) ([]byte, error) { return b, nil }))
 		require.NoError(t, err)
 		_, err = env.client.Invoke(t.Context(), &pulumirpc.CallbackInvokeRequest{Token: cb.GetToken()})

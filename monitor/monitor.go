@@ -144,6 +144,7 @@ func joinDeployment(addr string, tp trace.TracerProvider) (*deployment, error) {
 		// to the engine as W3C Trace Context, as the SDK's own calls are.
 		grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(tp),
 			otelgrpc.WithPropagators(propagation.TraceContext{}))),
+		grpc.WithChainUnaryInterceptor(refuseInsideMigration),
 		grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(callbacks.DefaultMaxMessageSize),
 			grpc.MaxCallSendMsgSize(callbacks.DefaultMaxMessageSize)))
