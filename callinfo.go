@@ -63,6 +63,9 @@ type callState struct {
 	reg  *Registry
 	mu   sync.Mutex
 	info CallInfo
+
+	failure    string // the error a function answered with (RecordFailure)
+	panicValue string // the value of a panic, clipped
 }
 
 // keep puts back what a decoder given &cs.info may not change (see
