@@ -73,11 +73,21 @@ func TestRunFuncErrors(t *testing.T) {
 		t.Errorf("RunFunc(nil) = %v, want %q", err, want)
 	}
 
-	// A program that never signals, with a context that has ended: the
-	// wait gives up with the context's error, joined with nothing.
+	// A program that ends while the deployment still has work to do (the
+	// delete of a resource it no longer declares, held until the test
+	// ends), with a context that has ended: the wait gives up with the
+	// context's error, joined with nothing.
+	first := newProgram(t, startEngine(t))
+	first.custom("gone", nil)
+	prior := first.finish().State
+	release := make(chan struct{})
+	eng2 := enginetest.New(t, enginetest.WithoutShutdownSignal(), enginetest.WithState(prior),
+		enginetest.WithProvider(&enginetest.FakeProvider{
+			OnDelete: func(context.Context, *enginetest.DeleteRequest) error { <-release; return nil },
+		}))
+	t.Cleanup(func() { close(release) }) // before New's cleanup closes the engine
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	eng2 := enginetest.New(t, enginetest.WithoutShutdownSignal())
 	_, err = eng2.RunFunc(ctx, func() error { return nil })
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("RunFunc with an ended context = %v, want %v", err, context.Canceled)
