@@ -22,6 +22,11 @@
 // engine starts its plugins with its own environment) makes the first
 // Create of every resource fail with an error that says "throttled"; the
 // next attempt for that resource, in the same deployment, succeeds.
+//
+// Setting RANDOM_CRASH_ON_CREATE to a file's path makes the provider process
+// exit (status 2, without answering) in the first Create of any process that
+// finds no file at that path; it creates the file first, so that the crash
+// happens once across deployments.
 package main
 
 import (
@@ -53,6 +58,10 @@ const (
 	// ThrottleEnv names the variable that makes each resource's first
 	// Create fail with a "throttled" error.
 	ThrottleEnv = "RANDOM_THROTTLE_FIRST_CREATE"
+
+	// CrashEnv names the variable holding the path of the file whose
+	// absence makes a Create crash the provider.
+	CrashEnv = "RANDOM_CRASH_ON_CREATE"
 )
 
 func main() {
@@ -137,6 +146,13 @@ func (p *Provider) Diff(_ context.Context, req *pulumirpc.DiffRequest) (*pulumir
 func (p *Provider) Create(_ context.Context, req *pulumirpc.CreateRequest) (*pulumirpc.CreateResponse, error) {
 	if err := knownType(req.GetType()); err != nil {
 		return nil, err
+	}
+	if marker := os.Getenv(CrashEnv); marker != "" {
+		if f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+			_ = f.Close()
+			fmt.Fprintln(os.Stderr, "random provider: crashing in the Create of", req.GetUrn())
+			os.Exit(2)
+		}
 	}
 	if p.throttle && p.firstAttempt(req.GetUrn()) {
 		return nil, status.Errorf(codes.Unavailable, "throttled: too many requests for %s, try again", req.GetName())
