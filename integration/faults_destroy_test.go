@@ -32,7 +32,7 @@ func TestDestroyInterruptedWhileADeleteHookBlocks(t *testing.T) {
 			assert.Equal(t, []string{"pet"}, s.Export().OfType(petType), "the pet's delete never began")
 
 			next := s.Destroy("--run-program").MustSucceed(t)
-			assert.Contains(t, next.Stdout, "- 1 deleted", "%s", next)
+			assert.Contains(t, next.Stdout, "random:index:RandomPet pet deleted", "%s", next)
 			assert.Empty(t, s.Export().OfType(petType))
 			assert.Equal(t, 2, count(s.calls(t), "before-delete pet"), "the hook runs again: %q", s.calls(t))
 		})
