@@ -57,7 +57,7 @@ func (ci *CallInfo) resourceSuffix() string {
 // callState is what a call's context carries: the info plus the registry
 // whose logger and reporter serve it. The resource fields of info are filled
 // in as the request is decoded (see NewFunc) and read both by the
-// function's own goroutine (see Registry.call), which may outlive the call,
+// function's own goroutine (see Registry.run), which may outlive the call,
 // and by the goroutine that answers the engine, so they are guarded by mu.
 type callState struct {
 	reg     *Registry

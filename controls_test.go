@@ -148,7 +148,7 @@ func TestCallInfoInContext(t *testing.T) {
 	got := make(chan callbacks.CallInfo, 1)
 	// An error hook whose decoder knows the deployment is a preview, as
 	// those of package hooks do.
-	decode := func(_ context.Context, payload []byte, info *callbacks.CallInfo) (*pulumirpc.ErrorHookRequest, error) {
+	decode := func(_ context.Context, payload []byte, _ bool, info *callbacks.CallInfo) (*pulumirpc.ErrorHookRequest, error) {
 		req := &pulumirpc.ErrorHookRequest{}
 		err := proto.Unmarshal(payload, req)
 		info.URN, info.Type, info.ResourceName = req.GetUrn(), req.GetType(), req.GetName()

@@ -12,8 +12,12 @@
 //
 // Every failure reaches the engine with a meaningful gRPC status: an unknown
 // token is NotFound, a payload that does not decode is InvalidArgument, a panic
-// is Internal (its stack goes to the debug log, never to the wire), an error
-// that already carries a status keeps its code and any other error is Unknown.
+// is Internal (its value in the status, its stack not: the stack goes to a
+// logger at debug level, see [WithLogger], and, on a server with an
+// [EngineAddress] and no [WithReporter], to the engine's log at debug
+// severity, which `pulumi up --debug` shows; the status says which), an
+// error that already carries a status keeps its code and any other error
+// is Unknown.
 // The returned errors are [*Error] values that work with errors.Is against the
 // exported sentinels.
 //

@@ -70,7 +70,7 @@ func (e *Error) Unwrap() error {
 }
 
 // GRPCStatus makes the error carry its code across grpc-go's status
-// handling. The message is clipped to [maxStatusMessage] bytes: it travels in
+// handling. The message is clipped to 4 KiB: it travels in
 // a header, and an oversized header breaks the whole connection the engine
 // shares between all callbacks, not just this call.
 func (e *Error) GRPCStatus() *status.Status {

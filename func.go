@@ -25,7 +25,7 @@ type Func struct {
 // records in cs what the request says about the resource. The registry runs
 // it on the goroutine the call arrived on, then the call's run on a
 // goroutine of its own, then, back on the first goroutine, its encode.
-type decoder func(ctx context.Context, cs *callState, payload []byte) (call, error)
+type decoder func(ctx context.Context, cs *callState, payload []byte, owned bool) (call, error)
 
 // call is a decoded request: run calls the function with it, and encode
 // encodes what the function returned.
@@ -37,8 +37,12 @@ type call interface {
 // NewFunc builds a Func of kind k from three parts:
 //
 //   - decode turns the payload into the request, on the goroutine the call
-//     arrived on, so a request that does not decode never reaches fn. It
-//     may fill in info's URN, Type, ResourceName, DryRun and Attempt, even
+//     arrived on, so a request that does not decode never reaches fn. With
+//     owned, the payload belongs to the call and is never written again
+//     (the server's calls, and [Registry.InvokeOwned]), so the request may
+//     share its bytes; without it, the payload belongs to the caller of
+//     [Registry.Invoke], and decode must copy what the request keeps of
+//     it. It may fill in info's URN, Type, ResourceName, DryRun and Attempt, even
 //     when it fails: they label the call's errors, logs, reports and
 //     observer events, and fn sees them in [CallInfoFrom]. Other changes to
 //     info are ignored. An error fails the call with InvalidArgument,
@@ -55,24 +59,22 @@ type call interface {
 //     that decode left to be decoded on demand did not decode). Nil bytes
 //     are the empty response.
 //
-// An error that is an [*Error] keeps its code. The payload belongs to the
-// caller of [Registry.Invoke]: decode must copy what the request keeps of
-// it. Every kind this package and the typed packages of this module know is
+// An error that is an [*Error] keeps its code. Every kind this package and the typed packages of this module know is
 // built this way; a language host with messages of its own uses [KindRaw].
 // A nil decode, fn or encode gives a Func that registration refuses.
 func NewFunc[Req, Res any](
 	k Kind,
-	decode func(ctx context.Context, payload []byte, info *CallInfo) (Req, error),
+	decode func(ctx context.Context, payload []byte, owned bool, info *CallInfo) (Req, error),
 	fn func(ctx context.Context, req Req) (Res, error),
 	encode func(ctx context.Context, req Req, res Res) ([]byte, error),
 ) Func {
 	if decode == nil || fn == nil || encode == nil {
 		return Func{kind: k}
 	}
-	return Func{kind: k, decode: func(ctx context.Context, cs *callState, payload []byte) (call, error) {
+	return Func{kind: k, decode: func(ctx context.Context, cs *callState, payload []byte, owned bool) (call, error) {
 		// fn's goroutine has not started: nothing else reads cs yet.
 		before := cs.info
-		req, err := decode(ctx, payload, &cs.info)
+		req, err := decode(ctx, payload, owned, &cs.info)
 		cs.keep(&before)
 		if err != nil {
 			return nil, requestError(cs, err)
@@ -148,7 +150,9 @@ func Raw(fn func(ctx context.Context, request []byte) ([]byte, error)) Func {
 	return NewFunc(KindRaw, rawDecode, fn, rawEncode)
 }
 
-func rawDecode(_ context.Context, payload []byte, _ *CallInfo) ([]byte, error) { return payload, nil }
+func rawDecode(_ context.Context, payload []byte, _ bool, _ *CallInfo) ([]byte, error) {
+	return payload, nil
+}
 
 func rawEncode(_ context.Context, _, res []byte) ([]byte, error) { return res, nil }
 
@@ -212,7 +216,7 @@ func protoFunc[Req, Res any, PReq protoPtr[Req], PRes protoPtr[Res]](
 	if fn == nil {
 		return Func{kind: k}
 	}
-	decode := func(_ context.Context, payload []byte, info *CallInfo) (PReq, error) {
+	decode := func(_ context.Context, payload []byte, _ bool, info *CallInfo) (PReq, error) {
 		req := PReq(new(Req))
 		if err := proto.Unmarshal(payload, req); err != nil {
 			return nil, fmt.Errorf("not a %s: %w", req.ProtoReflect().Descriptor().FullName(), err)

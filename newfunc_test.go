@@ -16,7 +16,7 @@ import (
 // whose answer does not encode.
 type thing struct{ name string }
 
-func decodeThing(_ context.Context, payload []byte, info *callbacks.CallInfo) (thing, error) {
+func decodeThing(_ context.Context, payload []byte, _ bool, info *callbacks.CallInfo) (thing, error) {
 	name := string(payload)
 	info.Type, info.ResourceName = "pkg:index:Thing", strings.TrimSuffix(name, "!")
 	info.URN = "urn:pulumi:dev::p::pkg:index:Thing::" + info.ResourceName

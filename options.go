@@ -273,10 +273,11 @@ func newRegistryConfig(opts []RegistryOption) (config, error) {
 	return c, nil
 }
 
-// RegisterOption configures one registration. Every registration of every
-// package takes it: [Registry.Register], [Server.Register] and the Register
-// and Callback functions of the typed packages (package hooks takes it
-// through hooks.WithRegisterOptions).
+// RegisterOption configures one registration of a callback:
+// [Registry.Register], [Server.Register] and the Register and Callback
+// functions of the typed packages take it (package hooks through
+// hooks.WithRegisterOptions). The Attach functions of transforms and hooks
+// do not: their bindings share the deployment's one stack transform.
 type RegisterOption interface {
 	applyReg(*entry) error
 }

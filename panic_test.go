@@ -50,6 +50,7 @@ func panicking(t *testing.T, opts ...callbacks.RegistryOption) error {
 func TestPanicStackIsForWhoeverAsks(t *testing.T) {
 	err := panicking(t)
 	assert.Contains(t, err.Error(), "out of cheese")
+	assert.Contains(t, err.Error(), "(its stack goes to a debug-level logger: callbacks.WithLogger)", "the error must say where the stack is")
 	relNoStack(t, err.Error())
 
 	var warn bytes.Buffer
@@ -69,6 +70,7 @@ func TestPanicStackIsForWhoeverAsks(t *testing.T) {
 	require.NoError(t, err)
 	_, err = eng.invokeBytes(t.Context(), cb.Token, nil)
 	require.Error(t, err)
+	assert.Contains(t, err.Error(), "(its stack is in the engine's debug log: pulumi up --debug)", "the error must say where the stack is")
 	logs := fake.recorded()
 	require.Len(t, logs, 1, "the engine's log got no report of the panic")
 	assert.Equal(t, pulumirpc.LogSeverity_DEBUG, logs[0].GetSeverity())

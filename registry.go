@@ -133,15 +133,25 @@ func (r *Registry) lookup(token string) *entry {
 }
 
 // Invoke runs the callback registered under token on payload and returns the
-// encoded response. Every error is an [*Error] carrying the gRPC code the
-// engine should see; see the package documentation for the mapping.
+// encoded response. The payload stays the caller's: the call copies what it
+// keeps of it. Every error is an [*Error] carrying the gRPC code the engine
+// should see; see the package documentation for the mapping.
 func (r *Registry) Invoke(ctx context.Context, token string, payload []byte) ([]byte, error) {
-	return r.invoke(ctx, token, payload, nil)
+	return r.invoke(ctx, token, payload, false, nil)
 }
 
-// invoke is Invoke for a server that counts its functions while they run
-// in running (nil for none).
-func (r *Registry) invoke(ctx context.Context, token string, payload []byte, running *runningFuncs) ([]byte, error) {
+// InvokeOwned is [Registry.Invoke] for a payload handed over to the call:
+// the caller never reads or writes it again, so the decoded request may
+// share its bytes instead of copying them. The server invokes this way,
+// with the bytes its codec received.
+func (r *Registry) InvokeOwned(ctx context.Context, token string, payload []byte) ([]byte, error) {
+	return r.invoke(ctx, token, payload, true, nil)
+}
+
+// invoke is Invoke, for a payload owned by the call or not, and for a
+// server that counts its functions while they run in running (nil for
+// none).
+func (r *Registry) invoke(ctx context.Context, token string, payload []byte, owned bool, running *runningFuncs) ([]byte, error) {
 	e := r.lookup(token)
 	if e == nil {
 		return nil, r.refuse(ctx, token)
@@ -166,7 +176,7 @@ func (r *Registry) invoke(ctx context.Context, token string, payload []byte, run
 		obs.CallStarted(ctx, cs.info)
 	}
 	var out []byte
-	c, err := r.decode(ctx, e, cs, payload)
+	c, err := r.decode(ctx, e, cs, payload, owned)
 	if err == nil {
 		err = r.run(ctx, cs, c)
 	}
@@ -216,14 +226,14 @@ func (r *Registry) refuse(ctx context.Context, token string) error {
 
 // decode runs e's decoder on payload on the goroutine the call arrived on.
 // A panic in the decoder only fails the call.
-func (r *Registry) decode(ctx context.Context, e *entry, cs *callState, payload []byte) (c call, err error) {
+func (r *Registry) decode(ctx context.Context, e *entry, cs *callState, payload []byte, owned bool) (c call, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			info := cs.snapshot()
 			c, err = nil, r.panicked(ctx, &info, p)
 		}
 	}()
-	return e.decode(ctx, cs, payload)
+	return e.decode(ctx, cs, payload, owned)
 }
 
 // run calls the function on a goroutine of its own and waits for it or for
@@ -291,18 +301,21 @@ func (r *Registry) panicked(ctx context.Context, ci *CallInfo, p any) error {
 	// engine's log gets it at debug severity, which `pulumi up` shows only
 	// with --debug, and a logger set with WithLogger at debug level. A
 	// Reporter set with WithReporter gets what callbacks report, not this.
+	// The message says where the stack went.
 	value := clip(fmt.Sprint(p), maxPanicValue)
 	msg := fmt.Sprintf("%s%s panicked: %s", label(ci.Kind, ci.Name), ci.resourceSuffix(), value)
 	stack := string(debug.Stack())
 	r.cfg.logger.LogAttrs(ctx, slog.LevelDebug, "callback panicked",
 		slog.String("kind", ci.Kind.String()), slog.String("name", ci.Name), slog.String("token", ci.Token),
 		slog.String("panic", value), slog.String("stack", stack))
+	where := " (its stack goes to a debug-level logger: callbacks.WithLogger)"
 	if e := r.engine.Load(); e != nil && r.cfg.reporter == nil {
 		r.report(ctx, SeverityDebug, ci.URN, msg+"\n"+stack)
+		where = " (its stack is in the engine's debug log: pulumi up --debug)"
 	}
 	return &Error{
 		Code: codes.Internal, Kind: ci.Kind, Name: ci.Name, Token: ci.Token, Err: ErrPanicked,
-		Msg: msg,
+		Msg: msg + where,
 	}
 }
 

@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
 
-	"github.com/langhost/callbacks/internal/wire/payload"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -265,8 +265,11 @@ func (s *Server) Invoke(ctx context.Context, req *pulumirpc.CallbackInvokeReques
 		return nil, status.Error(codes.Unavailable, "callbacks: server is shutting down")
 	}
 	defer s.flight.exit()
-	ctx = payload.Received(ctx, req.GetRequest()) // the codec's own bytes: decoded strings may share them
-	out, err := s.reg.invoke(ctx, req.GetToken(), req.GetRequest(), &s.running)
+	p := req.GetRequest()
+	if len(p) >= largePayload {
+		debug.FreeOSMemory()
+	}
+	out, err := s.reg.invoke(ctx, req.GetToken(), p, true, &s.running) // the codec's own bytes: decoded strings may share them
 	if err != nil {
 		return nil, err
 	}
@@ -424,3 +427,10 @@ type watchStream struct {
 }
 
 func (w watchStream) Context() context.Context { return w.ctx }
+
+// largePayload is the payload size from which Invoke returns the memory
+// that is free to the operating system before the call runs: gRPC's receive
+// buffers, which held the payload before it was joined into one slice, are
+// garbage by then and as large as it, and the response, as large again,
+// would otherwise come on top of them.
+const largePayload = 32 << 20

@@ -11,7 +11,7 @@
 //
 //	eng := enginetest.New(t, enginetest.WithProject("shop"))
 //	res := eng.Run(t, func() error { return pulumi.RunErr(program) })
-//	// assert on res.ProgramErr, res.State, eng.Events(...)
+//	// assert on res.Err (every failure, the reason first), res.State, eng.Events(...)
 //
 // The simulator speaks only the wire. It dials the program's callback
 // servers the way the engine does (one client per target, created when the

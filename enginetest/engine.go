@@ -255,13 +255,18 @@ type Result struct {
 	// failure and says nothing more: no "update failed".
 	Failed bool
 	// Err joins the errors of the failed steps, in engine wording, then the
-	// program's failure. It is nil exactly when Failed is false.
+	// program's failure. It is nil exactly when Failed is false. A test
+	// that checks Err alone sees every failure, the reason first.
 	Err error
-	// ProgramErr is the program's own failure, as given to
+	// ProgramErr is the error the program ended with, as given to
 	// [Engine.ProgramFailed] or seen by [Engine.RunFunc] and
-	// [Engine.RunCommand], or nil. It is nil for a program the engine
-	// stopped because the deployment failed first: that program was
-	// killed, it did not fail.
+	// [Engine.RunCommand], or nil. When the deployment failed first, the
+	// engine stops the program: [Engine.RunCommand] interrupts it, and
+	// ProgramErr is nil; [Engine.RunFunc] cannot kill a program in the
+	// test's process and ends its pending calls instead, so ProgramErr is
+	// what the program returned then, which is about those calls (with the
+	// Go SDK: "waiting for RPCs: … connection closed: the deployment
+	// failed …"), not why the deployment failed: that is in Err, first.
 	ProgramErr error
 	// Diagnostics are the deployment's diagnostics, as
 	// [Engine.Diagnostics].
@@ -483,7 +488,7 @@ var errShuttingDown = status.Error(codes.Unavailable, "the engine is shutting do
 // errCutOff ends the RPCs still waiting when RunFunc cuts off a program
 // that runs in the test's process, which it cannot kill.
 var errCutOff = status.Error(codes.Unavailable,
-	"connection closed: the deployment failed and a program in the test's process cannot be killed")
+	"connection closed: the deployment failed (Result.Err says why) and a program in the test's process cannot be killed")
 
 // errUnanswered is returned inside the engine for an RPC the engine does
 // not answer: its step failed, the deployment was cancelled before it got

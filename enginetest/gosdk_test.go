@@ -225,6 +225,14 @@ func TestGoSDKProgramFailedStep(t *testing.T) {
 	if !errors.Is(res.Err, res.ProgramErr) {
 		t.Fatalf("Err = %v, want it to include the program's error %v", res.Err, res.ProgramErr)
 	}
+	// What a test prints of Err starts with the reason, and the program's
+	// error, the cut's echo, points there.
+	if first, _, _ := strings.Cut(res.Err.Error(), "\n"); !strings.Contains(first, "quota exceeded") {
+		t.Fatalf("Err starts %q, want the step's failure first", first)
+	}
+	if !strings.Contains(res.ProgramErr.Error(), "Result.Err says why") {
+		t.Fatalf("ProgramErr = %v, want it to point at Result.Err", res.ProgramErr)
+	}
 	// The engine read nothing of the program's failure after its own.
 	if again := wait(t, e); again.ProgramErr != nil {
 		t.Fatalf("program error %v reached a deployment that was already over", again.ProgramErr)

@@ -68,9 +68,10 @@ var envMu sync.Mutex
 // waits for program to return.
 //
 // The result reports a program that failed, however it ended, as a failed
-// deployment: Failed is true, Err includes the program's error and
-// ProgramErr holds it, even when the deployment had already failed on its
-// own. err reports only a deployment that could not be waited for (ctx
+// deployment: Failed is true, Err includes the program's error after the
+// deployment's own and ProgramErr holds it, even when the deployment had
+// already failed on its own and the program's error is only the cut's
+// echo (see [Result.ProgramErr]). err reports only a deployment that could not be waited for (ctx
 // ended, or the engine was closed).
 func (e *Engine) RunFunc(ctx context.Context, program func() error) (*Result, error) {
 	if program == nil {

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"fmt"
+	"github.com/langhost/callbacks/transforms"
 
 	"github.com/langhost/callbacks/internal/wire"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -25,17 +26,18 @@ import (
 // nil on engines without the SENDS_OPTIONS_TO_HOOKS feature (see
 // monitor.Monitor.Supports).
 //
-// The property maps and the options are methods: they stay encoded until a
-// hook reads them, so a hook that looks only at the URN does not pay for
-// decoding them. They were checked when the request arrived, so a request
-// that would not decode never reaches the hook, whether it reads them or
-// not. Property values arrive exactly as the engine sent them: secrets are
+// The property maps are methods: they stay encoded until a hook reads
+// them, so a hook that looks only at the URN does not pay for decoding
+// them. They were checked when the request arrived, so a request that would
+// not decode never reaches the hook, whether it reads them or not. The
+// options are converted when the request arrives. Property values arrive exactly as the engine sent them: secrets are
 // [resource.Secret] values rather than JSON envelopes, unknowns are
 // [resource.Computed], resource references and output values (with their
 // dependencies) keep their kind, and binary strings keep their bytes. A map
 // is nil when the request did not carry it.
 //
-// A test of a hook function builds Args with [NewArgs]. An Args is not safe
+// A test of a hook function builds Args with [NewArgs] or [DecodeArgs]. An
+// Args is not safe
 // for concurrent use.
 type Args struct {
 	// URN is the resource's URN.
@@ -48,7 +50,7 @@ type Args struct {
 	Type string
 
 	newInputs, oldInputs, newOutputs, oldOutputs wire.Lazy
-	newOptions, oldOptions                       *ResourceOptions
+	newOptions, oldOptions                       *transforms.ResourceOptions
 }
 
 // NewInputs returns the inputs of this deployment, decoding them on the
@@ -67,13 +69,13 @@ func (a *Args) NewOutputs() resource.PropertyMap { return inputs(&a.newOutputs) 
 // first call; nil when the request did not carry them.
 func (a *Args) OldOutputs() resource.PropertyMap { return inputs(&a.oldOutputs) }
 
-// NewOptions returns the resource's options in this deployment, decoding
-// them on the first call; nil when the request did not carry them.
-func (a *Args) NewOptions() *ResourceOptions { return a.newOptions }
+// NewOptions returns the resource's options in this deployment; nil when
+// the request did not carry them.
+func (a *Args) NewOptions() *transforms.ResourceOptions { return a.newOptions }
 
-// OldOptions returns the resource's options recorded in the state, decoding
-// them on the first call; nil when the request did not carry them.
-func (a *Args) OldOptions() *ResourceOptions { return a.oldOptions }
+// OldOptions returns the resource's options recorded in the
+// state; nil when the request did not carry them.
+func (a *Args) OldOptions() *transforms.ResourceOptions { return a.oldOptions }
 
 // err is why a map the hook read did not decode, if one did
 // not: they were checked when the request arrived, so this should never
@@ -137,7 +139,7 @@ type ErrorArgs struct {
 	Errors []string
 
 	newInputs, oldInputs, oldOutputs wire.Lazy
-	newOptions, oldOptions           *ResourceOptions
+	newOptions, oldOptions           *transforms.ResourceOptions
 }
 
 // Attempt returns how many times the operation has failed so far: 1 on the
@@ -164,13 +166,13 @@ func (a *ErrorArgs) OldInputs() resource.PropertyMap { return inputs(&a.oldInput
 // decoding them on the first call; nil when the request did not carry them.
 func (a *ErrorArgs) OldOutputs() resource.PropertyMap { return inputs(&a.oldOutputs) }
 
-// NewOptions returns the resource's options in this deployment, decoding
-// them on the first call; nil when the request did not carry them.
-func (a *ErrorArgs) NewOptions() *ResourceOptions { return a.newOptions }
+// NewOptions returns the resource's options in this deployment; nil when
+// the request did not carry them.
+func (a *ErrorArgs) NewOptions() *transforms.ResourceOptions { return a.newOptions }
 
-// OldOptions returns the resource's options recorded in the state, decoding
-// them on the first call; nil when the request did not carry them.
-func (a *ErrorArgs) OldOptions() *ResourceOptions { return a.oldOptions }
+// OldOptions returns the resource's options recorded in the
+// state; nil when the request did not carry them.
+func (a *ErrorArgs) OldOptions() *transforms.ResourceOptions { return a.oldOptions }
 
 func (a *ErrorArgs) err() error {
 	return firstErr(
@@ -179,17 +181,55 @@ func (a *ErrorArgs) err() error {
 	)
 }
 
-// NewArgs returns the Args a hook is given for req, decoded as a registered
-// hook decodes the engine's request, so it accepts and refuses what the
-// hook would. It is for tests of a hook function: req is built by hand, or
-// recorded by the engine simulator (enginetest.Event.Request).
-func NewArgs(req *pulumirpc.ResourceHookRequest) (*Args, error) {
+// State is one side of what a hook is told about its resource: the inputs,
+// outputs and options of this deployment (new) or of the state (old). A nil
+// map or option set is one the engine did not send.
+type State struct {
+	Inputs  resource.PropertyMap
+	Outputs resource.PropertyMap
+	Options *transforms.ResourceOptions
+}
+
+// NewArgs returns the Args a hook is given for the resource urn, whose name
+// and type it takes from urn, with id and the new and old state; see the
+// table of [Args] for what each point carries. It is for tests of a hook
+// function, as httptest.NewRequest is for handlers: the maps and options
+// are the hook's own, used as given.
+func NewArgs(urn resource.URN, id resource.ID, newState, oldState State) *Args {
+	a := &Args{URN: urn, ID: id, Name: urn.Name(), Type: string(urn.Type())}
+	a.newInputs.Set(newState.Inputs)
+	a.newOutputs.Set(newState.Outputs)
+	a.oldInputs.Set(oldState.Inputs)
+	a.oldOutputs.Set(oldState.Outputs)
+	a.newOptions, a.oldOptions = newState.Options, oldState.Options
+	return a
+}
+
+// NewErrorArgs returns the ErrorArgs an error hook is given when op failed
+// for the resource urn with errs (newest first), as [NewArgs] does for a
+// resource hook. An error hook is not told new outputs: newState.Outputs
+// is ignored.
+func NewErrorArgs(urn resource.URN, id resource.ID, op Operation, errs []string, newState, oldState State) *ErrorArgs {
+	a := &ErrorArgs{URN: urn, ID: id, Name: urn.Name(), Type: string(urn.Type()), FailedOperation: op, Errors: errs}
+	a.newInputs.Set(newState.Inputs)
+	a.oldInputs.Set(oldState.Inputs)
+	a.oldOutputs.Set(oldState.Outputs)
+	a.newOptions, a.oldOptions = newState.Options, oldState.Options
+	return a
+}
+
+// DecodeArgs returns the Args a hook is given for req, decoded as a
+// registered hook decodes the engine's request, so it accepts and refuses
+// what the hook would. It is for tests of a hook function with a request
+// recorded by the engine simulator (enginetest.Event.Request) or built by
+// hand.
+func DecodeArgs(req *pulumirpc.ResourceHookRequest) (*Args, error) {
 	return decodeMessage(req, decodePayload)
 }
 
-// NewErrorArgs returns the ErrorArgs an error hook is given for req; see
-// [NewArgs].
-func NewErrorArgs(req *pulumirpc.ErrorHookRequest) (*ErrorArgs, error) {
+// DecodeErrorArgs returns the ErrorArgs an error hook is given for req; see
+// [DecodeArgs].
+func DecodeErrorArgs(req *pulumirpc.ErrorHookRequest) (*ErrorArgs, error) {
 	return decodeMessage(req, decodeErrorPayload)
 }
 

@@ -33,7 +33,7 @@ import (
 // support transforms and resource hooks (and error hooks, if b binds any).
 // b is copied; later changes to it have no effect. Every error is a
 // [*callbacks.Error].
-func Attach(ctx context.Context, mon *monitor.Monitor, scope transforms.Scope, b *Binding) error {
+func Attach(ctx context.Context, mon *monitor.Monitor, scope transforms.Scope, b *transforms.HooksBinding) error {
 	const what = "hooks: attaching hooks"
 	if err := checkAttach(mon, b); err != nil {
 		return registration.Failed(callbacks.KindResourceTransform, what, err)
@@ -66,7 +66,7 @@ func Attach(ctx context.Context, mon *monitor.Monitor, scope transforms.Scope, b
 // one without hooks, with references without names, or with hooks bound at
 // a point of the other kind, whether the reference says its kind or the
 // name is registered in mon's deployment.
-func checkAttach(mon *monitor.Monitor, b *Binding) error {
+func checkAttach(mon *monitor.Monitor, b *transforms.HooksBinding) error {
 	if err := registration.Check(mon, false); err != nil {
 		return err
 	}

@@ -56,10 +56,10 @@ func binding(points map[string][]string) *pulumirpc.RegisterResourceRequest_Reso
 	}
 }
 
-func names(ns ...string) []hooks.Ref {
-	refs := make([]hooks.Ref, len(ns))
+func names(ns ...string) []transforms.HookRef {
+	refs := make([]transforms.HookRef, len(ns))
 	for i, n := range ns {
-		refs[i] = hooks.Named(n)
+		refs[i] = transforms.HookName(n)
 	}
 	return refs
 }
@@ -81,7 +81,7 @@ func TestAttach(t *testing.T) {
 	tests := []struct {
 		name     string
 		sel      transforms.Selector
-		bind     *hooks.Binding
+		bind     *transforms.HooksBinding
 		typ      string
 		resName  string
 		custom   bool
@@ -90,39 +90,39 @@ func TestAttach(t *testing.T) {
 	}{
 		{
 			name: "by-type", sel: transforms.ByType(roleType, bucketType),
-			bind: &hooks.Binding{BeforeCreate: names("audit")}, typ: bucketType, resName: "logs", custom: true,
+			bind: &transforms.HooksBinding{BeforeCreate: names("audit")}, typ: bucketType, resName: "logs", custom: true,
 			want: map[string][]string{"BeforeCreate": {"audit"}},
 		},
 		{
 			name: "by-type-other-type", sel: transforms.ByType(bucketType),
-			bind: &hooks.Binding{BeforeCreate: names("audit")}, typ: roleType, resName: "logs", custom: true,
+			bind: &transforms.HooksBinding{BeforeCreate: names("audit")}, typ: roleType, resName: "logs", custom: true,
 		},
 		{
 			name: "by-name", sel: transforms.ByName("data", "logs"),
-			bind: &hooks.Binding{AfterDelete: names("cleanup")}, typ: roleType, resName: "logs", custom: true,
+			bind: &transforms.HooksBinding{AfterDelete: names("cleanup")}, typ: roleType, resName: "logs", custom: true,
 			want: map[string][]string{"AfterDelete": {"cleanup"}},
 		},
 		{
 			name: "by-name-other-name", sel: transforms.ByName("data"),
-			bind: &hooks.Binding{AfterDelete: names("cleanup")}, typ: roleType, resName: "logs", custom: true,
+			bind: &transforms.HooksBinding{AfterDelete: names("cleanup")}, typ: roleType, resName: "logs", custom: true,
 		},
 		{
 			name: "predicate", sel: func(a *transforms.Args) bool {
 				return !a.Custom && a.URN == "urn:pulumi:dev::proj::my:index:Component$my:index:Part::p1"
 			},
-			bind: &hooks.Binding{AfterCreate: names("announce")}, typ: "my:index:Part", resName: "p1",
+			bind: &transforms.HooksBinding{AfterCreate: names("announce")}, typ: "my:index:Part", resName: "p1",
 			want: map[string][]string{"AfterCreate": {"announce"}},
 		},
 		{
 			name: "predicate-false", sel: func(a *transforms.Args) bool { return !a.Custom },
-			bind: &hooks.Binding{AfterCreate: names("announce")}, typ: bucketType, resName: "logs", custom: true,
+			bind: &transforms.HooksBinding{AfterCreate: names("announce")}, typ: bucketType, resName: "logs", custom: true,
 		},
 		{
-			name: "nil-selector-picks-all", bind: &hooks.Binding{OnError: names("retry")}, typ: bucketType, resName: "logs", custom: true,
+			name: "nil-selector-picks-all", bind: &transforms.HooksBinding{OnError: names("retry")}, typ: bucketType, resName: "logs", custom: true,
 			want: map[string][]string{"OnError": {"retry"}},
 		},
 		{
-			name: "merges-with-existing-hooks", bind: &hooks.Binding{
+			name: "merges-with-existing-hooks", bind: &transforms.HooksBinding{
 				BeforeCreate: names("b"), AfterDelete: names("y"), OnError: names("e1"),
 			},
 			typ: bucketType, resName: "logs", custom: true,
@@ -130,23 +130,23 @@ func TestAttach(t *testing.T) {
 			want:     map[string][]string{"BeforeCreate": {"a", "b"}, "AfterDelete": {"x", "y"}, "OnError": {"e0", "e1"}, "BeforeUpdate": {"u"}},
 		},
 		{
-			name: "already-bound", bind: &hooks.Binding{BeforeCreate: names("audit"), OnError: names("retry")},
+			name: "already-bound", bind: &transforms.HooksBinding{BeforeCreate: names("audit"), OnError: names("retry")},
 			typ: bucketType, resName: "logs", custom: true,
 			existing: map[string][]string{"BeforeCreate": {"first", "audit"}, "OnError": {"retry"}},
 		},
 		{
-			name: "partly-bound", bind: &hooks.Binding{BeforeCreate: names("audit"), AfterCreate: names("audit")},
+			name: "partly-bound", bind: &transforms.HooksBinding{BeforeCreate: names("audit"), AfterCreate: names("audit")},
 			typ: bucketType, resName: "logs", custom: true,
 			existing: map[string][]string{"BeforeCreate": {"audit"}},
 			want:     map[string][]string{"BeforeCreate": {"audit"}, "AfterCreate": {"audit"}},
 		},
 		{
-			name: "repeated-name-in-binding", bind: &hooks.Binding{BeforeUpdate: names("a", "a", "b")},
+			name: "repeated-name-in-binding", bind: &transforms.HooksBinding{BeforeUpdate: names("a", "a", "b")},
 			typ: bucketType, resName: "logs", custom: true,
 			want: map[string][]string{"BeforeUpdate": {"a", "b"}},
 		},
 		{
-			name: "existing-empty-binding", bind: &hooks.Binding{BeforeDelete: names("guard")},
+			name: "existing-empty-binding", bind: &transforms.HooksBinding{BeforeDelete: names("guard")},
 			typ: bucketType, resName: "logs", custom: true,
 			existing: map[string][]string{},
 			want:     map[string][]string{"BeforeDelete": {"guard"}},
@@ -196,9 +196,9 @@ func TestAttachTwice(t *testing.T) {
 	fake := fakeEngine(allFeatures...)
 	mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
 	require.NoError(t, hooks.Attach(t.Context(), mon, transforms.Matching(transforms.ByType(bucketType)),
-		&hooks.Binding{BeforeCreate: names("audit"), AfterCreate: names("tag")}))
+		&transforms.HooksBinding{BeforeCreate: names("audit"), AfterCreate: names("tag")}))
 	require.NoError(t, hooks.Attach(t.Context(), mon, transforms.Matching(nil),
-		&hooks.Binding{BeforeCreate: names("audit", "policy")}))
+		&transforms.HooksBinding{BeforeCreate: names("audit", "policy")}))
 	cb := attached(t, fake)
 
 	req := transformRequest(t, bucketType, "logs", true, nil)
@@ -226,9 +226,9 @@ func TestAttachWithRegisteredHooks(t *testing.T) {
 	retry, err := hooks.RegisterErrorHook(t.Context(), mon, "retry", noRetry)
 	require.NoError(t, err)
 
-	b := &hooks.Binding{BeforeCreate: []hooks.Ref{audit}, OnError: []hooks.Ref{retry}}
+	b := &transforms.HooksBinding{BeforeCreate: []transforms.HookRef{audit}, OnError: []transforms.HookRef{retry}}
 	require.NoError(t, hooks.Attach(t.Context(), mon, transforms.Matching(nil), b))
-	b.BeforeCreate = append(b.BeforeCreate, hooks.Named("late")) // must not affect the transform
+	b.BeforeCreate = append(b.BeforeCreate, transforms.HookName("late")) // must not affect the transform
 
 	req := transformRequest(t, bucketType, "logs", true, nil)
 	var resp pulumirpc.TransformResponse
@@ -244,24 +244,24 @@ func TestAttachRefused(t *testing.T) {
 		fake    func() *monitortest.Fake
 		setup   func(t *testing.T, srv *callbacks.Server, mon *monitor.Monitor)
 		scope   *transforms.Scope
-		bind    *hooks.Binding
+		bind    *transforms.HooksBinding
 		wantMsg []string
 		wantIs  error
 	}{
 		{
-			name: "no-scope", scope: &transforms.Scope{}, bind: &hooks.Binding{BeforeCreate: names("audit")},
+			name: "no-scope", scope: &transforms.Scope{}, bind: &transforms.HooksBinding{BeforeCreate: names("audit")},
 			wantMsg: []string{"the scope is empty"}, wantIs: transforms.ErrNeverMatches,
 		},
 		{name: "nil-binding", bind: nil, wantMsg: []string{"names no hooks"}},
-		{name: "empty-binding", bind: &hooks.Binding{BeforeCreate: []hooks.Ref{}}, wantMsg: []string{"names no hooks"}},
-		{name: "unnamed-ref", bind: &hooks.Binding{BeforeCreate: names("")}, wantMsg: []string{"BeforeCreate[0]", "no name"}},
+		{name: "empty-binding", bind: &transforms.HooksBinding{BeforeCreate: []transforms.HookRef{}}, wantMsg: []string{"names no hooks"}},
+		{name: "unnamed-ref", bind: &transforms.HooksBinding{BeforeCreate: names("")}, wantMsg: []string{"BeforeCreate[0]", "no name"}},
 		{
 			name: "resource-hook-under-on-error",
 			setup: func(t *testing.T, srv *callbacks.Server, mon *monitor.Monitor) {
 				_, err := hooks.Register(t.Context(), wiretest.Bind(t, mon, srv), "audit", noop)
 				require.NoError(t, err)
 			},
-			bind:    &hooks.Binding{OnError: names("audit")},
+			bind:    &transforms.HooksBinding{OnError: names("audit")},
 			wantMsg: []string{`OnError[0]: "audit" is a resource hook`},
 		},
 		{
@@ -270,22 +270,22 @@ func TestAttachRefused(t *testing.T) {
 				_, err := hooks.RegisterErrorHook(t.Context(), wiretest.Bind(t, mon, srv), "retry", noRetry)
 				require.NoError(t, err)
 			},
-			bind:    &hooks.Binding{AfterUpdate: names("retry")},
+			bind:    &transforms.HooksBinding{AfterUpdate: names("retry")},
 			wantMsg: []string{`AfterUpdate[0]: "retry" is an error hook`},
 		},
 		{
 			name: "engine-without-transforms", fake: noTransforms,
-			bind: &hooks.Binding{BeforeCreate: names("audit")}, wantMsg: []string{"TRANSFORMS"}, wantIs: monitor.ErrMissingFeature,
+			bind: &transforms.HooksBinding{BeforeCreate: names("audit")}, wantMsg: []string{"TRANSFORMS"}, wantIs: monitor.ErrMissingFeature,
 		},
 		{
 			name: "engine-without-resource-hooks",
 			fake: func() *monitortest.Fake { return fakeEngine(monitor.Transforms) },
-			bind: &hooks.Binding{BeforeCreate: names("audit")}, wantMsg: []string{"RESOURCE_HOOKS"}, wantIs: monitor.ErrMissingFeature,
+			bind: &transforms.HooksBinding{BeforeCreate: names("audit")}, wantMsg: []string{"RESOURCE_HOOKS"}, wantIs: monitor.ErrMissingFeature,
 		},
 		{
 			name: "engine-without-error-hooks",
 			fake: func() *monitortest.Fake { return fakeEngine(monitor.Transforms, monitor.ResourceHooks) },
-			bind: &hooks.Binding{OnError: names("retry")}, wantMsg: []string{"ERROR_HOOKS"}, wantIs: monitor.ErrMissingFeature,
+			bind: &transforms.HooksBinding{OnError: names("retry")}, wantMsg: []string{"ERROR_HOOKS"}, wantIs: monitor.ErrMissingFeature,
 		},
 		{
 			name: "engine-refuses",
@@ -296,7 +296,7 @@ func TestAttachRefused(t *testing.T) {
 				}
 				return f
 			},
-			bind: &hooks.Binding{BeforeCreate: names("audit")}, wantMsg: []string{"no more transforms"},
+			bind: &transforms.HooksBinding{BeforeCreate: names("audit")}, wantMsg: []string{"no more transforms"},
 		},
 	}
 	for _, tt := range tests {

@@ -8,32 +8,15 @@ import (
 	"github.com/langhost/callbacks/transforms"
 )
 
-// Binding says which hooks run at which points of a resource's life. It is
-// the one binding type of this module, defined in the transforms package
-// (where it is also the Hooks field of a transform's options); see
-// [transforms.HooksBinding]. Bind a Binding to a resource the Go SDK
-// registers with program.Hooks, and to resources that other code creates
-// with [Attach].
-type Binding = transforms.HooksBinding
-
-// Ref names a hook in a [Binding]: a registered [*Hook] or [*ErrorHook], or
-// a [Named] hook registered elsewhere (another package, or a later
-// registration in this run: the engine resolves names only when a step
-// runs).
-type Ref = transforms.HookRef
-
-// Named refers to a hook by its name alone: hooks.Named("audit").
-type Named = transforms.HookName
-
 // point is one of the seven fields of a binding.
 type point struct {
 	name    string
-	refs    *[]Ref
+	refs    *[]transforms.HookRef
 	onError bool // the point of error hooks
 }
 
 // points lists the seven fields of b with their names.
-func points(b *Binding) [7]point {
+func points(b *transforms.HooksBinding) [7]point {
 	return [7]point{
 		{"BeforeCreate", &b.BeforeCreate, false}, {"AfterCreate", &b.AfterCreate, false},
 		{"BeforeUpdate", &b.BeforeUpdate, false}, {"AfterUpdate", &b.AfterUpdate, false},
@@ -43,7 +26,7 @@ func points(b *Binding) [7]point {
 }
 
 // empty reports whether b binds no hook at any point.
-func empty(b *Binding) bool {
+func empty(b *transforms.HooksBinding) bool {
 	if b == nil {
 		return true
 	}
@@ -59,9 +42,9 @@ func empty(b *Binding) bool {
 // of the other kind: a resource hook under OnError, an error hook at a
 // lifecycle point. The engine would accept both and fail when the step
 // runs. A reference says its kind if it is a *Hook or an *ErrorHook; a
-// Named one has the kind of the hook registered under its name in names,
+// transforms.HookName one has the kind of the hook registered under its name in names,
 // if names is not nil.
-func validate(b *Binding, names *names) error {
+func validate(b *transforms.HooksBinding, names *names) error {
 	if b == nil {
 		return nil
 	}
@@ -69,7 +52,7 @@ func validate(b *Binding, names *names) error {
 	for _, pt := range points(b) {
 		for i, r := range *pt.refs {
 			if r == nil || r.Name() == "" {
-				errs = append(errs, fmt.Errorf("%s[%d]: hook reference has no name", pt.name, i))
+				errs = append(errs, fmt.Errorf("%s[%d]: a nil hook, or one with no name: did the Register call that made it fail?", pt.name, i))
 				continue
 			}
 			switch isError, known := kindOf(r, names); {
@@ -85,9 +68,9 @@ func validate(b *Binding, names *names) error {
 
 // kindOf reports whether r is an error hook, and whether its kind is known;
 // see validate.
-func kindOf(r Ref, names *names) (isErrorHook, known bool) {
+func kindOf(r transforms.HookRef, names *names) (isErrorHook, known bool) {
 	h := any(r)
-	if _, named := r.(Named); named && names != nil {
+	if _, named := r.(transforms.HookName); named && names != nil {
 		h, _ = names.get(r.Name())
 	}
 	switch h.(type) {
@@ -104,18 +87,18 @@ func kindOf(r Ref, names *names) (isErrorHook, known bool) {
 // (by name) is not bound there again, so adding twice changes nothing. It
 // reports whether o changed, and never writes into slices o shares with
 // anything else (the request it was decoded from, for one).
-func addHooks(o *transforms.ResourceOptions, b *Binding) bool {
+func addHooks(o *transforms.ResourceOptions, b *transforms.HooksBinding) bool {
 	if o == nil || empty(b) {
 		return false
 	}
 	if o.Hooks == nil {
-		o.Hooks = &Binding{}
+		o.Hooks = &transforms.HooksBinding{}
 	}
 	changed := false
 	dst, src := points(o.Hooks), points(b)
 	for i := range src {
 		for _, r := range *src[i].refs {
-			if slices.ContainsFunc(*dst[i].refs, func(have Ref) bool { return have != nil && have.Name() == r.Name() }) {
+			if slices.ContainsFunc(*dst[i].refs, func(have transforms.HookRef) bool { return have != nil && have.Name() == r.Name() }) {
 				continue
 			}
 			if !changed {
@@ -132,8 +115,8 @@ func addHooks(o *transforms.ResourceOptions, b *Binding) bool {
 
 // clone returns a copy of b whose slices are its own. The references are
 // shared: they are immutable.
-func clone(b *Binding) *Binding {
-	c := &Binding{}
+func clone(b *transforms.HooksBinding) *transforms.HooksBinding {
+	c := &transforms.HooksBinding{}
 	src, dst := points(b), points(c)
 	for i := range src {
 		*dst[i].refs = slices.Clone(*src[i].refs)

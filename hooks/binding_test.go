@@ -12,37 +12,37 @@ import (
 
 func TestAddHooks(t *testing.T) {
 	t.Parallel()
-	names := func(ns ...string) []hooks.Ref {
-		out := make([]hooks.Ref, len(ns))
+	names := func(ns ...string) []transforms.HookRef {
+		out := make([]transforms.HookRef, len(ns))
 		for i, n := range ns {
-			out[i] = hooks.Named(n)
+			out[i] = transforms.HookName(n)
 		}
 		return out
 	}
 	var nilOpts *transforms.ResourceOptions
-	assert.False(t, hooks.AddHooks(nilOpts, &hooks.Binding{BeforeCreate: names("a")}))
+	assert.False(t, hooks.AddHooks(nilOpts, &transforms.HooksBinding{BeforeCreate: names("a")}))
 	assert.False(t, hooks.AddHooks(&transforms.ResourceOptions{}, nil))
-	assert.False(t, hooks.AddHooks(&transforms.ResourceOptions{}, &hooks.Binding{}))
+	assert.False(t, hooks.AddHooks(&transforms.ResourceOptions{}, &transforms.HooksBinding{}))
 
 	backing := names("a", "untouched")
-	o := &transforms.ResourceOptions{Hooks: &hooks.Binding{BeforeCreate: backing[:1]}}
-	require.True(t, hooks.AddHooks(o, &hooks.Binding{BeforeCreate: names("b"), OnError: names("e")}))
+	o := &transforms.ResourceOptions{Hooks: &transforms.HooksBinding{BeforeCreate: backing[:1]}}
+	require.True(t, hooks.AddHooks(o, &transforms.HooksBinding{BeforeCreate: names("b"), OnError: names("e")}))
 	assert.Equal(t, map[string][]string{"BeforeCreate": {"a", "b"}, "OnError": {"e"}}, hooks.BindingNames(o.Hooks))
 	assert.Equal(t, names("a", "untouched"), backing, "a slice shared with the request is never written")
-	assert.False(t, hooks.AddHooks(o, &hooks.Binding{BeforeCreate: names("a", "b")}), "binding twice changes nothing")
+	assert.False(t, hooks.AddHooks(o, &transforms.HooksBinding{BeforeCreate: names("a", "b")}), "binding twice changes nothing")
 }
 
 func TestBindingValidate(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		b       *hooks.Binding
+		b       *transforms.HooksBinding
 		wantErr []string
 	}{
 		{"nil", nil, nil},
-		{"names", &hooks.Binding{BeforeCreate: []hooks.Ref{hooks.Named("a")}, OnError: []hooks.Ref{hooks.Named("b")}}, nil},
-		{"empty-name", &hooks.Binding{AfterDelete: []hooks.Ref{hooks.Named("")}}, []string{"AfterDelete[0]", "no name"}},
-		{"nil-ref", &hooks.Binding{BeforeUpdate: []hooks.Ref{hooks.Named("a"), nil}}, []string{"BeforeUpdate[1]", "no name"}},
+		{"names", &transforms.HooksBinding{BeforeCreate: []transforms.HookRef{transforms.HookName("a")}, OnError: []transforms.HookRef{transforms.HookName("b")}}, nil},
+		{"empty-name", &transforms.HooksBinding{AfterDelete: []transforms.HookRef{transforms.HookName("")}}, []string{"AfterDelete[0]", "no name"}},
+		{"nil-ref", &transforms.HooksBinding{BeforeUpdate: []transforms.HookRef{transforms.HookName("a"), nil}}, []string{"BeforeUpdate[1]", "no name"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

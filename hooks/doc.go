@@ -13,7 +13,10 @@
 // gets the hook the first one registered. To use one hook on many
 // resources, bind the returned [*Hook] wherever it is needed.
 //
-// A [Binding] lists the hooks for each point. It binds in one of two ways:
+// A [transforms.HooksBinding] lists the hooks for each point, each a
+// [transforms.HookRef]: a [*Hook], an [*ErrorHook], or a
+// [transforms.HookName] for a hook registered elsewhere. It binds in one of
+// two ways:
 //
 //   - in the registration of the resource itself: program.Hooks for a
 //     resource the Go SDK registers. It is the SDK's own
@@ -31,8 +34,8 @@
 //
 // A hook gets [Args]: the resource's URN, ID, name and type, its old and new
 // inputs and outputs as far as the point has them, and its old and new
-// options as [ResourceOptions]. Properties are resource.PropertyMap values
-// decoded without loss: a secret is a resource.Secret, not a JSON envelope;
+// options as [transforms.ResourceOptions], the type a transform changes.
+// Properties are resource.PropertyMap values decoded without loss: a secret is a resource.Secret, not a JSON envelope;
 // unknowns, resource references, output values with their dependencies and
 // binary strings all keep their kind. Error hooks get [ErrorArgs], which
 // adds the failed operation and every error so far, newest first.
@@ -51,14 +54,20 @@
 //
 // # Delete hooks
 //
+// This is the one account of delete hooks in this module; other docs link
+// here.
+//
 // Delete hooks of a resource that left the program run after the program
 // has ended (after pulumi.Run's SignalAndWaitForShutdown, or after an
 // Automation API inline program has returned), in that same run, and the
-// engine finds them by the name saved in the resource's state. A program
-// must therefore register, in every run, each hook that resources in its
-// state are bound to, under the same name, and keep its callback server
-// serving until the engine has ended the deployment, as the server that
-// program.Monitor starts does by itself. A before-delete
-// hook that is not registered fails the delete; `pulumi destroy` runs delete
-// hooks only with --run-program.
+// engine finds them by the name saved in the resource's state, not by the
+// hook that was registered when the binding was made. A program must
+// therefore register, in every run, each hook that resources in its state
+// are bound to, under the same name (the function may change), and keep
+// its callback server serving until the engine has ended the deployment,
+// as the server that program.Monitor starts does by itself. A
+// before-delete hook that is not registered fails the delete; an
+// after-delete hook that is not registered fails the deployment after the
+// delete. `pulumi destroy` runs delete hooks only with --run-program, and
+// refuses to delete resources bound to them without it.
 package hooks

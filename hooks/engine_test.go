@@ -42,14 +42,14 @@ func startDeployment(t *testing.T, opts ...enginetest.Option) *deployment {
 	return &deployment{t: t, engine: e, srv: srv, mon: mon}
 }
 
-func (d *deployment) register(name string, inputs resource.PropertyMap, b *hooks.Binding) error {
+func (d *deployment) register(name string, inputs resource.PropertyMap, b *transforms.HooksBinding) error {
 	d.t.Helper()
 	return d.registerCtx(d.t.Context(), name, inputs, b)
 }
 
 // registerCtx registers with ctx, which the test may end as the death of
 // the program ends its calls.
-func (d *deployment) registerCtx(ctx context.Context, name string, inputs resource.PropertyMap, b *hooks.Binding) error {
+func (d *deployment) registerCtx(ctx context.Context, name string, inputs resource.PropertyMap, b *transforms.HooksBinding) error {
 	obj, err := plugin.MarshalProperties(inputs, plugin.MarshalOptions{KeepSecrets: true})
 	if err != nil {
 		return err
@@ -90,13 +90,13 @@ func TestEngineLifecycle(t *testing.T) {
 	_, err = hooks.Register(t.Context(), d.mon, "cleanup", noop)
 	require.NoError(t, err)
 	err = hooks.Attach(t.Context(), d.mon, transforms.Matching(transforms.ByType(thingType)),
-		&hooks.Binding{BeforeCreate: names("audit"), AfterDelete: names("cleanup")})
+		&transforms.HooksBinding{BeforeCreate: names("audit"), AfterDelete: names("cleanup")})
 	require.NoError(t, err)
 
 	require.NoError(t, d.register("db", resource.PropertyMap{
 		"password": resource.MakeSecret(resource.NewProperty("hunter2")),
 		"size":     resource.NewProperty(3.0),
-	}, &hooks.Binding{AfterDelete: names("cleanup")}))
+	}, &transforms.HooksBinding{AfterDelete: names("cleanup")}))
 
 	a, n := created.get()
 	require.Equal(t, 1, n, "before_create must have run once\n%s", d.engine.Trace())
@@ -150,7 +150,7 @@ func TestEngineHookFailure(t *testing.T) {
 	defer kill()
 	registered := make(chan error, 1)
 	go func() {
-		registered <- d.registerCtx(ctx, "db", resource.PropertyMap{}, &hooks.Binding{BeforeCreate: names("guard")})
+		registered <- d.registerCtx(ctx, "db", resource.PropertyMap{}, &transforms.HooksBinding{BeforeCreate: names("guard")})
 	}()
 	res, err := d.engine.Wait(t.Context())
 	require.NoError(t, err)
@@ -187,7 +187,7 @@ func TestEngineErrorHookRetry(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	require.NoError(t, d.register("db", resource.PropertyMap{"k": resource.NewProperty("v")}, &hooks.Binding{OnError: []hooks.Ref{retry}}))
+	require.NoError(t, d.register("db", resource.PropertyMap{"k": resource.NewProperty("v")}, &transforms.HooksBinding{OnError: []transforms.HookRef{retry}}))
 	a, n := seen.get()
 	require.Equal(t, 1, n, "the error hook runs once per failure\n%s", d.engine.Trace())
 	assert.Equal(t, hooks.OperationCreate, a.FailedOperation)

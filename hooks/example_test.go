@@ -101,7 +101,7 @@ func ExampleAttach() {
 		log.Fatal(err)
 	}
 	err = hooks.Attach(ctx, mon, transforms.Descendants(resource.URN(team.GetUrn())),
-		&hooks.Binding{BeforeCreate: []hooks.Ref{audit}})
+		&transforms.HooksBinding{BeforeCreate: []transforms.HookRef{audit}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -119,4 +119,25 @@ func ExampleAttach() {
 	}
 	// Output:
 	// audit ledger: before create [audit]
+}
+
+// A hook function is plain Go: a test calls it with Args built from plain
+// values, as httptest.NewRequest builds a request for a handler.
+func ExampleNewArgs() {
+	requireOwner := func(_ context.Context, a *hooks.Args) error {
+		if _, ok := a.NewInputs()["owner"]; !ok {
+			return fmt.Errorf("%s has no owner", a.Name)
+		}
+		return nil
+	}
+	urn := resource.URN("urn:pulumi:dev::shop::random:index/randomPet:RandomPet::stray")
+	args := hooks.NewArgs(urn, "", hooks.State{
+		Inputs:  resource.PropertyMap{"length": resource.NewProperty(2.0)},
+		Options: &transforms.ResourceOptions{Protect: new(true)},
+	}, hooks.State{})
+	fmt.Println(requireOwner(context.Background(), args))
+	fmt.Println(args.Type, *args.NewOptions().Protect, args.OldInputs() == nil)
+	// Output:
+	// stray has no owner
+	// random:index/randomPet:RandomPet true true
 }

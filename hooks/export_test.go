@@ -29,7 +29,7 @@ var (
 
 // Validate is the check Attach makes of a binding, for references that say
 // their kind.
-func Validate(b *Binding) error { return validate(b, nil) }
+func Validate(b *transforms.HooksBinding) error { return validate(b, nil) }
 
 // NameHeldBy returns what holds name in mon's deployment's hook name space:
 // the *Hook or *ErrorHook registered under it.
@@ -42,17 +42,17 @@ func (h *Hook) OnDryRun() bool                     { return h.onDryRun }
 func (h *Hook) IgnoreErrors() bool                 { return h.ignoreErrors }
 func (h *ErrorHook) Callback() *pulumirpc.Callback { return h.callback }
 
-func (a *Args) SetNewInputs(m resource.PropertyMap)       { a.newInputs.Set(m) }
-func (a *Args) SetOldInputs(m resource.PropertyMap)       { a.oldInputs.Set(m) }
-func (a *Args) SetNewOutputs(m resource.PropertyMap)      { a.newOutputs.Set(m) }
-func (a *Args) SetOldOutputs(m resource.PropertyMap)      { a.oldOutputs.Set(m) }
-func (a *Args) SetNewOptions(o *ResourceOptions)          { a.newOptions = o }
-func (a *Args) SetOldOptions(o *ResourceOptions)          { a.oldOptions = o }
-func (a *ErrorArgs) SetNewInputs(m resource.PropertyMap)  { a.newInputs.Set(m) }
-func (a *ErrorArgs) SetOldInputs(m resource.PropertyMap)  { a.oldInputs.Set(m) }
-func (a *ErrorArgs) SetOldOutputs(m resource.PropertyMap) { a.oldOutputs.Set(m) }
-func (a *ErrorArgs) SetNewOptions(o *ResourceOptions)     { a.newOptions = o }
-func (a *ErrorArgs) SetOldOptions(o *ResourceOptions)     { a.oldOptions = o }
+func (a *Args) SetNewInputs(m resource.PropertyMap)              { a.newInputs.Set(m) }
+func (a *Args) SetOldInputs(m resource.PropertyMap)              { a.oldInputs.Set(m) }
+func (a *Args) SetNewOutputs(m resource.PropertyMap)             { a.newOutputs.Set(m) }
+func (a *Args) SetOldOutputs(m resource.PropertyMap)             { a.oldOutputs.Set(m) }
+func (a *Args) SetNewOptions(o *transforms.ResourceOptions)      { a.newOptions = o }
+func (a *Args) SetOldOptions(o *transforms.ResourceOptions)      { a.oldOptions = o }
+func (a *ErrorArgs) SetNewInputs(m resource.PropertyMap)         { a.newInputs.Set(m) }
+func (a *ErrorArgs) SetOldInputs(m resource.PropertyMap)         { a.oldInputs.Set(m) }
+func (a *ErrorArgs) SetOldOutputs(m resource.PropertyMap)        { a.oldOutputs.Set(m) }
+func (a *ErrorArgs) SetNewOptions(o *transforms.ResourceOptions) { a.newOptions = o }
+func (a *ErrorArgs) SetOldOptions(o *transforms.ResourceOptions) { a.oldOptions = o }
 
 // ToProto encodes a as the request the engine would send. Binary strings
 // are encoded as byte-string envelopes.
@@ -84,8 +84,8 @@ type propMaps []struct {
 
 // encodeParts encodes the maps and option sets of a request, leaving nil
 // ones absent so that "not sent" survives a round trip.
-func encodeParts(unread error, ms propMaps, newOpts *ResourceOptions, newOut **pulumirpc.ResourceOptions,
-	oldOpts *ResourceOptions, oldOut **pulumirpc.ResourceOptions) error {
+func encodeParts(unread error, ms propMaps, newOpts *transforms.ResourceOptions, newOut **pulumirpc.ResourceOptions,
+	oldOpts *transforms.ResourceOptions, oldOut **pulumirpc.ResourceOptions) error {
 	if unread != nil {
 		return unread
 	}
@@ -100,17 +100,17 @@ func encodeParts(unread error, ms propMaps, newOpts *ResourceOptions, newOut **p
 		*m.out = s
 	}
 	var err error
-	if *newOut, err = newOpts.ToProto(); err != nil {
+	if *newOut, err = OptionsToProto(newOpts); err != nil {
 		return fmt.Errorf("new_options: %w", err)
 	}
-	if *oldOut, err = oldOpts.ToProto(); err != nil {
+	if *oldOut, err = OptionsToProto(oldOpts); err != nil {
 		return fmt.Errorf("old_options: %w", err)
 	}
 	return nil
 }
 
-// ToProto converts o back to the wire message; nil gives nil.
-func (o *ResourceOptions) ToProto() (*pulumirpc.ResourceOptions, error) {
+// OptionsToProto converts o back to the wire message; nil gives nil.
+func OptionsToProto(o *transforms.ResourceOptions) (*pulumirpc.ResourceOptions, error) {
 	if o == nil {
 		return nil, nil
 	}
@@ -167,7 +167,7 @@ func aliasToProto(a transforms.Alias) *pulumirpc.Alias {
 }
 
 // BindingToProto converts b to the hooks resource option; nil gives nil.
-func BindingToProto(b *Binding) *pulumirpc.RegisterResourceRequest_ResourceHooksBinding {
+func BindingToProto(b *transforms.HooksBinding) *pulumirpc.RegisterResourceRequest_ResourceHooksBinding {
 	if b == nil {
 		return nil
 	}
@@ -183,7 +183,7 @@ func BindingToProto(b *Binding) *pulumirpc.RegisterResourceRequest_ResourceHooks
 
 // BindingNames returns the hook names b binds at each point, keyed by field
 // name ("BeforeCreate", …, "OnError"); points without hooks are left out.
-func BindingNames(b *Binding) map[string][]string {
+func BindingNames(b *transforms.HooksBinding) map[string][]string {
 	out := map[string][]string{}
 	if b == nil {
 		return out

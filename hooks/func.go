@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/wire/payload"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -43,8 +42,8 @@ type ErrorFunc func(ctx context.Context, args *ErrorArgs) (retry bool, err error
 // read the part that does not decode or not: the maps and options are
 // checked before fn is called, and decoded only when fn reads them.
 func newFunc(fn Func, dryRun bool) callbacks.Func {
-	decode := func(ctx context.Context, b []byte, info *callbacks.CallInfo) (*Args, error) {
-		args, err := decodePayload(b, payload.Owned(ctx))
+	decode := func(_ context.Context, b []byte, owned bool, info *callbacks.CallInfo) (*Args, error) {
+		args, err := decodePayload(b, owned)
 		info.URN, info.Type, info.ResourceName, info.DryRun = string(args.URN), args.Type, args.Name, dryRun
 		return args, err
 	}
@@ -61,8 +60,8 @@ func newFunc(fn Func, dryRun bool) callbacks.Func {
 // fn, as newFunc does for resource hooks. fn's error goes in
 // ErrorHookResponse.error.
 func newErrorFunc(fn ErrorFunc, dryRun bool) callbacks.Func {
-	decode := func(ctx context.Context, b []byte, info *callbacks.CallInfo) (*ErrorArgs, error) {
-		args, err := decodeErrorPayload(b, payload.Owned(ctx))
+	decode := func(_ context.Context, b []byte, owned bool, info *callbacks.CallInfo) (*ErrorArgs, error) {
+		args, err := decodeErrorPayload(b, owned)
 		info.URN, info.Type, info.ResourceName, info.DryRun = string(args.URN), args.Type, args.Name, dryRun
 		info.Attempt = args.Attempt()
 		return args, err

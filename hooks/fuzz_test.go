@@ -30,7 +30,7 @@ func FuzzResourceHookRequest(f *testing.F) {
 		if proto.Unmarshal(payload, &req) != nil {
 			return
 		}
-		a, err := hooks.NewArgs(&req)
+		a, err := hooks.DecodeArgs(&req)
 		if err != nil {
 			return
 		}
@@ -38,7 +38,7 @@ func FuzzResourceHookRequest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		again, err := hooks.NewArgs(first)
+		again, err := hooks.DecodeArgs(first)
 		if err != nil {
 			t.Fatalf("re-encoded request does not decode: %v", err)
 		}

@@ -2,6 +2,7 @@ package hooks_test
 
 import (
 	"context"
+	"github.com/langhost/callbacks/transforms"
 	"sync/atomic"
 	"testing"
 
@@ -164,7 +165,7 @@ func TestArgsByHand(t *testing.T) {
 	in := resource.PropertyMap{"k": resource.NewProperty("v")}
 	a.SetNewInputs(in)
 	a.SetOldOutputs(resource.PropertyMap{})
-	a.SetOldOptions(&hooks.ResourceOptions{Version: "1.0.0"})
+	a.SetOldOptions(&transforms.ResourceOptions{Version: "1.0.0"})
 	assert.Equal(t, in, a.NewInputs())
 	assert.NotNil(t, a.OldOutputs())
 	assert.Nil(t, a.OldInputs())
@@ -182,7 +183,7 @@ func TestArgsByHand(t *testing.T) {
 	e := &hooks.ErrorArgs{URN: urnBucket}
 	assert.Nil(t, e.OldInputs())
 	e.SetOldInputs(in)
-	e.SetNewOptions(&hooks.ResourceOptions{Parent: urnComp})
+	e.SetNewOptions(&transforms.ResourceOptions{Parent: urnComp})
 	assert.Equal(t, in, e.OldInputs())
 	assert.Equal(t, resource.URN(urnComp), e.NewOptions().Parent)
 	ereq, err := e.ToProto()
@@ -217,4 +218,35 @@ func TestErrorHookCallInfo(t *testing.T) {
 	assert.Equal(t, urnBucket, ci.URN)
 	assert.Equal(t, "logs", ci.ResourceName)
 	assert.Equal(t, "aws:s3/bucket:Bucket", ci.Type)
+}
+
+// NewArgs and NewErrorArgs give a hook exactly the values they were given,
+// on the side they were given on.
+func TestNewArgsFromValues(t *testing.T) {
+	t.Parallel()
+	in, out := resource.PropertyMap{"in": resource.NewProperty("i")}, resource.PropertyMap{"out": resource.NewProperty("o")}
+	oldIn := resource.PropertyMap{"in": resource.NewProperty("old")}
+	opts := &transforms.ResourceOptions{Version: "1"}
+	urn := resource.URN(urnBucket)
+	a := hooks.NewArgs(urn, "id-1", hooks.State{Inputs: in, Outputs: out, Options: opts}, hooks.State{Inputs: oldIn})
+	assert.Equal(t, urn, a.URN)
+	assert.Equal(t, resource.ID("id-1"), a.ID)
+	assert.Equal(t, urn.Name(), a.Name)
+	assert.Equal(t, string(urn.Type()), a.Type)
+	assert.Equal(t, in, a.NewInputs())
+	assert.Equal(t, out, a.NewOutputs())
+	assert.Equal(t, oldIn, a.OldInputs())
+	assert.Nil(t, a.OldOutputs())
+	assert.Same(t, opts, a.NewOptions())
+	assert.Nil(t, a.OldOptions())
+
+	e := hooks.NewErrorArgs(urn, "", hooks.OperationCreate, []string{"second", "first"},
+		hooks.State{Inputs: in, Options: opts}, hooks.State{Outputs: out})
+	assert.Equal(t, hooks.OperationCreate, e.FailedOperation)
+	assert.Equal(t, 2, e.Attempt())
+	assert.Equal(t, "second", e.LastError())
+	assert.Equal(t, in, e.NewInputs())
+	assert.Nil(t, e.OldInputs())
+	assert.Equal(t, out, e.OldOutputs())
+	assert.Same(t, opts, e.NewOptions())
 }

@@ -3,6 +3,7 @@ package hooks_test
 import (
 	"context"
 	"errors"
+	"github.com/langhost/callbacks/transforms"
 	"testing"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -19,7 +20,7 @@ import (
 // seen is what a hook that reads everything saw.
 type seen struct {
 	maps [4]resource.PropertyMap
-	opts [2]*hooks.ResourceOptions
+	opts [2]*transforms.ResourceOptions
 }
 
 // referenceDecode decodes a request the way hooks did before their values
@@ -97,7 +98,7 @@ func FuzzHookReadsNothing(f *testing.F) {
 	hookRead := register(hooks.Adapt(func(_ context.Context, a *hooks.Args) error {
 		got = seen{
 			maps: [4]resource.PropertyMap{a.NewInputs(), a.OldInputs(), a.NewOutputs(), a.OldOutputs()},
-			opts: [2]*hooks.ResourceOptions{a.NewOptions(), a.OldOptions()},
+			opts: [2]*transforms.ResourceOptions{a.NewOptions(), a.OldOptions()},
 		}
 		return nil
 	}))
@@ -105,7 +106,7 @@ func FuzzHookReadsNothing(f *testing.F) {
 	errRead := register(hooks.AdaptErrorHook(func(_ context.Context, a *hooks.ErrorArgs) (bool, error) {
 		got = seen{
 			maps: [4]resource.PropertyMap{a.NewInputs(), a.OldInputs(), nil, a.OldOutputs()},
-			opts: [2]*hooks.ResourceOptions{a.NewOptions(), a.OldOptions()},
+			opts: [2]*transforms.ResourceOptions{a.NewOptions(), a.OldOptions()},
 		}
 		return false, nil
 	}))
@@ -143,8 +144,8 @@ func FuzzHookReadsNothing(f *testing.F) {
 				}
 			}
 			for i := range got.opts {
-				g, err1 := got.opts[i].ToProto()
-				w, err2 := want.opts[i].ToProto()
+				g, err1 := hooks.OptionsToProto(got.opts[i])
+				w, err2 := hooks.OptionsToProto(want.opts[i])
 				if (err1 == nil) != (err2 == nil) || !proto.Equal(g, w) {
 					t.Fatalf("error hook %v: options %d: got %v, want %v", k.errorHook, i, g, w)
 				}

@@ -7,11 +7,31 @@ import (
 
 	"github.com/langhost/callbacks/internal/registration"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/transforms"
 )
 
 // ErrNameTaken is wrapped by the error [Register] and [RegisterErrorHook]
 // return for a hook name already registered in the deployment.
 var ErrNameTaken = errors.New("hook name already registered")
+
+// Lookup returns the hook registered under name in mon's deployment through
+// this package, in this process: a [*Hook] or an [*ErrorHook] (resource
+// hooks and error hooks share one name space), or false if there is none.
+// A hook whose registration is under way counts, as it does for [Register];
+// one whose registration failed does not. Hooks registered by other means
+// (another process, the Go SDK's own Context.RegisterResourceHook) are not known
+// here, although the engine knows them. It does not call the engine and is
+// safe for concurrent use.
+func Lookup(mon *monitor.Monitor, name string) (transforms.HookRef, bool) {
+	if mon == nil {
+		return nil, false
+	}
+	h, ok := namesOf(mon).get(name)
+	if !ok {
+		return nil, false
+	}
+	return h.(transforms.HookRef), true
+}
 
 // names is a deployment's hook name space, which resource hooks and error
 // hooks share, as in the engine. Each name holds the *Hook or *ErrorHook

@@ -11,11 +11,11 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// ResourceOptions are the options of the resource a hook is called for, as
-// the engine sends them in a hook request (the pulumirpc.ResourceOptions
-// message). Every field of that message has a field here, and unset
-// booleans stay distinct from false. A hook only reads them: nothing of
-// them goes back to the engine.
+// optionsFromProto converts the options of a hook request (the
+// pulumirpc.ResourceOptions message), copying what it keeps, into the one
+// ResourceOptions type of the module. Every field of that message has a
+// field there, and unset booleans stay distinct from false. A hook only
+// reads them: nothing of them goes back to the engine.
 //
 // The engine fills in only some of them: depends-on, ignore-changes,
 // replace-on-changes, provider, deleted-with, import, hide-diff, replace-with,
@@ -23,60 +23,11 @@ import (
 // outputs, and Protect and RetainOnDelete, which are always set. Version,
 // plugin download URL, providers, plugin checksums, delete-before-replace and
 // the replacement trigger stay empty.
-type ResourceOptions struct {
-	// Parent is the URN of the resource's parent.
-	Parent resource.URN
-	// DependsOn lists the resources this one explicitly depends on.
-	DependsOn []resource.URN
-	// Protect marks the resource protected; nil when the engine did not say.
-	Protect *bool
-	// RetainOnDelete keeps the cloud resource when Pulumi deletes it; nil
-	// when the engine did not say.
-	RetainOnDelete *bool
-	// DeleteBeforeReplace chooses delete-then-create replacement; nil when
-	// the engine did not say.
-	DeleteBeforeReplace *bool
-	// IgnoreChanges lists property paths whose changes are ignored.
-	IgnoreChanges []string
-	// ReplaceOnChanges lists property paths whose changes force a
-	// replacement.
-	ReplaceOnChanges []string
-	// HideDiff lists property paths whose diffs are hidden.
-	HideDiff []string
-	// AdditionalSecretOutputs lists outputs treated as secrets.
-	AdditionalSecretOutputs []string
-	// Aliases are the resource's earlier identities; hook requests carry
-	// them as URNs.
-	Aliases []transforms.Alias
-	// Provider is a provider reference, "URN::ID".
-	Provider string
-	// Providers maps packages to provider references, for components.
-	Providers map[string]string
-	// Version is the provider plugin version.
-	Version string
-	// PluginDownloadURL is where the provider plugin is downloaded from.
-	PluginDownloadURL string
-	// PluginChecksums maps platforms to provider plugin checksums.
-	PluginChecksums map[string][]byte
-	// CustomTimeouts are the per-operation timeouts; nil when absent.
-	CustomTimeouts *transforms.CustomTimeouts
-	// DeletedWith names a resource whose deletion deletes this one.
-	DeletedWith resource.URN
-	// ReplaceWith lists resources whose replacement replaces this one.
-	ReplaceWith []resource.URN
-	// Import is the ID of an existing resource to adopt.
-	Import resource.ID
-	// Hooks is the resource's hook binding; nil when it has none.
-	Hooks *Binding
-	// ReplacementTrigger is the value whose change forces a replacement; nil
-	// when absent. Secrets and unknowns in it are kept as such.
-	ReplacementTrigger *resource.PropertyValue
-}
-
-// optionsFromProto converts the options of a hook request. It returns nil
+//
+// It returns nil
 // for nil, which is what engines without the SENDS_OPTIONS_TO_HOOKS feature
 // send.
-func optionsFromProto(o *pulumirpc.ResourceOptions) (*ResourceOptions, error) {
+func optionsFromProto(o *pulumirpc.ResourceOptions) (*transforms.ResourceOptions, error) {
 	if o == nil {
 		return nil, nil
 	}
@@ -84,7 +35,7 @@ func optionsFromProto(o *pulumirpc.ResourceOptions) (*ResourceOptions, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replacement trigger: %w", err)
 	}
-	return &ResourceOptions{
+	return &transforms.ResourceOptions{
 		Parent:                  resource.URN(o.GetParent()),
 		DependsOn:               wire.Strings[resource.URN](o.GetDependsOn()),
 		Protect:                 wire.CloneBool(o.Protect),
@@ -138,17 +89,17 @@ func timeoutsFromProto(t *pulumirpc.RegisterResourceRequest_CustomTimeouts) *tra
 }
 
 // bindingFromProto converts the hook binding of a hook request: every
-// reference is [Named].
-func bindingFromProto(p *pulumirpc.RegisterResourceRequest_ResourceHooksBinding) *Binding {
+// reference is [transforms.HookName].
+func bindingFromProto(p *pulumirpc.RegisterResourceRequest_ResourceHooksBinding) *transforms.HooksBinding {
 	if p == nil {
 		return nil
 	}
-	b := &Binding{}
+	b := &transforms.HooksBinding{}
 	wire := [7][]string{p.GetBeforeCreate(), p.GetAfterCreate(), p.GetBeforeUpdate(), p.GetAfterUpdate(),
 		p.GetBeforeDelete(), p.GetAfterDelete(), p.GetOnError()}
 	for i, pt := range points(b) {
 		for _, name := range wire[i] {
-			*pt.refs = append(*pt.refs, Named(name))
+			*pt.refs = append(*pt.refs, transforms.HookName(name))
 		}
 	}
 	return b

@@ -43,7 +43,7 @@ func TestOptionsEachFieldAlone(t *testing.T) {
 			opts, err := hooks.OptionsFromProto(in)
 			require.NoError(t, err)
 			require.NotNil(t, opts)
-			out, err := opts.ToProto()
+			out, err := hooks.OptionsToProto(opts)
 			require.NoError(t, err)
 			wiretest.RequireProtoEqual(t, in, out)
 		})
@@ -100,7 +100,7 @@ func TestOptionsFieldByField(t *testing.T) {
 	assert.Equal(t, 3.0, inner["rev"].NumberValue())
 	assert.True(t, inner["when"].IsComputed())
 
-	back, err := o.ToProto()
+	back, err := hooks.OptionsToProto(o)
 	require.NoError(t, err)
 	wiretest.RequireProtoEqual(t, fullOptions(), back)
 }
@@ -141,7 +141,7 @@ func TestOptionsOddEncodings(t *testing.T) {
 			t.Parallel()
 			o, err := hooks.OptionsFromProto(tt.in)
 			require.NoError(t, err)
-			out, err := o.ToProto()
+			out, err := hooks.OptionsToProto(o)
 			require.NoError(t, err)
 			want := tt.in
 			if tt.read != nil {

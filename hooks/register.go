@@ -12,7 +12,7 @@ import (
 )
 
 // Hook is a resource hook registered with the engine under a name. Bind it
-// to resources through a [Binding]: program.Hooks puts one in the
+// to resources through a [transforms.HooksBinding]: program.Hooks puts one in the
 // registration of a resource the Go SDK creates, and [Attach] binds one to
 // resources other code creates. Do not build a pulumi.ResourceHook from a
 // Hook's name by hand: the SDK's pulumi.ResourceHooks option fails, on a
@@ -28,7 +28,7 @@ type Hook struct {
 }
 
 // Name returns the name the hook is registered under, so that a *Hook is a
-// [Ref]. It returns "" for a nil Hook.
+// [transforms.HookRef]. It returns "" for a nil Hook.
 func (h *Hook) Name() string {
 	if h == nil {
 		return ""
@@ -37,7 +37,7 @@ func (h *Hook) Name() string {
 }
 
 // ErrorHook is an error hook registered with the engine under a name. Bind it
-// to resources with [Binding].OnError, through program.Hooks or [Attach]
+// to resources with [transforms.HooksBinding].OnError, through program.Hooks or [Attach]
 // as a [Hook] (and, like a Hook, never through a pulumi.ErrorHook built by
 // hand). An ErrorHook is immutable and safe for concurrent use.
 type ErrorHook struct {
@@ -47,7 +47,7 @@ type ErrorHook struct {
 }
 
 // Name returns the name the hook is registered under, so that an
-// *ErrorHook is a [Ref]. It returns "" for a nil ErrorHook.
+// *ErrorHook is a [transforms.HookRef]. It returns "" for a nil ErrorHook.
 func (h *ErrorHook) Name() string {
 	if h == nil {
 		return ""
@@ -146,24 +146,20 @@ func WithRegisterOptions(opts ...callbacks.RegisterOption) Option {
 // Register registers fn as a resource hook named name: it checks that the
 // engine supports resource hooks, claims the name in the deployment's hook
 // name space, stores fn on mon's server and tells the engine. Bind the
-// returned hook with a [Binding]: program.Hooks for a resource the Go SDK
+// returned hook with a [transforms.HooksBinding]: program.Hooks for a resource the Go SDK
 // registers (not a pulumi.ResourceHook built by hand, which the SDK's
 // option refuses), [Attach] for resources other code creates. The same
 // hook can be bound to any number of resources.
 //
 // Names are unique per deployment, shared with error hooks: registering a
 // taken name is an error that says where the name was first registered,
-// returned before the engine is asked. Code that runs once per component
+// returned before the engine is asked ([Lookup] tells whether a name is
+// taken). Code that runs once per component
 // instance registers with [Shared], and every instance gets the one hook.
 //
-// The engine runs delete hooks by name, in the run that deletes the
-// resource: when a resource leaves the program, its delete hooks run after
-// the program signals the engine that it is done (pulumi.Run and RunErr do),
-// using whatever hook is registered under the bound name in that run. So a
-// program must keep registering every hook that resources in its state are
-// bound to (with the same name; the function may change), and keep the
-// server serving until that signal returns. A missing before-delete hook
-// fails the delete.
+// A hook bound as a delete hook must be registered again, under the same
+// name, in every run while resources in the state are bound to it: see
+// "Delete hooks" in the package documentation.
 //
 // If any step fails, nothing is left behind: the callback is unregistered
 // and the name released. Every error is a [*callbacks.Error].
@@ -207,7 +203,7 @@ func Register(ctx context.Context, mon *monitor.Monitor, name string, fn Func, o
 // RegisterErrorHook registers fn as an error hook named name, the way
 // [Register] registers resource hooks: it checks the ERROR_HOOKS feature,
 // claims the name in the name space error hooks share with resource hooks,
-// and tells the engine. Bind the hook with [Binding].OnError. Every error
+// and tells the engine. Bind the hook with [transforms.HooksBinding].OnError. Every error
 // is a [*callbacks.Error].
 func RegisterErrorHook(ctx context.Context, mon *monitor.Monitor, name string, fn ErrorFunc, opts ...Option) (*ErrorHook, error) {
 	cfg := newConfig(opts)

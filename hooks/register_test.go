@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/langhost/callbacks/transforms"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -358,19 +359,53 @@ func TestBindingValidateKinds(t *testing.T) {
 	eh, err := hooks.RegisterErrorHook(t.Context(), wiretest.Bind(t, mon, srv), "e", noRetry)
 	require.NoError(t, err)
 
-	require.NoError(t, hooks.Validate(&hooks.Binding{BeforeCreate: []hooks.Ref{h}, OnError: []hooks.Ref{eh}}))
-	err = hooks.Validate(&hooks.Binding{AfterCreate: []hooks.Ref{eh}, OnError: []hooks.Ref{h}})
+	require.NoError(t, hooks.Validate(&transforms.HooksBinding{BeforeCreate: []transforms.HookRef{h}, OnError: []transforms.HookRef{eh}}))
+	err = hooks.Validate(&transforms.HooksBinding{AfterCreate: []transforms.HookRef{eh}, OnError: []transforms.HookRef{h}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `AfterCreate[0]: "e" is an error hook`)
 	assert.Contains(t, err.Error(), `OnError[0]: "r" is a resource hook`)
 
 	var nilHook *hooks.Hook
-	err = hooks.Validate(&hooks.Binding{BeforeUpdate: []hooks.Ref{nilHook}})
+	err = hooks.Validate(&transforms.HooksBinding{BeforeUpdate: []transforms.HookRef{nilHook}})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "BeforeUpdate[0]: hook reference has no name")
+	assert.Contains(t, err.Error(), "BeforeUpdate[0]: a nil hook, or one with no name: did the Register call that made it fail?")
 
-	b := &hooks.Binding{BeforeCreate: []hooks.Ref{h, hooks.Named("other")}, OnError: []hooks.Ref{eh}}
+	b := &transforms.HooksBinding{BeforeCreate: []transforms.HookRef{h, transforms.HookName("other")}, OnError: []transforms.HookRef{eh}}
 	wiretest.RequireProtoEqual(t, &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{
 		BeforeCreate: []string{"r", "other"}, OnError: []string{"e"},
 	}, hooks.BindingToProto(b))
+}
+
+// Lookup answers whether a name is taken in the deployment, and by which
+// hook; a name whose registration the engine refused is free again.
+func TestLookup(t *testing.T) {
+	t.Parallel()
+	srv := wiretest.Listen(t)
+	fake := fakeEngine(allFeatures...)
+	fake.RegisterResourceHook = func(_ context.Context, req *pulumirpc.RegisterResourceHookRequest) error {
+		if req.GetName() == "refused" {
+			return status.Error(codes.InvalidArgument, "no")
+		}
+		return nil
+	}
+	mon := wiretest.Bind(t, monitortest.Serve(t, fake), srv)
+	audit, err := hooks.Register(t.Context(), mon, "audit", noop)
+	require.NoError(t, err)
+	retry, err := hooks.RegisterErrorHook(t.Context(), mon, "retry", noRetry)
+	require.NoError(t, err)
+	_, err = hooks.Register(t.Context(), mon, "refused", noop)
+	require.Error(t, err)
+
+	got, ok := hooks.Lookup(mon, "audit")
+	assert.True(t, ok)
+	assert.Same(t, audit, got)
+	got, ok = hooks.Lookup(mon, "retry")
+	assert.True(t, ok)
+	assert.Same(t, retry, got)
+	for _, name := range []string{"refused", "unknown", ""} {
+		_, ok := hooks.Lookup(mon, name)
+		assert.False(t, ok, "%q", name)
+	}
+	_, ok = hooks.Lookup(nil, "audit")
+	assert.False(t, ok)
 }

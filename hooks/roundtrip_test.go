@@ -3,6 +3,7 @@ package hooks_test
 import (
 	"context"
 	"errors"
+	"github.com/langhost/callbacks/transforms"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -201,7 +202,7 @@ func TestResourceHookRoundTrip(t *testing.T) {
 				require.NotNil(t, a.OldOptions())
 				assert.Equal(t, resource.URN(urnComp), a.NewOptions().Parent)
 				require.NotNil(t, a.NewOptions().Hooks)
-				assert.Equal(t, []hooks.Ref{hooks.Named("bc1"), hooks.Named("bc2")}, a.NewOptions().Hooks.BeforeCreate)
+				assert.Equal(t, []transforms.HookRef{transforms.HookName("bc1"), transforms.HookName("bc2")}, a.NewOptions().Hooks.BeforeCreate)
 				require.NotNil(t, a.NewOptions().ReplacementTrigger)
 				assert.True(t, a.NewOptions().ReplacementTrigger.IsSecret())
 				assert.True(t, *a.OldOptions().RetainOnDelete)

@@ -28,7 +28,7 @@ func TestAttachToDescendantsBindsOnlyThem(t *testing.T) {
 	fake := fakeEngine(allFeatures...)
 	mon := wiretest.Bind(t, monitortest.Serve(t, fake), wiretest.Listen(t))
 	require.NoError(t, hooks.Attach(t.Context(), mon, transforms.Descendants(componentURN),
-		&hooks.Binding{AfterCreate: []hooks.Ref{hooks.Named("audit")}}))
+		&transforms.HooksBinding{AfterCreate: []transforms.HookRef{transforms.HookName("audit")}}))
 	cb := attached(t, fake)
 
 	bound := func(typ, name, parent string) bool {

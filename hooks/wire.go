@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"fmt"
+	"github.com/langhost/callbacks/transforms"
 
 	"github.com/langhost/callbacks/internal/wire"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -53,7 +54,7 @@ func decodeErrorPayload(b []byte, owned bool) (*ErrorArgs, error) {
 }
 
 // bothOptions converts a hook request's new and old options.
-func bothOptions(newPB, oldPB *pulumirpc.ResourceOptions) (newOpts, oldOpts *ResourceOptions, err error) {
+func bothOptions(newPB, oldPB *pulumirpc.ResourceOptions) (newOpts, oldOpts *transforms.ResourceOptions, err error) {
 	if newOpts, err = optionsFromProto(newPB); err != nil {
 		return nil, nil, fmt.Errorf("new_options: %w", err)
 	}

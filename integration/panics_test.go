@@ -23,10 +23,12 @@ func TestPanickingCallbacks(t *testing.T) {
 		s.SetConfig("panic", "transform")
 		up := s.Up().MustFail(t)
 		// The program's RegisterResource fails and it reports the error as
-		// pulumi.Run does, under the stack.
+		// pulumi.Run does, under the stack. Both "rpc error" prefixes are
+		// the engine's: it quotes the callback's status in the error of
+		// RegisterResource, whose own status repeats the code.
 		assert.Equal(t, []string{
 			"error: an unhandled error occurred: program failed:",
-			"waiting for RPCs: rpc error: code = Internal desc = invoke transform: rpc error: code = Internal desc = resource transform for " + urn + " panicked: the transform exploded on pet",
+			"waiting for RPCs: rpc error: code = Internal desc = invoke transform: rpc error: code = Internal desc = resource transform for " + urn + " panicked: the transform exploded on pet (its stack is in the engine's debug log: pulumi up --debug)",
 		}, up.Diagnostics("panics-dev"), "%s", up)
 		assertNoCrash(t, up.Output())
 		assert.Equal(t, []string{"pulumi:pulumi:Stack::panics-dev"}, s.Export().Names(), "the pet was not created")
@@ -39,7 +41,7 @@ func TestPanickingCallbacks(t *testing.T) {
 		up := s.Up().MustFail(t)
 		// The engine fails the pet's create step before calling the provider.
 		assert.Equal(t, []string{
-			`error: before hook "boom" failed: rpc error: code = Internal desc = resource hook "boom" for ` + urn + " panicked: the hook exploded on pet",
+			`error: before hook "boom" failed: rpc error: code = Internal desc = resource hook "boom" for ` + urn + " panicked: the hook exploded on pet (its stack is in the engine's debug log: pulumi up --debug)",
 		}, up.Diagnostics("pet"), "%s", up)
 		assert.Equal(t, []string{"error: update failed"}, up.Diagnostics("panics-dev"))
 		assertNoCrash(t, up.Output())

@@ -87,7 +87,7 @@ func BenchmarkUnread(b *testing.B) {
 			return a.Result(), nil
 		})},
 		{"read", invoketransforms.Adapt(func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
-			_ = a.Arguments()
+			_ = a.Properties()
 			return a.Result(), nil
 		})},
 	}

@@ -6,7 +6,7 @@
 // An invoke transform is a [Func]. It receives [Args] (the function token,
 // its arguments and every invoke option) and returns a [Result], or nil for
 // "no change". Register it with [RegisterStack]. A test calls a Func
-// directly, with Args it builds (see [Args.SetArguments]).
+// directly, with Args it builds (see [Args.SetProperties]).
 //
 // When a transform returns options, the engine replaces all of the invoke's
 // options with them, so Args.Options is a complete copy: change what you mean

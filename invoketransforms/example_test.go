@@ -16,22 +16,22 @@ import (
 // test builds them.
 func Example() {
 	pinRegion := func(_ context.Context, args *invoketransforms.Args) (*invoketransforms.Result, error) {
-		if _, ok := args.Arguments()["region"]; ok {
+		if _, ok := args.Properties()["region"]; ok {
 			return nil, nil // no change
 		}
-		return args.WithArgs(func(m resource.PropertyMap) {
+		return args.WithProperties(func(m resource.PropertyMap) {
 			m["region"] = resource.NewProperty("eu-central-1")
 		}), nil
 	}
 
 	args := &invoketransforms.Args{Token: "aws:ec2/getAmi:getAmi", Options: &invoketransforms.InvokeOptions{Version: "6.0.0"}}
-	args.SetArguments(resource.PropertyMap{"mostRecent": resource.NewProperty(true)})
+	args.SetProperties(resource.PropertyMap{"mostRecent": resource.NewProperty(true)})
 	res, err := pinRegion(context.Background(), args)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("region:", res.Args["region"].StringValue())
-	fmt.Println("mostRecent:", res.Args["mostRecent"].BoolValue())
+	fmt.Println("region:", res.Properties["region"].StringValue())
+	fmt.Println("mostRecent:", res.Properties["mostRecent"].BoolValue())
 	fmt.Println("options unchanged:", res.Options == nil)
 	// Output:
 	// region: eu-central-1

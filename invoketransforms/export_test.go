@@ -28,7 +28,7 @@ func EncodeResult(res *Result, acceptsByteStrings bool) (*pulumirpc.TransformInv
 		if res == nil {
 			return nil, nil
 		}
-		return encodePayload(nil, res, acceptsByteStrings)
+		return encodePayload(&Args{}, res, acceptsByteStrings)
 	})
 }
 

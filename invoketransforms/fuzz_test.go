@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/wire/payload"
 	"github.com/langhost/callbacks/invoketransforms"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
@@ -47,7 +46,7 @@ func FuzzInvokeTransformRequest(f *testing.F) {
 		f.Fatal(err)
 	}
 	eager, err := reg.Register(invoketransforms.Adapt(func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
-		_ = a.Arguments()
+		_ = a.Properties()
 		return a.Result(), nil
 	}))
 	if err != nil {
@@ -59,7 +58,7 @@ func FuzzInvokeTransformRequest(f *testing.F) {
 		// The unread identity once more on bytes that belong to the call, as
 		// the server's do: it may answer in them, and must answer the same.
 		own := bytes.Clone(request)
-		outOwn, errOwn := reg.Invoke(payload.Received(context.Background(), own), lazy, own)
+		outOwn, errOwn := reg.InvokeOwned(context.Background(), lazy, own)
 		if (err == nil) != (errOwn == nil) || err != nil && err.Error() != errOwn.Error() {
 			t.Fatalf("the caller's bytes: %v; the call's own: %v", err, errOwn)
 		}
@@ -103,8 +102,8 @@ func FuzzInvokeTransformRequest(f *testing.F) {
 		if err != nil {
 			t.Fatalf("arguments encoded again do not decode: %v", err)
 		}
-		if !got.Arguments().DeepEquals(want.Arguments()) {
-			t.Fatalf("arguments differ:\nunread %v\nread   %v", got.Arguments(), want.Arguments())
+		if !got.Properties().DeepEquals(want.Properties()) {
+			t.Fatalf("arguments differ:\nunread %v\nread   %v", got.Properties(), want.Properties())
 		}
 	})
 }

@@ -6,8 +6,7 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/registration"
-	"github.com/langhost/callbacks/internal/wire"
-	"github.com/langhost/callbacks/internal/wire/payload"
+	"github.com/langhost/callbacks/internal/transformcore"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -45,40 +44,39 @@ type Args struct {
 	// Options are all of the invoke's options. Never nil.
 	Options *InvokeOptions
 
-	args wire.Lazy
-	msg  *wire.Message // the request as it arrived; nil outside a call
+	props transformcore.Props
 }
 
-// Arguments returns the function's arguments, decoding them on the first
+// Properties returns the function's arguments, decoding them on the first
 // call. Secrets arrive as resource.Secret values and unknowns as
 // resource.Computed values. The map belongs to a: changes to it show in
 // [Args.Result]. Never nil.
 //
-// Arguments passed the check when the request arrived, so they decode. Were
-// that ever not so, Arguments would return an empty map and the call would
+// Properties passed the check when the request arrived, so they decode. Were
+// that ever not so, Properties would return an empty map and the call would
 // fail with InvalidArgument whatever the function returned.
-func (a *Args) Arguments() resource.PropertyMap {
-	return a.args.Map()
+func (a *Args) Properties() resource.PropertyMap {
+	return a.props.Map()
 }
 
-// SetArguments replaces the function's arguments with m, as later seen by
-// [Args.Arguments] and sent by [Args.Result]. It is how a test builds Args
+// SetProperties replaces the function's arguments with m, as later seen by
+// [Args.Properties] and sent by [Args.Result]. It is how a test builds Args
 // with arguments, and how a transform replaces all of them.
-func (a *Args) SetArguments(m resource.PropertyMap) {
-	a.args.Set(m)
+func (a *Args) SetProperties(m resource.PropertyMap) {
+	a.props.Set(m)
 }
 
 // Result is what an invoke transform returns. A nil *Result changes nothing.
 type Result struct {
-	// Args replace the function's arguments. Nil leaves them unchanged
-	// (unless the Result came from [Args.Result]); an empty non-nil map
-	// removes them all.
-	Args resource.PropertyMap
+	// Properties replace the function's arguments. Nil leaves them
+	// unchanged (unless the Result came from [Args.Result]); an empty
+	// non-nil map removes them all.
+	Properties resource.PropertyMap
 	// Options replace ALL of the invoke's options. Nil leaves them unchanged.
 	// To change one option, change it in [Args].Options and return that.
 	Options *InvokeOptions
 
-	// from is the Args whose arguments are sent when Args is nil: set by
+	// from is the Args whose arguments are sent when Properties is nil: set by
 	// Args.Result, so that arguments nobody read are sent as the engine
 	// encoded them.
 	from *Args
@@ -87,35 +85,29 @@ type Result struct {
 // Result returns a result that sends the arguments and options back as they
 // are in a when the response is encoded, so changes made to a after the
 // call show in the result. If the arguments were never read, the result's
-// Args field is nil and they are sent exactly as the engine encoded them,
+// Properties field is nil and they are sent exactly as the engine encoded them,
 // without being decoded.
 func (a *Args) Result() *Result {
-	if _, unread := a.args.Unread(); unread {
+	if a.props.Unread() {
 		return &Result{Options: a.Options, from: a}
 	}
-	return &Result{Args: a.Arguments(), Options: a.Options}
+	return &Result{Properties: a.Properties(), Options: a.Options}
 }
 
 // WithOptions calls edit on a's options and returns a result that sends them,
 // leaving the arguments unchanged. The options edit does not touch are kept.
 func (a *Args) WithOptions(edit func(*InvokeOptions)) *Result {
-	if a.Options == nil {
-		a.Options = &InvokeOptions{}
-	}
-	if edit != nil {
-		edit(a.Options)
-	}
-	return &Result{Options: a.Options}
+	return &Result{Options: transformcore.Options(&a.Options, edit)}
 }
 
 // WithArgs calls edit on a's arguments and returns a result that sends them,
 // leaving the options unchanged.
-func (a *Args) WithArgs(edit func(resource.PropertyMap)) *Result {
-	m := a.Arguments()
+func (a *Args) WithProperties(edit func(resource.PropertyMap)) *Result {
+	m := a.Properties()
 	if edit != nil {
 		edit(m)
 	}
-	return &Result{Args: m}
+	return &Result{Properties: m}
 }
 
 // Func is an invoke transform. The engine calls invoke transforms one at a
@@ -127,35 +119,17 @@ type Func func(ctx context.Context, args *Args) (*Result, error)
 // newFunc builds the callbacks.Func the engine calls for fn. dryRun is what
 // the engine said when fn was registered: the request does not say it.
 func newFunc(fn Func, dryRun bool) callbacks.Func {
-	decode := func(ctx context.Context, b []byte, info *callbacks.CallInfo) (*Args, error) {
-		args, err := decodePayload(b, payload.Owned(ctx))
-		info.Type, info.DryRun = args.Token, dryRun
-		return args, err
-	}
-	call := func(ctx context.Context, args *Args) (*Result, error) {
-		res, err := fn(ctx, args)
-		if args.args.Err() != nil {
-			// fn saw an empty map in place of the arguments; whatever it
-			// made of them must not reach the engine, and encodeCall
-			// refuses the call.
-			return nil, nil
-		}
-		return res, err
-	}
-	return callbacks.NewFunc(callbacks.KindInvokeTransform, decode, call, encodeCall)
-}
-
-// encodeCall encodes the result of a call whose request decoded to args.
-func encodeCall(ctx context.Context, args *Args, res *Result) ([]byte, error) {
-	if err := args.args.Err(); err != nil {
-		return nil, fmt.Errorf("%w: args: %w", callbacks.ErrInvalidRequest, err)
-	}
-	if res == nil {
-		return nil, nil
-	}
-	info, _ := callbacks.CallInfoFrom(ctx)
-	out, err := encodePayload(args.msg, res, info.AcceptsByteStrings)
-	return out, registration.ResultError(err, info.AcceptsByteStrings)
+	return transformcore.NewFunc(transformcore.Kind[Args, Result]{
+		Kind:  callbacks.KindInvokeTransform,
+		Field: "args",
+		Decode: func(b []byte, owned bool, info *callbacks.CallInfo) (*Args, error) {
+			args, err := decodePayload(b, owned)
+			info.Type, info.DryRun = args.Token, dryRun
+			return args, err
+		},
+		Props:  func(a *Args) *transformcore.Props { return &a.props },
+		Encode: encodePayload,
+	}, fn)
 }
 
 // RegisterStack registers fn as an invoke transform: the engine applies it to

@@ -228,7 +228,7 @@ func TestValuesRoundTrip(t *testing.T) {
 			assert.Equal(t, req.GetToken(), args.Token)
 			assert.Equal(t, req.GetToken(), info.Type)
 			if tt.check != nil {
-				tt.check(t, args.Arguments()["v"])
+				tt.check(t, args.Properties()["v"])
 			}
 		})
 	}
@@ -239,7 +239,7 @@ func TestByteStrings(t *testing.T) {
 	srv, client := wiretest.StartServer(t)
 	raw := string([]byte{0xc3, 0x28})
 	fn := func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
-		return a.WithArgs(func(m resource.PropertyMap) { m["blob"] = resource.NewProperty(raw) }), nil
+		return a.WithProperties(func(m resource.PropertyMap) { m["blob"] = resource.NewProperty(raw) }), nil
 	}
 	for _, accept := range []bool{true, false} {
 		f := &monitortest.Fake{DeploymentInfo: monitortest.CurrentEngine(monitor.InvokeTransforms), RegisterStackInvokeTransform: func(context.Context, *pulumirpc.Callback) error { return nil }}
@@ -272,10 +272,10 @@ func TestResults(t *testing.T) {
 	}{
 		{"nil", fixed(nil), &pulumirpc.TransformInvokeResponse{}},
 		{"empty", fixed(&invoketransforms.Result{}), &pulumirpc.TransformInvokeResponse{}},
-		{"remove args", fixed(&invoketransforms.Result{Args: resource.PropertyMap{}}), &pulumirpc.TransformInvokeResponse{Args: &structpb.Struct{}}},
+		{"remove args", fixed(&invoketransforms.Result{Properties: resource.PropertyMap{}}), &pulumirpc.TransformInvokeResponse{Args: &structpb.Struct{}}},
 		{"clear options", fixed(&invoketransforms.Result{Options: &invoketransforms.InvokeOptions{}}), &pulumirpc.TransformInvokeResponse{Options: &opts{}}},
 		{"args only", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
-			return a.WithArgs(func(m resource.PropertyMap) { m["name"] = resource.NewProperty("eu-west-1") }), nil
+			return a.WithProperties(func(m resource.PropertyMap) { m["name"] = resource.NewProperty("eu-west-1") }), nil
 		}, &pulumirpc.TransformInvokeResponse{Args: wiretest.Struct("name", wiretest.Str("eu-west-1"))}},
 		{"identity", identity, &pulumirpc.TransformInvokeResponse{Args: wiretest.Struct("name", wiretest.Str("us-east-1")), Options: fullOptions()}},
 	}
@@ -325,4 +325,25 @@ func TestErrors(t *testing.T) {
 			assert.Contains(t, st.Message(), tt.wantMsg)
 		})
 	}
+}
+
+// A result holding a Go value that no property value may hold fails as an
+// invalid result that names the argument and what to write instead, not as
+// a panic of the user's function.
+func TestGoValuesInAResultAreAnInvalidResult(t *testing.T) {
+	t.Parallel()
+	reg, err := callbacks.NewRegistry()
+	require.NoError(t, err)
+	token, err := reg.Register(invoketransforms.Adapt(func(context.Context, *invoketransforms.Args) (*invoketransforms.Result, error) {
+		return &invoketransforms.Result{Properties: resource.PropertyMap{"count": {V: 3}}}, nil
+	}), callbacks.Name("counts"))
+	require.NoError(t, err)
+	payload, err := proto.Marshal(request(nil))
+	require.NoError(t, err)
+	_, err = reg.Invoke(t.Context(), token, payload)
+	require.ErrorIs(t, err, callbacks.ErrInvalidResult)
+	require.NotErrorIs(t, err, callbacks.ErrPanicked)
+	assert.Equal(t, codes.Internal, status.Code(err))
+	assert.Contains(t, err.Error(), `invoke transform "counts"`)
+	assert.Contains(t, err.Error(), `the value of property "count" is 3 (type int), which a property value cannot hold: a number is a float64: resource.NewProperty(float64(3))`)
 }

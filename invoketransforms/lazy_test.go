@@ -7,7 +7,6 @@ import (
 	"unsafe"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/wire/payload"
 	"github.com/langhost/callbacks/invoketransforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -84,20 +83,20 @@ func TestLazyArguments(t *testing.T) {
 			return a.Result(), nil
 		}, true, nil},
 		{"read, then sent back", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
-			_ = a.Arguments()
+			_ = a.Properties()
 			return a.Result(), nil
 		}, false, both},
 		{"changed after Result", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
 			res := a.Result()
-			a.Arguments()["region"] = resource.NewProperty("eu-north-1")
+			a.Properties()["region"] = resource.NewProperty("eu-north-1")
 			return res, nil
 		}, false, resource.PropertyMap{"mostRecent": resource.NewProperty("yes"), "region": resource.NewProperty("eu-north-1")}},
 		{"replaced", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
-			a.SetArguments(resource.PropertyMap{"only": resource.NewProperty(1.0)})
+			a.SetProperties(resource.PropertyMap{"only": resource.NewProperty(1.0)})
 			return a.Result(), nil
 		}, false, resource.PropertyMap{"only": resource.NewProperty(1.0)}},
-		{"WithArgs", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
-			return a.WithArgs(func(m resource.PropertyMap) { delete(m, "mostRecent") }), nil
+		{"WithProperties", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
+			return a.WithProperties(func(m resource.PropertyMap) { delete(m, "mostRecent") }), nil
 		}, false, resource.PropertyMap{"region": resource.NewProperty("us-west-2")}},
 	}
 	for _, tt := range tests {
@@ -120,7 +119,7 @@ func TestLazyArguments(t *testing.T) {
 			require.NoError(t, proto.Unmarshal(out, res))
 			back, err := invoketransforms.DecodeRequest(&pulumirpc.TransformInvokeRequest{Args: res.GetArgs()})
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, back.Arguments())
+			assert.Equal(t, tt.want, back.Properties())
 		})
 	}
 }
@@ -169,14 +168,14 @@ func refusedBeforeRunning(t *testing.T, payload []byte, want string) {
 func TestArgsByHand(t *testing.T) {
 	t.Parallel()
 	a := &invoketransforms.Args{Token: "t"}
-	require.NotNil(t, a.Arguments())
-	assert.Empty(t, a.Arguments())
-	a.Arguments()["k"] = resource.NewProperty("v")
-	assert.Equal(t, resource.PropertyMap{"k": resource.NewProperty("v")}, a.Result().Args)
+	require.NotNil(t, a.Properties())
+	assert.Empty(t, a.Properties())
+	a.Properties()["k"] = resource.NewProperty("v")
+	assert.Equal(t, resource.PropertyMap{"k": resource.NewProperty("v")}, a.Result().Properties)
 
-	a.SetArguments(resource.PropertyMap{"x": resource.NewProperty(true)})
-	assert.Equal(t, resource.PropertyMap{"x": resource.NewProperty(true)}, a.Arguments())
-	assert.Equal(t, resource.PropertyMap{"x": resource.NewProperty(true)}, a.WithArgs(nil).Args)
+	a.SetProperties(resource.PropertyMap{"x": resource.NewProperty(true)})
+	assert.Equal(t, resource.PropertyMap{"x": resource.NewProperty(true)}, a.Properties())
+	assert.Equal(t, resource.PropertyMap{"x": resource.NewProperty(true)}, a.WithProperties(nil).Properties)
 }
 
 // Options are decoded from the wire by hand: what protobuf refuses in them
@@ -239,7 +238,7 @@ func TestResultsAreDistinct(t *testing.T) {
 	require.NotSame(t, first, second)
 	first.Options = &invoketransforms.InvokeOptions{Version: "2"}
 	assert.Equal(t, "1", second.Options.Version)
-	third := a.WithArgs(nil)
+	third := a.WithProperties(nil)
 	require.NotSame(t, first, third)
 	require.NotSame(t, second, third)
 	assert.Equal(t, "2", first.Options.Version)
@@ -277,7 +276,7 @@ func TestAnswerInPlace(t *testing.T) {
 			return a.Result(), nil
 		}, false},
 		{"read", func(_ context.Context, a *invoketransforms.Args) (*invoketransforms.Result, error) {
-			_ = a.Arguments()
+			_ = a.Properties()
 			return a.Result(), nil
 		}, false},
 	}
@@ -294,7 +293,7 @@ func TestAnswerInPlace(t *testing.T) {
 			want, err := reg.Invoke(t.Context(), token, request(t))
 			require.NoError(t, err)
 			own := request(t)
-			got, err := reg.Invoke(payload.Received(t.Context(), own), token, own)
+			got, err := reg.InvokeOwned(t.Context(), token, own)
 			require.NoError(t, err)
 
 			inPlace := len(got) > 0 && unsafe.SliceData(got) == &own[bytes.Index(own, spliceableArgs())-2]

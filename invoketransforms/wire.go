@@ -1,8 +1,10 @@
 package invoketransforms
 
 import (
+	"github.com/langhost/callbacks/internal/transformcore"
 	"github.com/langhost/callbacks/internal/wire"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/proto"
 )
 
 // The argument map fields of the request and of the response.
@@ -19,24 +21,24 @@ var (
 func decodePayload(b []byte, owned bool) (*Args, error) {
 	a := &Args{}
 	var pb pulumirpc.TransformInvokeRequest
-	msg, err := wire.DecodeRequest(b, owned, &pb, wire.Field{Num: requestArgs, Into: &a.args})
-	a.msg, a.Token, a.Options = msg, pb.GetToken(), optionsFromProto(pb.GetOptions())
+	err := a.props.Decode(b, owned, &pb, requestArgs)
+	a.Token, a.Options = pb.GetToken(), optionsFromProto(pb.GetOptions())
 	return a, err
 }
 
-// encodePayload encodes res as a serialized TransformInvokeResponse. msg is
-// the request the call decoded (nil outside a call), in whose bytes a
-// result that sends the arguments back unread and the options as received
-// is answered.
-func encodePayload(msg *wire.Message, res *Result, acceptsByteStrings bool) ([]byte, error) {
-	r := wire.Reply{Num: responseArgs, Props: res.Args}
-	if res.Args == nil && res.from != nil {
-		r.From = &res.from.args
-	}
+// encodePayload encodes res as a serialized TransformInvokeResponse to the
+// request a decoded to, in whose bytes a result that sends the arguments
+// back unread and the options as received is answered.
+func encodePayload(a *Args, res *Result, acceptsByteStrings bool) ([]byte, error) {
+	var rest proto.Message
 	if res.Options != nil {
-		r.Rest = &pulumirpc.TransformInvokeResponse{Options: res.Options.toProto()}
+		rest = &pulumirpc.TransformInvokeResponse{Options: res.Options.toProto()}
 	}
-	return msg.EncodeReply(r, acceptsByteStrings)
+	var from *transformcore.Props
+	if res.from != nil {
+		from = &res.from.props
+	}
+	return a.props.Reply(responseArgs, res.Properties, from, rest, acceptsByteStrings)
 }
 
 // optionsFromProto converts the wire form of invoke options. A nil message

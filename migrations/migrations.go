@@ -65,17 +65,23 @@ func Replace(resources []map[string]any, successors map[string]string) (*Result,
 // registration with the error's message.
 type Func func(ctx context.Context, args *Args) (*Result, error)
 
-// newFunc builds the callbacks.Func the engine calls for fn. A result that
+// newFunc builds the callbacks.Func the engine calls for fn. dryRun is what
+// the engine said when fn was registered: the request does not say it. A
+// result that
 // breaks the protocol's rules (see [Result]) fails the call with a
 // [*callbacks.Error] wrapping [callbacks.ErrInvalidResult] (Internal) that
 // names the rule, rather than reaching the engine.
-func newFunc(fn Func) callbacks.Func {
+func newFunc(fn Func, dryRun bool) callbacks.Func {
+	decode := func(ctx context.Context, payload []byte, owned bool, info *callbacks.CallInfo) (*Args, error) {
+		info.DryRun = dryRun
+		return decodeRequest(ctx, payload, owned, info)
+	}
 	return callbacks.NewFunc(callbacks.KindStateMigration, decode, fn, encode)
 }
 
-// decode decodes a state migration request into Args. The state is passed
-// on as it came.
-func decode(_ context.Context, payload []byte, info *callbacks.CallInfo) (*Args, error) {
+// decodeRequest decodes a state migration request into Args. The state is
+// passed on as it came.
+func decodeRequest(_ context.Context, payload []byte, _ bool, info *callbacks.CallInfo) (*Args, error) {
 	req := &pulumirpc.StateMigrationRequest{}
 	if err := proto.Unmarshal(payload, req); err != nil {
 		return nil, fmt.Errorf("not a pulumirpc.StateMigrationRequest: %w", err)
@@ -98,15 +104,20 @@ func encode(_ context.Context, args *Args, res *Result) ([]byte, error) {
 
 // Callback registers fn with mon's server and returns the Callback to append
 // to RegisterResourceRequest.state_migrations. It does not talk to the
-// engine; ask it first with mon.Require(ctx, monitor.StateMigrations),
-// because engines without the STATE_MIGRATIONS feature refuse such
-// registrations. Every error is a [*callbacks.Error].
+// engine but to ask, once per deployment, whether it is a preview; ask it
+// first with mon.Require(ctx, monitor.StateMigrations), because engines
+// without the STATE_MIGRATIONS feature refuse such registrations. Every
+// error is a [*callbacks.Error].
 func Callback(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...callbacks.RegisterOption) (*pulumirpc.Callback, error) {
 	const what = "migrations: registering a state migration"
 	if err := registration.Check(mon, fn == nil); err != nil {
 		return nil, registration.Failed(callbacks.KindStateMigration, what, err)
 	}
-	cb, err := mon.Server().Register(ctx, newFunc(fn), opts...)
+	info, err := mon.DeploymentInfo(ctx)
+	if err != nil {
+		return nil, registration.Failed(callbacks.KindStateMigration, what, err)
+	}
+	cb, err := mon.Server().Register(ctx, newFunc(fn, info.GetDryRun()), opts...)
 	if err != nil {
 		return nil, registration.Failed(callbacks.KindStateMigration, what, err)
 	}

@@ -284,6 +284,31 @@ func TestCallbackArguments(t *testing.T) {
 	assert.Equal(t, srv.Target(), cb.GetTarget())
 }
 
+// A migration registered in a preview is told so: the request does not
+// say it, the engine did when the migration was registered.
+func TestCallbackDryRun(t *testing.T) {
+	t.Parallel()
+	for _, preview := range []bool{false, true} {
+		info := monitortest.CurrentEngine(monitor.StateMigrations)
+		if preview {
+			info = monitortest.CurrentPreview(monitor.StateMigrations)
+		}
+		mon := monitortest.Serve(t, &monitortest.Fake{DeploymentInfo: info})
+		got := make(chan callbacks.CallInfo, 1)
+		cb, err := migrations.Callback(t.Context(), mon, func(ctx context.Context, _ *migrations.Args) (*migrations.Result, error) {
+			ci, _ := callbacks.CallInfoFrom(ctx)
+			got <- ci
+			return nil, nil
+		})
+		require.NoError(t, err)
+		_, err = invoke(t, cb, &pulumirpc.StateMigrationRequest{Urn: urnOld, OldState: []byte(oldState)})
+		require.NoError(t, err)
+		if ci := <-got; ci.DryRun != preview {
+			t.Errorf("preview %v: CallInfo.DryRun = %v", preview, ci.DryRun)
+		}
+	}
+}
+
 // TestFeatureCheck runs the feature check against the simulated engine in each of
 // the states the real engine can be in.
 func TestFeatureCheck(t *testing.T) {

@@ -232,6 +232,14 @@ func (m *Monitor) SignalAndWaitForShutdown(ctx context.Context) error {
 // [Monitor.SignalAndWaitForShutdown]), then shut the bound server down
 // gracefully, bounded by ctx. The server is shut down even when the signal
 // fails; both errors are returned.
+//
+// Never call Finish on a Monitor from program.Monitor, nor from any code the
+// Go SDK runs (a pulumi.Run program, an Automation API inline program, a
+// component provider's Construct): the SDK registers resources in the
+// background, so Finish would signal the engine and stop the server while
+// registrations are still pending, and their transforms and hooks would
+// find no server. That server shuts itself down when the engine ends the
+// deployment; there is nothing to call.
 func (m *Monitor) Finish(ctx context.Context) error {
 	sigErr := m.SignalAndWaitForShutdown(ctx)
 	var shutErr error

@@ -61,7 +61,7 @@ func NewTeam(ctx *pulumi.Context, name string, opts ...pulumi.ResourceOption) (*
 	if err := ctx.RegisterComponentResource("teams:index:Team", name, team, opts...); err != nil {
 		return nil, err
 	}
-	err = hooks.Attach(ctx.Context(), mon, program.Descendants(team), &hooks.Binding{BeforeCreate: []hooks.Ref{audit}})
+	err = hooks.Attach(ctx.Context(), mon, program.Descendants(team), &transforms.HooksBinding{BeforeCreate: []transforms.HookRef{audit}})
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +101,6 @@ func ExampleHooks() {
 		}
 		var bucket pulumi.CustomResourceState
 		return ctx.RegisterResource("aws:s3/bucket:Bucket", "logs", nil, &bucket,
-			program.Hooks(&hooks.Binding{BeforeCreate: []hooks.Ref{audit}}))
+			program.Hooks(&transforms.HooksBinding{BeforeCreate: []transforms.HookRef{audit}}))
 	})
 }

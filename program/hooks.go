@@ -8,7 +8,8 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/promise"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/internal/registration"
+	"github.com/langhost/callbacks/transforms"
 )
 
 // Hooks binds hooks registered with this module's hooks package to a
@@ -18,9 +19,9 @@ import (
 // so binding hooks to every resource a component creates costs the engine
 // nothing per other resource.
 //
-//	ctx.RegisterResource(typ, name, args, &res, program.Hooks(&hooks.Binding{
-//		BeforeCreate: []hooks.Ref{audit},
-//		OnError:      []hooks.Ref{retry},
+//	ctx.RegisterResource(typ, name, args, &res, program.Hooks(&transforms.HooksBinding{
+//		BeforeCreate: []transforms.HookRef{audit},
+//		OnError:      []transforms.HookRef{retry},
 //	}))
 //
 // Use it rather than a pulumi.ResourceHook built by hand from a hook's
@@ -28,7 +29,7 @@ import (
 // other *pulumi.ResourceHook makes it fail on a nil pointer). Hooks gives
 // it hooks marked as registered, which they are: hooks.Register returns
 // once the engine has accepted the hook. For resources some other code
-// creates, bind with hooks.Attach instead (see [Descendants]). A [hooks.Named] hook registered
+// creates, bind with hooks.Attach instead (see [Descendants]). A [transforms.HookName] hook registered
 // elsewhere is passed on as it is, and the engine resolves it when the step
 // runs.
 //
@@ -36,7 +37,7 @@ import (
 // a hook's registration state in a way this module does not know (it knows
 // that of github.com/pulumi/pulumi/sdk/v3 v3.263.0; TestHooksMarkTheSDKsHooksRegistered
 // pins it).
-func Hooks(b *hooks.Binding) pulumi.ResourceOption {
+func Hooks(b *transforms.HooksBinding) pulumi.ResourceOption {
 	if b == nil {
 		return pulumi.ResourceHooks(nil)
 	}
@@ -51,26 +52,26 @@ func Hooks(b *hooks.Binding) pulumi.ResourceOption {
 	})
 }
 
-func resourceHooks(refs []hooks.Ref) []*pulumi.ResourceHook {
+func resourceHooks(refs []transforms.HookRef) []*pulumi.ResourceHook {
 	var out []*pulumi.ResourceHook
 	for _, r := range refs {
 		if r == nil {
 			continue
 		}
-		h := &pulumi.ResourceHook{Name: r.Name()}
+		h := &pulumi.ResourceHook{Name: registration.RefName(r.Name())}
 		markRegistered(reflect.ValueOf(h).Elem())
 		out = append(out, h)
 	}
 	return out
 }
 
-func errorHooks(refs []hooks.Ref) []*pulumi.ErrorHook {
+func errorHooks(refs []transforms.HookRef) []*pulumi.ErrorHook {
 	var out []*pulumi.ErrorHook
 	for _, r := range refs {
 		if r == nil {
 			continue
 		}
-		h := &pulumi.ErrorHook{Name: r.Name()}
+		h := &pulumi.ErrorHook{Name: registration.RefName(r.Name())}
 		markRegistered(reflect.ValueOf(h).Elem())
 		out = append(out, h)
 	}

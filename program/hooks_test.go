@@ -3,6 +3,7 @@ package program_test
 import (
 	"context"
 	"errors"
+	"github.com/langhost/callbacks/transforms"
 	"sync/atomic"
 	"testing"
 
@@ -51,10 +52,10 @@ func TestHooksMarkTheSDKsHooksRegistered(t *testing.T) {
 				return err
 			}
 			var r pulumi.CustomResourceState
-			return ctx.RegisterResource("test:index:Thing", "thing", nil, &r, program.Hooks(&hooks.Binding{
-				BeforeCreate: []hooks.Ref{audit},
-				AfterCreate:  []hooks.Ref{hooks.Named("audit")},
-				OnError:      []hooks.Ref{retry},
+			return ctx.RegisterResource("test:index:Thing", "thing", nil, &r, program.Hooks(&transforms.HooksBinding{
+				BeforeCreate: []transforms.HookRef{audit},
+				AfterCreate:  []transforms.HookRef{transforms.HookName("audit")},
+				OnError:      []transforms.HookRef{retry},
 			}))
 		})
 	})
@@ -75,4 +76,22 @@ func TestHooksMarkTheSDKsHooksRegistered(t *testing.T) {
 	assert.Equal(t, int32(2), audits.Load(), "before and after create")
 	assert.Len(t, eng.Events(enginetest.KindErrorHook), 1, "the error hook was not called")
 	assert.Empty(t, eng.Events(enginetest.KindCallback), "a transform was involved")
+}
+
+// A nil *hooks.Hook in a binding, most often from a Register call whose
+// error went unchecked, reaches the engine under a name that says so, and
+// the engine's "not registered" quotes it.
+func TestHooksNameANilHook(t *testing.T) {
+	eng := enginetest.New(t)
+	res := eng.Run(t, func() error {
+		return pulumi.RunErr(func(ctx *pulumi.Context) error {
+			var audit *hooks.Hook // as left by a failed hooks.Register
+			var r pulumi.CustomResourceState
+			return ctx.RegisterResource("test:index:Thing", "thing", nil, &r, program.Hooks(&transforms.HooksBinding{
+				BeforeCreate: []transforms.HookRef{audit},
+			}))
+		})
+	})
+	require.Error(t, res.Err)
+	assert.Contains(t, res.Err.Error(), `hook "(nil hook: did the Register call that made it fail?)" was not registered`)
 }

@@ -34,8 +34,9 @@
 // creates (no transform involved), and [Descendants] is the scope of a
 // component the SDK registered, for hooks.Attach and transforms.Attach to
 // reach the resources a program puts under it. The server serves for as long as the
-// deployment runs — delete hooks after the program included — and shuts
-// itself down when the engine ends the deployment (see monitor.Monitor.Done).
+// deployment runs — delete hooks after the program included (see "Delete
+// hooks" in package hooks) — and shuts itself down when the engine ends the
+// deployment (see monitor.Monitor.Done).
 // There is nothing to call at the end, under `pulumi up` or in a service
 // that runs many inline deployments.
 //
@@ -69,7 +70,8 @@ const shutdownTimeout = 30 * time.Second
 
 // ErrNoEngine is wrapped by the error [Monitor] returns for a context with
 // no engine behind it: one made with pulumi.WithMocks, whose mock monitor
-// never calls callbacks back (test with the enginetest package instead).
+// never calls callbacks back. Test with github.com/langhost/callbacks/enginetest
+// instead: it runs the program against a simulated engine that calls them.
 var ErrNoEngine = errors.New("program: no engine to call callbacks back")
 
 // sessions holds the live deployments of this process, by monitor address.
@@ -89,8 +91,16 @@ type session struct {
 // call. opts configure the server (a logger, an observer, deadlines per
 // kind; the engine's address is set already) and may be given only on that
 // first call, since the server is configured once: later calls with
-// options fail with an error wrapping callbacks.ErrInvalidOption. A program
-// can read its stack configuration first and choose them from it.
+// options fail with an error wrapping callbacks.ErrInvalidOption, and calls
+// without options return the Monitor. A program can read its stack
+// configuration first and choose them from it.
+//
+// Code that cannot know whether its call is the deployment's first, such as
+// the Construct of a component provider, which the engine may call for
+// several components at once, calls Monitor(ctx) without options; if it
+// must configure the server, it gives the options and, on
+// callbacks.ErrInvalidOption, calls Monitor(ctx) again without them to get
+// the Monitor that another call configured.
 //
 // The server shuts itself down when the engine ends the deployment: once it
 // has run the last step and hook, or when its process exits. A later
@@ -105,14 +115,16 @@ func Monitor(ctx *pulumi.Context, opts ...callbacks.ServerOption) (*monitor.Moni
 		return nil, err
 	}
 	if info.MonitorAddr == "" {
-		return nil, fmt.Errorf("%w: the context has no resource monitor address (pulumi.WithMocks?)", ErrNoEngine)
+		return nil, fmt.Errorf("%w: the context has no resource monitor address (pulumi.WithMocks? mocks never call callbacks; "+
+			"test with github.com/langhost/callbacks/enginetest, whose engine does)", ErrNoEngine)
 	}
 
 	sessions.Lock()
 	defer sessions.Unlock()
 	if s := sessions.m[info.MonitorAddr]; s != nil && !over(s.mon) {
 		if len(opts) > 0 {
-			return nil, fmt.Errorf("%w: program: the deployment's callback server has already started; give its options on the first call", callbacks.ErrInvalidOption)
+			return nil, fmt.Errorf("%w: program: the deployment's callback server has already started, and options "+
+				"configure it on the deployment's first Monitor call only; call Monitor(ctx) without options to get it", callbacks.ErrInvalidOption)
 		}
 		return s.mon, nil
 	}

@@ -102,6 +102,7 @@ func TestMonitorWithMocks(t *testing.T) {
 		return err
 	}, pulumi.WithMocks("p", "s", mocks{}))
 	require.ErrorIs(t, err, program.ErrNoEngine)
+	require.ErrorContains(t, err, "test with github.com/langhost/callbacks/enginetest", "the error must say how to test callbacks")
 	_, err = program.Monitor(nil)
 	require.Error(t, err)
 }
@@ -135,7 +136,7 @@ func withFarewell(calls *atomic.Int32, got **monitor.Monitor, keep ...string) pu
 		for _, name := range keep {
 			var r pulumi.CustomResourceState
 			err := ctx.RegisterResource("test:index:Thing", name, nil, &r,
-				program.Hooks(&hooks.Binding{AfterDelete: []hooks.Ref{farewell}}))
+				program.Hooks(&transforms.HooksBinding{AfterDelete: []transforms.HookRef{farewell}}))
 			if err != nil {
 				return err
 			}
@@ -256,7 +257,7 @@ func TestServerOptionsFromStackConfig(t *testing.T) {
 			}
 			var r pulumi.CustomResourceState
 			return ctx.RegisterResource("test:index:Thing", "thing", nil, &r,
-				program.Hooks(&hooks.Binding{BeforeCreate: []hooks.Ref{wait}}))
+				program.Hooks(&transforms.HooksBinding{BeforeCreate: []transforms.HookRef{wait}}))
 		})
 	})
 	require.Error(t, res.Err, "the hook's deadline from the config did not apply")

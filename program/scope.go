@@ -24,7 +24,7 @@ import (
 //	if err := ctx.RegisterComponentResource(TeamType, name, team, opts...); err != nil {
 //		return nil, err
 //	}
-//	err := hooks.Attach(ctx.Context(), mon, program.Descendants(team), &hooks.Binding{…})
+//	err := hooks.Attach(ctx.Context(), mon, program.Descendants(team), &transforms.HooksBinding{…})
 //
 // A component that was never registered cannot have descendants: Attach
 // refuses the scope (transforms.ErrNeverMatches), as it does one whose

@@ -36,7 +36,7 @@ func newTeam(ctx *pulumi.Context, name string, opts ...pulumi.ResourceOption) (*
 		return nil, err
 	}
 	scope := program.Descendants(team)
-	if err := hooks.Attach(ctx.Context(), mon, scope, &hooks.Binding{BeforeCreate: []hooks.Ref{audit}}); err != nil {
+	if err := hooks.Attach(ctx.Context(), mon, scope, &transforms.HooksBinding{BeforeCreate: []transforms.HookRef{audit}}); err != nil {
 		return nil, err
 	}
 	err = transforms.Attach(ctx.Context(), mon, scope, func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
@@ -110,7 +110,7 @@ func TestDescendantsOfAnUnregisteredResource(t *testing.T) {
 				return err
 			}
 			err = hooks.Attach(ctx.Context(), mon, program.Descendants(&pulumi.ResourceState{}),
-				&hooks.Binding{BeforeCreate: []hooks.Ref{hooks.Named("audit")}})
+				&transforms.HooksBinding{BeforeCreate: []transforms.HookRef{transforms.HookName("audit")}})
 			if err == nil {
 				return fmt.Errorf("attached to an unregistered resource")
 			}

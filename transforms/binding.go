@@ -3,6 +3,7 @@ package transforms
 import (
 	"slices"
 
+	"github.com/langhost/callbacks/internal/registration"
 	"github.com/langhost/callbacks/internal/wire"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -11,15 +12,13 @@ import (
 // HookRef names a hook in a [HooksBinding]: a hook registered with the
 // hooks package (*hooks.Hook, *hooks.ErrorHook), or a [HookName] for a hook
 // registered elsewhere (another package, another process, or later in this
-// run: the engine resolves names only when a step runs). The hooks package
-// calls this type hooks.Ref.
+// run: the engine resolves names only when a step runs).
 type HookRef interface {
 	// Name returns the name the hook is registered under.
 	Name() string
 }
 
-// HookName refers to a hook by its name alone. The hooks package calls this
-// type hooks.Named.
+// HookName refers to a hook by its name alone: transforms.HookName("audit").
 type HookName string
 
 // Name returns n, so that a HookName is a [HookRef].
@@ -30,13 +29,11 @@ func (n HookName) Name() string { return string(n) }
 // with typed references in place of bare names. It is the one binding type
 // of this module: the Hooks field of a transform's [ResourceOptions], the
 // binding of hooks.Attach and of program.Hooks, and the Hooks field of the
-// options a hook receives. The hooks package calls it hooks.Binding. Hooks
-// at one point run in order.
+// options a hook receives. Hooks at one point run in order.
 //
 // The engine stores only names. Create and update hooks come from the
 // current registration; delete hooks come from the binding saved in the
-// state, and run under the name registered in the run that deletes the
-// resource.
+// state (see "Delete hooks" in package hooks).
 type HooksBinding struct {
 	// BeforeCreate hooks run before the provider creates the resource.
 	BeforeCreate []HookRef
@@ -102,9 +99,11 @@ func refNames(refs []HookRef) []string {
 	}
 	out := make([]string, len(refs))
 	for i, r := range refs {
+		name := ""
 		if r != nil {
-			out[i] = r.Name()
+			name = r.Name()
 		}
+		out[i] = registration.RefName(name)
 	}
 	return out
 }

@@ -19,9 +19,10 @@
 // program once per resource, however many bindings and instances there
 // are.
 //
-// [HooksBinding] (hooks.Binding) is the one hook binding type of the
-// module: the Hooks field of [ResourceOptions], and what hooks.Attach and
-// program.Hooks bind.
+// [HooksBinding] is the one hook binding type of the module: the Hooks
+// field of [ResourceOptions], and what hooks.Attach and program.Hooks bind.
+// [ResourceOptions] are the one type of a resource's options: what a
+// transform changes and what a hook is told.
 //
 // # Options are replaced, not merged
 //

@@ -27,7 +27,7 @@ func EncodeResult(res *Result, acceptsByteStrings bool) (*pulumirpc.TransformRes
 		if res == nil {
 			return nil, nil
 		}
-		return encodePayload(nil, res, acceptsByteStrings)
+		return encodePayload(&Args{}, res, acceptsByteStrings)
 	})
 }
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/wire/payload"
 	"github.com/langhost/callbacks/transforms"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
@@ -68,7 +67,7 @@ func FuzzTransformRequest(f *testing.F) {
 		// The unread identity once more on bytes that belong to the call, as
 		// the server's do: it may answer in them, and must answer the same.
 		own := bytes.Clone(request)
-		outOwn, errOwn := reg.Invoke(payload.Received(context.Background(), own), lazy, own)
+		outOwn, errOwn := reg.InvokeOwned(context.Background(), lazy, own)
 		if (err == nil) != (errOwn == nil) || err != nil && err.Error() != errOwn.Error() {
 			t.Fatalf("the caller's bytes: %v; the call's own: %v", err, errOwn)
 		}

@@ -7,7 +7,6 @@ import (
 	"unsafe"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/wire/payload"
 	"github.com/langhost/callbacks/transforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -202,7 +201,7 @@ func TestAnswerInPlace(t *testing.T) {
 			want, err := reg.Invoke(t.Context(), token, request(t))
 			require.NoError(t, err)
 			own := request(t)
-			got, err := reg.Invoke(payload.Received(t.Context(), own), token, own)
+			got, err := reg.InvokeOwned(t.Context(), token, own)
 			require.NoError(t, err)
 
 			inPlace := len(got) > 0 && unsafe.SliceData(got) == &own[bytes.Index(own, spliceableProperties())-2]

@@ -9,12 +9,13 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// ResourceOptions is the Go form of pulumirpc.TransformResourceOptions: the
-// options of the resource being transformed. It has one field for each field
-// of the message, with the same meaning, and converts both ways without
-// loss: optional booleans stay pointers so that "unset" and "false" differ,
-// and fields of newer engines that this version does not know are carried
-// along untouched.
+// ResourceOptions are a resource's options: the options of the resource
+// being transformed (pulumirpc.TransformResourceOptions), and the options a
+// hook is told about (pulumirpc.ResourceOptions, read-only there; see
+// hooks.Args). It has one field for each field of those messages, with the
+// same meaning, and converts both ways without loss: optional booleans stay
+// pointers so that "unset" and "false" differ, and fields of newer engines
+// that this version does not know are carried along untouched.
 //
 // The engine replaces all of a resource's options with the ones a transform
 // returns, so a transform that changes one option must return the others as
@@ -24,6 +25,10 @@ import (
 // The zero value is the empty option set. A ResourceOptions is not safe for
 // concurrent mutation.
 type ResourceOptions struct {
+	// Parent is the URN of the resource's parent (parent). A transform sees
+	// it here and as [Args].Parent, and cannot change it: the engine takes
+	// the parent from the registration, so Parent is never sent back.
+	Parent resource.URN
 	// DependsOn lists the resources this one explicitly depends on
 	// (depends_on). The engine re-reads it only for a resource's own
 	// transforms, not for parent or stack transforms.

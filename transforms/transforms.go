@@ -2,13 +2,11 @@ package transforms
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/registration"
-	"github.com/langhost/callbacks/internal/wire"
-	"github.com/langhost/callbacks/internal/wire/payload"
+	"github.com/langhost/callbacks/internal/transformcore"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/urn"
@@ -40,8 +38,7 @@ type Args struct {
 	// Options are all of the resource's options. Never nil.
 	Options *ResourceOptions
 
-	props wire.Lazy
-	msg   *wire.Message // the request as it arrived; nil outside a call
+	props transformcore.Props
 }
 
 // Properties returns the resource's inputs, decoding them on the first
@@ -88,7 +85,7 @@ type Result struct {
 // the result's Properties field is nil and they are sent exactly as the
 // engine encoded them, without being decoded.
 func (a *Args) Result() *Result {
-	if _, unread := a.props.Unread(); unread {
+	if a.props.Unread() {
 		return &Result{Options: a.Options, from: a}
 	}
 	return &Result{Properties: a.Properties(), Options: a.Options}
@@ -100,13 +97,7 @@ func (a *Args) Result() *Result {
 //
 //	return args.WithOptions(func(o *transforms.ResourceOptions) { o.Protect = new(true) }), nil
 func (a *Args) WithOptions(edit func(*ResourceOptions)) *Result {
-	if a.Options == nil {
-		a.Options = &ResourceOptions{}
-	}
-	if edit != nil {
-		edit(a.Options)
-	}
-	return &Result{Options: a.Options}
+	return &Result{Options: transformcore.Options(&a.Options, edit)}
 }
 
 // WithProperties calls edit on a's properties and returns a result that
@@ -144,35 +135,17 @@ func childURN(parent resource.URN, typ, name string) resource.URN {
 // newFunc builds the callbacks.Func the engine calls for fn. dryRun is what
 // the engine said when fn was registered: the request does not say it.
 func newFunc(fn Func, dryRun bool) callbacks.Func {
-	decode := func(ctx context.Context, b []byte, info *callbacks.CallInfo) (*Args, error) {
-		args, err := decodePayload(b, payload.Owned(ctx))
-		info.URN, info.Type, info.ResourceName, info.DryRun = string(args.URN), args.Type, args.Name, dryRun
-		return args, err
-	}
-	call := func(ctx context.Context, args *Args) (*Result, error) {
-		res, err := fn(ctx, args)
-		if args.props.Err() != nil {
-			// fn saw an empty map in place of the properties; whatever it
-			// made of them must not reach the engine, and encodeCall
-			// refuses the call.
-			return nil, nil
-		}
-		return res, err
-	}
-	return callbacks.NewFunc(callbacks.KindResourceTransform, decode, call, encodeCall)
-}
-
-// encodeCall encodes the result of a call whose request decoded to args.
-func encodeCall(ctx context.Context, args *Args, res *Result) ([]byte, error) {
-	if err := args.props.Err(); err != nil {
-		return nil, fmt.Errorf("%w: properties: %w", callbacks.ErrInvalidRequest, err)
-	}
-	if res == nil {
-		return nil, nil
-	}
-	info, _ := callbacks.CallInfoFrom(ctx)
-	out, err := encodePayload(args.msg, res, info.AcceptsByteStrings)
-	return out, registration.ResultError(err, info.AcceptsByteStrings)
+	return transformcore.NewFunc(transformcore.Kind[Args, Result]{
+		Kind:  callbacks.KindResourceTransform,
+		Field: "properties",
+		Decode: func(b []byte, owned bool, info *callbacks.CallInfo) (*Args, error) {
+			args, err := decodePayload(b, owned)
+			info.URN, info.Type, info.ResourceName, info.DryRun = string(args.URN), args.Type, args.Name, dryRun
+			return args, err
+		},
+		Props:  func(a *Args) *transformcore.Props { return &a.props },
+		Encode: encodePayload,
+	}, fn)
 }
 
 // Callback registers fn with mon's server and returns the Callback to put in

@@ -351,3 +351,41 @@ func TestCallbackArguments(t *testing.T) {
 	assert.Equal(t, "tagger", name)
 	assert.Equal(t, srv.Target(), cb.GetTarget())
 }
+
+// A result holding a Go value that no property value may hold, in its
+// properties or its replacement trigger, fails as an invalid result that
+// names the property and what to write instead, not as a panic of the
+// user's function.
+func TestGoValuesInAResultAreAnInvalidResult(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		fn   transforms.Func
+		want string
+	}{
+		{"property", func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+			return a.WithProperties(func(m resource.PropertyMap) { m["length"] = resource.PropertyValue{V: 3} }), nil
+		}, `the value of property "length" is 3 (type int), which a property value cannot hold: a number is a float64: resource.NewProperty(float64(3)) or resource.NewNumberProperty(3)`},
+		{"replacement trigger", func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+			a.Options.ReplacementTrigger = &resource.PropertyValue{V: int64(2)}
+			return a.Result(), nil
+		}, `is 2 (type int64)`},
+	}
+	reg, err := callbacks.NewRegistry()
+	require.NoError(t, err)
+	payload, err := proto.Marshal(request(fullOptions()))
+	require.NoError(t, err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			token, err := reg.Register(transforms.Adapt(tt.fn), callbacks.Name("sizes"))
+			require.NoError(t, err)
+			_, err = reg.Invoke(t.Context(), token, payload)
+			require.ErrorIs(t, err, callbacks.ErrInvalidResult)
+			require.NotErrorIs(t, err, callbacks.ErrPanicked)
+			assert.Equal(t, codes.Internal, status.Code(err))
+			assert.Contains(t, err.Error(), `resource transform "sizes"`)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}

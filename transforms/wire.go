@@ -2,6 +2,8 @@ package transforms
 
 import (
 	"fmt"
+	"github.com/langhost/callbacks/internal/transformcore"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/langhost/callbacks/internal/wire"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -22,8 +24,7 @@ var (
 func decodePayload(b []byte, owned bool) (*Args, error) {
 	a := &Args{}
 	var pb pulumirpc.TransformRequest
-	msg, err := wire.DecodeRequest(b, owned, &pb, wire.Field{Num: requestProperties, Into: &a.props})
-	a.msg = msg
+	err := a.props.Decode(b, owned, &pb, requestProperties)
 	a.Type, a.Name, a.Custom, a.Parent = pb.GetType(), pb.GetName(), pb.GetCustom(), resource.URN(pb.GetParent())
 	if err != nil {
 		return a, err
@@ -31,25 +32,26 @@ func decodePayload(b []byte, owned bool) (*Args, error) {
 	if a.Options, err = optionsFromProto(pb.GetOptions()); err != nil {
 		return a, fmt.Errorf("options: %w", err)
 	}
+	a.Options.Parent = a.Parent
 	a.URN = childURN(a.Parent, a.Type, a.Name)
 	return a, nil
 }
 
-// encodePayload encodes res as a serialized TransformResponse. msg is the
-// request the call decoded (nil outside a call), in whose bytes a result
-// that sends the properties back unread and the options as received is
-// answered.
-func encodePayload(msg *wire.Message, res *Result, acceptsByteStrings bool) ([]byte, error) {
-	r := wire.Reply{Num: responseProperties, Props: res.Properties}
-	if res.Properties == nil && res.from != nil {
-		r.From = &res.from.props
-	}
+// encodePayload encodes res as a serialized TransformResponse to the
+// request a decoded to, in whose bytes a result that sends the properties
+// back unread and the options as received is answered.
+func encodePayload(a *Args, res *Result, acceptsByteStrings bool) ([]byte, error) {
+	var rest proto.Message
 	if res.Options != nil {
 		opts, err := res.Options.toProto(acceptsByteStrings)
 		if err != nil {
 			return nil, err
 		}
-		r.Rest = &pulumirpc.TransformResponse{Options: opts}
+		rest = &pulumirpc.TransformResponse{Options: opts}
 	}
-	return msg.EncodeReply(r, acceptsByteStrings)
+	var from *transformcore.Props
+	if res.from != nil {
+		from = &res.from.props
+	}
+	return a.props.Reply(responseProperties, res.Properties, from, rest, acceptsByteStrings)
 }

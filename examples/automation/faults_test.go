@@ -25,6 +25,7 @@ import (
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/hooks"
 	"github.com/langhost/callbacks/program"
+	"github.com/langhost/callbacks/transforms"
 )
 
 // hangBound turns a wait that would never end into a failure; it is never a
@@ -97,7 +98,7 @@ func blockingInline(b *blocker, logs *lockedBuffer) pulumi.RunFunc {
 		}
 		var pet pulumi.CustomResourceState
 		return ctx.RegisterResource(petType, "pet", pulumi.Map{"length": pulumi.Int(2)}, &pet,
-			program.Hooks(&hooks.Binding{BeforeCreate: []hooks.Ref{block}, BeforeDelete: []hooks.Ref{block}}))
+			program.Hooks(&transforms.HooksBinding{BeforeCreate: []transforms.HookRef{block}, BeforeDelete: []transforms.HookRef{block}}))
 	}
 }
 
@@ -361,7 +362,7 @@ func TestInlineDestroyInterruptedWhileADeleteHookRuns(t *testing.T) {
 		}
 		var pet pulumi.CustomResourceState
 		return pctx.RegisterResource(petType, "pet", pulumi.Map{"length": pulumi.Int(2)}, &pet,
-			program.Hooks(&hooks.Binding{BeforeDelete: []hooks.Ref{del}}))
+			program.Hooks(&transforms.HooksBinding{BeforeDelete: []transforms.HookRef{del}}))
 	}
 	stack, err := auto.UpsertStackInlineSource(ctx, "destroyed", "faults", prog)
 	require.NoError(t, err)

@@ -106,7 +106,7 @@ func inline(t *tally) pulumi.RunFunc {
 		}
 		var pet pulumi.CustomResourceState
 		return ctx.RegisterResource(petType, "pet", pulumi.Map{"length": pulumi.Int(2)}, &pet,
-			program.Hooks(&hooks.Binding{BeforeCreate: []hooks.Ref{audit}, OnError: []hooks.Ref{retry}}))
+			program.Hooks(&transforms.HooksBinding{BeforeCreate: []transforms.HookRef{audit}, OnError: []transforms.HookRef{retry}}))
 	}
 }
 

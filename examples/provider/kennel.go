@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/langhost/callbacks/transforms"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/provider"
@@ -95,7 +96,7 @@ func NewKennel(ctx *pulumi.Context, name string, args *KennelArgs, opts ...pulum
 		err := ctx.RegisterResource(PetType, fmt.Sprintf("%s-pet-%d", name, i+1), pulumi.Map{
 			"length":  pulumi.Int(2),
 			"keepers": pulumi.StringMap{"kennel": pulumi.String(name)},
-		}, &pet, pulumi.Parent(kennel), program.Hooks(&hooks.Binding{BeforeCreate: []hooks.Ref{audit}}))
+		}, &pet, pulumi.Parent(kennel), program.Hooks(&transforms.HooksBinding{BeforeCreate: []transforms.HookRef{audit}}))
 		if err != nil {
 			return nil, err
 		}

@@ -126,10 +126,10 @@ func registerCallbacks(ctx context.Context, mon *monitor.Monitor) error {
 	// Bind the hooks to every custom resource, so the program's resources
 	// need no option of their own: the scope is explicit, every resource
 	// isCustom picks.
-	return hooks.Attach(ctx, mon, transforms.Matching(isCustom), &hooks.Binding{
-		BeforeCreate: []hooks.Ref{audit},
-		AfterCreate:  []hooks.Ref{record},
-		OnError:      []hooks.Ref{retry},
+	return hooks.Attach(ctx, mon, transforms.Matching(isCustom), &transforms.HooksBinding{
+		BeforeCreate: []transforms.HookRef{audit},
+		AfterCreate:  []transforms.HookRef{record},
+		OnError:      []transforms.HookRef{retry},
 	})
 }
 
@@ -217,10 +217,10 @@ func labelLookups(caller string) invoketransforms.Func {
 		if !strings.HasPrefix(args.Token, "pulumi:pulumi:") {
 			return nil, nil
 		}
-		if _, ok := args.Arguments()["requestedBy"]; ok {
+		if _, ok := args.Properties()["requestedBy"]; ok {
 			return nil, nil
 		}
-		return args.WithArgs(func(m resource.PropertyMap) {
+		return args.WithProperties(func(m resource.PropertyMap) {
 			m["requestedBy"] = resource.NewProperty(caller)
 		}), nil
 	}

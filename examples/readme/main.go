@@ -42,6 +42,6 @@ func main() {
 		}
 		var pet pulumi.CustomResourceState
 		return ctx.RegisterResource("random:index/randomPet:RandomPet", "pet", pulumi.Map{"length": pulumi.Int(2)}, &pet,
-			program.Hooks(&hooks.Binding{BeforeCreate: []hooks.Ref{audit}, OnError: []hooks.Ref{retry}}))
+			program.Hooks(&transforms.HooksBinding{BeforeCreate: []transforms.HookRef{audit}, OnError: []transforms.HookRef{retry}}))
 	})
 }

@@ -101,9 +101,9 @@ func Setup(ctx context.Context, mon *monitor.Monitor) error {
 		return err
 	}
 	custom := func(args *transforms.Args) bool { return args.Custom }
-	return hooks.Attach(ctx, mon, transforms.Matching(custom), &hooks.Binding{
-		BeforeCreate: []hooks.Ref{check},
-		AfterCreate:  []hooks.Ref{notify},
+	return hooks.Attach(ctx, mon, transforms.Matching(custom), &transforms.HooksBinding{
+		BeforeCreate: []transforms.HookRef{check},
+		AfterCreate:  []transforms.HookRef{notify},
 	})
 }
 

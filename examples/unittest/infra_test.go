@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"testing"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks/enginetest"
 	"github.com/langhost/callbacks/hooks"
@@ -24,7 +24,8 @@ func deployOn(t *testing.T, opts ...enginetest.Option) (*enginetest.Engine, *eng
 	opts = append([]enginetest.Option{enginetest.WithProject("unittest"), enginetest.WithStack("test")}, opts...)
 	engine := enginetest.New(t, opts...)
 	res := engine.Run(t, func() error { return pulumi.RunErr(deploy) })
-	require.NoError(t, res.ProgramErr, "the program failed:\n%s", engine.Trace())
+	// Err holds every failure, the deployment's reason first, then the
+	// program's own error.
 	require.NoError(t, res.Err, "the deployment failed:\n%s", engine.Trace())
 	return engine, res
 }
@@ -50,7 +51,7 @@ func hookCalls(t *testing.T, engine *enginetest.Engine, name string) (called []*
 			skipped++
 			continue
 		}
-		args, err := hooks.NewArgs(ev.Request.(*pulumirpc.ResourceHookRequest))
+		args, err := hooks.DecodeArgs(ev.Request.(*pulumirpc.ResourceHookRequest))
 		require.NoError(t, err)
 		called = append(called, args)
 	}
@@ -121,13 +122,11 @@ func TestAPreviewRunsOnlyTheHookMarkedOnDryRun(t *testing.T) {
 }
 
 // The functions are plain Go, so they can also be tested without an engine,
-// with Args built from the request the engine would send.
+// with Args built from plain values.
 func TestCheckOwnerRefusesAResourceWithoutOwner(t *testing.T) {
-	inputs, err := structpb.NewStruct(map[string]any{"length": 2})
-	require.NoError(t, err)
-	args, err := hooks.NewArgs(&pulumirpc.ResourceHookRequest{Name: "stray", Type: petType, NewInputs: inputs})
-	require.NoError(t, err)
-	err = CheckOwner(context.Background(), args)
+	urn := resource.URN("urn:pulumi:dev::shop::" + petType + "::stray")
+	args := hooks.NewArgs(urn, "", hooks.State{Inputs: resource.PropertyMap{"length": resource.NewProperty(2.0)}}, hooks.State{})
+	err := CheckOwner(context.Background(), args)
 	assert.EqualError(t, err, "stray has no keepers, so no owner tag")
 }
 

@@ -47,10 +47,7 @@ func simulate(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if res.ProgramErr != nil {
-		return res.ProgramErr
-	}
-	if res.Err != nil {
+	if res.Err != nil { // every failure, the reason first, then the program's
 		return res.Err
 	}
 	fmt.Fprintln(w, "unittest: deployed on the simulator (PULUMI_MONITOR is unset):")

@@ -1,8 +1,10 @@
 // Package registration holds what the typed packages (transforms,
 // invoketransforms, hooks, migrations) share about registering callbacks:
 // the checks of their arguments, the error a failed registration returns,
-// and the line of user code that made it. It is built on the public API of
-// package callbacks and package monitor only.
+// the error of a result that does not encode, and the line of user code
+// that made a registration. It is built on the public API of package
+// callbacks and package monitor, and on the codec's error for a value with
+// no wire form.
 package registration
 
 import (
@@ -13,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/wire"
 	"github.com/langhost/callbacks/monitor"
 )
 
@@ -51,12 +54,31 @@ func Failed(k callbacks.Kind, what string, err error) error {
 	return &callbacks.Error{Code: code, Kind: k, Err: err, Msg: fmt.Sprintf("%s: %v", what, err)}
 }
 
-// ResultError is err, from encoding a call's result, with the reason when
+// ResultError is err, from encoding a call's result: a value that no
+// property value may hold (a Go int, say) wraps [callbacks.ErrInvalidResult],
+// so the call fails as a broken result rather than a panic; otherwise, when
 // the registration refuses byte strings (callbacks.AcceptsByteStrings(false)),
-// which is then the likely cause.
+// err comes with that reason, which is then the likely cause.
 func ResultError(err error, acceptsByteStrings bool) error {
+	if _, ok := errors.AsType[*wire.InvalidValueError](err); ok {
+		return fmt.Errorf("%w: %w", callbacks.ErrInvalidResult, err)
+	}
 	if err != nil && !acceptsByteStrings {
 		return fmt.Errorf("%w (byte strings are refused: the callback is registered with callbacks.AcceptsByteStrings(false))", err)
 	}
 	return err
+}
+
+// NoHook is the name a binding sends for a hook reference with no name, a
+// nil *hooks.Hook most often, so that the engine's "hook … was not
+// registered" says what is wrong rather than quoting an empty name.
+const NoHook = "(nil hook: did the Register call that made it fail?)"
+
+// RefName is the name a binding sends for a reference named name: name
+// itself, or [NoHook] for an empty one.
+func RefName(name string) string {
+	if name == "" {
+		return NoHook
+	}
+	return name
 }

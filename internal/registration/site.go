@@ -2,13 +2,17 @@ package registration
 
 import (
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"strings"
 )
 
 // Site names the line outside this module's non-test code that called
 // into it, as "file:line": the user's line that registered a hook or
-// attached a binding, for messages that say where that happened.
+// attached a binding, for messages that say where that happened. The file
+// is named as a build with -trimpath names it, by its package's import
+// path, whether or not the program was built that way, so that messages
+// do not show the build machine's directories.
 func Site() string {
 	pcs := make([]uintptr, 32)
 	n := runtime.Callers(2, pcs)
@@ -16,7 +20,7 @@ func Site() string {
 	first := ""
 	for {
 		f, more := frames.Next()
-		site := fmt.Sprintf("%s:%d", f.File, f.Line)
+		site := fmt.Sprintf("%s:%d", fileOf(f), f.Line)
 		if first == "" {
 			first = site
 		}
@@ -48,4 +52,29 @@ func isLibraryFrame(f runtime.Frame) bool {
 		}
 	}
 	return false
+}
+
+// fileOf names f's file by its package's import path and its base name, as
+// -trimpath does, or by its base name alone in package main, whose import
+// path the binary does not record. A path that is not absolute has been
+// trimmed already and is kept.
+func fileOf(f runtime.Frame) string {
+	if !filepath.IsAbs(f.File) {
+		return f.File
+	}
+	base := filepath.Base(f.File)
+	// f.Function is "import/path.Func", "import/path.(*T).Method", or
+	// "main.func1"; the package path ends at the first dot after the last
+	// slash.
+	fn := f.Function
+	slash := strings.LastIndex(fn, "/")
+	dot := strings.Index(fn[slash+1:], ".")
+	if dot < 0 {
+		return base
+	}
+	pkg := strings.TrimSuffix(fn[:slash+1+dot], "_test")
+	if pkg == "main" {
+		return base
+	}
+	return pkg + "/" + base
 }

@@ -137,9 +137,11 @@ func (e *encoder) stringEntry(k, s string) {
 	e.w.PrependMessageField(structFields, mark)
 }
 
-func (e *encoder) valueEntry(k string, v resource.PropertyValue) error {
+// valueEntry writes the entry k of an envelope (a secret's, an output's)
+// whose value v belongs to the property named prop.
+func (e *encoder) valueEntry(k string, v resource.PropertyValue, prop string) error {
 	mark := e.w.Len()
-	if err := e.value(k, v); err != nil {
+	if err := e.value(prop, v); err != nil {
 		return err
 	}
 	e.w.PrependMessageField(entryValue, mark)
@@ -201,7 +203,7 @@ func (e *encoder) value(key string, v resource.PropertyValue) error {
 		w.PrependMessageField(valueStruct, mark)
 	case *resource.Secret:
 		mark := w.Len()
-		if err := e.valueEntry("value", x.Element); err != nil {
+		if err := e.valueEntry("value", x.Element, key); err != nil {
 			return err
 		}
 		e.stringEntry(resource.SigKey, resource.SecretSig)
@@ -221,25 +223,27 @@ func (e *encoder) value(key string, v resource.PropertyValue) error {
 			for i, d := range x.Dependencies {
 				deps[i] = resource.NewProperty(string(d))
 			}
-			if err := e.valueEntry("dependencies", resource.NewProperty(deps)); err != nil {
+			if err := e.valueEntry("dependencies", resource.NewProperty(deps), key); err != nil {
 				return err
 			}
 		}
 		if x.Secret {
-			if err := e.valueEntry("secret", resource.NewProperty(true)); err != nil {
+			if err := e.valueEntry("secret", resource.NewProperty(true), key); err != nil {
 				return err
 			}
 		}
 		if x.Known {
-			if err := e.valueEntry("value", x.Element); err != nil {
+			if err := e.valueEntry("value", x.Element, key); err != nil {
 				return err
 			}
 		}
 		e.stringEntry(resource.SigKey, resource.OutputValueSig)
 		w.PrependMessageField(valueStruct, mark)
-	default:
-		// Assets, archives and resource references: rare, so let the SDK
-		// encode this one value.
+	case *resource.Asset, *resource.Archive, resource.ResourceReference:
+		// Rare, so let the SDK encode this one value.
+		if err := checkValue(key, v); err != nil {
+			return err
+		}
 		opts := sdkOptions
 		opts.KeepByteString = e.keepBytes
 		pb, err := plugin.MarshalPropertyValue(resource.PropertyKey(key), v, opts)
@@ -254,6 +258,8 @@ func (e *encoder) value(key string, v resource.PropertyValue) error {
 			return err
 		}
 		w.PrependBytes(b)
+	default:
+		return &InvalidValueError{Key: key, Value: v.V}
 	}
 	return nil
 }

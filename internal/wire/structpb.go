@@ -23,8 +23,12 @@ func UnmarshalStruct(s *structpb.Struct) (m resource.PropertyMap, err error) {
 // Marshal encodes a property map for the wire. Strings that are not valid
 // UTF-8 become byte-string envelopes when keepBytes is set (the engine said
 // the callback accepts them) and are an error otherwise. A nil map encodes to
-// an empty struct: callers that mean "unchanged" must not call Marshal.
+// an empty struct: callers that mean "unchanged" must not call Marshal. A
+// value no property value may hold is an [*InvalidValueError].
 func MarshalStruct(m resource.PropertyMap, keepBytes bool) (*structpb.Struct, error) {
+	if err := checkValues(m); err != nil {
+		return nil, err
+	}
 	opts := sdkOptions
 	opts.KeepByteString = keepBytes
 	return plugin.MarshalProperties(m, opts)

@@ -14,9 +14,11 @@
 // Assets, archives and resource references are rare in callback payloads;
 // they go through the SDK's own functions, one value at a time.
 //
-// The plain path, protobuf plus the SDK's conversions over structpb
-// ([UnmarshalStruct], [MarshalStruct]), is the reference the tests hold all
-// of this to.
+// The plain path, protobuf plus conversions over structpb ([UnmarshalStruct],
+// which is [FromStruct]: the SDK's plugin.UnmarshalProperties rules in linear
+// time, itself held to the SDK by the tests; [MarshalStruct], which is the
+// SDK's plugin.MarshalProperties), is the reference the tests hold all of
+// this to.
 package wire
 
 import (

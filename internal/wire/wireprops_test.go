@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -492,5 +493,40 @@ func TestValidateScalarsAtDepthLimit(t *testing.T) {
 	}
 	if refused == 0 {
 		t.Fatal("no payload reached the depth limit")
+	}
+}
+
+// A value no property value may hold is an error that names the property
+// and says what to write instead, at any depth and on both paths; the SDK
+// would panic.
+func TestEncodeRefusesGoValuesWithNoWireForm(t *testing.T) {
+	tests := []struct {
+		name string
+		m    resource.PropertyMap
+		want string
+	}{
+		{"int", resource.PropertyMap{"length": {V: 3}},
+			`the value of property "length" is 3 (type int), which a property value cannot hold: a number is a float64: resource.NewProperty(float64(3)) or resource.NewNumberProperty(3)`},
+		{"nested in a secret list", resource.PropertyMap{"tags": resource.MakeSecret(resource.NewProperty([]resource.PropertyValue{{V: uint8(1)}}))},
+			`the value of property "tags" is 1 (type uint8)`},
+		{"map in an object", resource.PropertyMap{"o": resource.NewProperty(resource.PropertyMap{"m": {V: map[string]any{"a": 1}}})},
+			`the value of property "m" is map[a:1] (type map[string]interface {}), which a property value cannot hold: build values with resource.NewProperty, or resource.NewPropertyValue for plain Go values`},
+		{"resource reference ID", resource.PropertyMap{"ref": resource.NewProperty(resource.ResourceReference{URN: "urn:pulumi:s::p::t::n", ID: resource.PropertyValue{V: 7}})},
+			`the value of property "ref" is 7 (type int)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := encode(t, tt.m, true)
+			var ive *wire.InvalidValueError
+			if !errors.As(err, &ive) {
+				t.Fatalf("Encode: got %v, want an *InvalidValueError", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Encode: got %q, want it to contain %q", err, tt.want)
+			}
+			if _, err := wire.MarshalStruct(tt.m, true); !errors.As(err, &ive) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("MarshalStruct: got %v, want %q", err, tt.want)
+			}
+		})
 	}
 }

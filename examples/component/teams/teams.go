@@ -95,9 +95,9 @@ func NewTeam(ctx *pulumi.Context, name string, args *TeamArgs, opts ...pulumi.Re
 	if err := transforms.Attach(c, mon, members, label(name, args.Lead)); err != nil {
 		return nil, fmt.Errorf("teams: labelling the resources of team %s: %w", name, err)
 	}
-	err = hooks.Attach(c, mon, members, &hooks.Binding{
-		BeforeCreate: []hooks.Ref{naming},
-		AfterCreate:  []hooks.Ref{audit},
+	err = hooks.Attach(c, mon, members, &transforms.HooksBinding{
+		BeforeCreate: []transforms.HookRef{naming},
+		AfterCreate:  []transforms.HookRef{audit},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("teams: binding the hooks of team %s: %w", name, err)

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/langhost/callbacks/transforms"
 	"sync/atomic"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -53,7 +54,7 @@ func deploy(ctx *pulumi.Context, mon *monitor.Monitor) error {
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
-	binding := program.Hooks(&hooks.Binding{BeforeDelete: []hooks.Ref{before}, AfterDelete: []hooks.Ref{after}})
+	binding := program.Hooks(&transforms.HooksBinding{BeforeDelete: []transforms.HookRef{before}, AfterDelete: []transforms.HookRef{after}})
 	names := []string{"keep", "drop"}
 	if v, _ := ctx.GetConfig(ctx.Project() + ":drop"); v == "true" {
 		names = names[:1]

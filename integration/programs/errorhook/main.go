@@ -37,7 +37,7 @@ func deploy(ctx *pulumi.Context, mon *monitor.Monitor) error {
 	if err != nil {
 		return err
 	}
-	err = hooks.Attach(c, mon, transforms.Matching(func(a *transforms.Args) bool { return a.Custom }), &hooks.Binding{OnError: []hooks.Ref{retry}})
+	err = hooks.Attach(c, mon, transforms.Matching(func(a *transforms.Args) bool { return a.Custom }), &transforms.HooksBinding{OnError: []transforms.HookRef{retry}})
 	if err != nil {
 		return err
 	}

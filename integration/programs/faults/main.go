@@ -28,6 +28,7 @@ import (
 
 	"github.com/langhost/callbacks/hooks"
 	"github.com/langhost/callbacks/program"
+	"github.com/langhost/callbacks/transforms"
 )
 
 const petType = "random:index/randomPet:RandomPet"
@@ -102,7 +103,7 @@ func withModule(ctx *pulumi.Context) error {
 	}
 	var pet pulumi.CustomResourceState
 	return ctx.RegisterResource(petType, "pet", pulumi.Map{"length": pulumi.Int(2)}, &pet,
-		program.Hooks(&hooks.Binding{BeforeCreate: []hooks.Ref{create}, BeforeDelete: []hooks.Ref{del}, OnError: []hooks.Ref{retry}}))
+		program.Hooks(&transforms.HooksBinding{BeforeCreate: []transforms.HookRef{create}, BeforeDelete: []transforms.HookRef{del}, OnError: []transforms.HookRef{retry}}))
 }
 
 func withSDK(ctx *pulumi.Context) error {

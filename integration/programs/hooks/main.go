@@ -53,10 +53,10 @@ func deploy(ctx *pulumi.Context, mon *monitor.Monitor) error {
 	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		return err
 	}
-	err := hooks.Attach(c, mon, transforms.Matching(func(a *transforms.Args) bool { return a.Type == petType }), &hooks.Binding{
-		BeforeCreate: []hooks.Ref{beforeCreate}, AfterCreate: []hooks.Ref{afterCreate},
-		BeforeUpdate: []hooks.Ref{beforeUpdate}, AfterUpdate: []hooks.Ref{afterUpdate},
-		BeforeDelete: []hooks.Ref{beforeDelete}, AfterDelete: []hooks.Ref{afterDelete},
+	err := hooks.Attach(c, mon, transforms.Matching(func(a *transforms.Args) bool { return a.Type == petType }), &transforms.HooksBinding{
+		BeforeCreate: []transforms.HookRef{beforeCreate}, AfterCreate: []transforms.HookRef{afterCreate},
+		BeforeUpdate: []transforms.HookRef{beforeUpdate}, AfterUpdate: []transforms.HookRef{afterUpdate},
+		BeforeDelete: []transforms.HookRef{beforeDelete}, AfterDelete: []transforms.HookRef{afterDelete},
 	})
 	if err != nil {
 		return err

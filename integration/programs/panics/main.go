@@ -48,7 +48,7 @@ func deploy(ctx *pulumi.Context, mon *monitor.Monitor) error {
 		if err != nil {
 			return err
 		}
-		err = hooks.Attach(c, mon, transforms.Matching(transforms.ByType(petType)), &hooks.Binding{BeforeCreate: []hooks.Ref{boom}})
+		err = hooks.Attach(c, mon, transforms.Matching(transforms.ByType(petType)), &transforms.HooksBinding{BeforeCreate: []transforms.HookRef{boom}})
 		if err != nil {
 			return err
 		}

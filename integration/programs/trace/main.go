@@ -51,7 +51,7 @@ func deploy(ctx *pulumi.Context, mon *monitor.Monitor) error {
 	}
 
 	var errs []error
-	hook := func(name string, dryRun bool) hooks.Ref {
+	hook := func(name string, dryRun bool) transforms.HookRef {
 		var opts []hooks.ResourceOption
 		if dryRun {
 			opts = append(opts, hooks.OnDryRun())
@@ -73,17 +73,17 @@ func deploy(ctx *pulumi.Context, mon *monitor.Monitor) error {
 		errs = append(errs, err)
 		return h
 	}
-	binding := &hooks.Binding{
-		BeforeCreate: []hooks.Ref{hook("before-create", true)}, AfterCreate: []hooks.Ref{hook("after-create", false)},
-		BeforeUpdate: []hooks.Ref{hook("before-update", false)}, AfterUpdate: []hooks.Ref{hook("after-update", true)},
-		BeforeDelete: []hooks.Ref{hook("before-delete", true)}, AfterDelete: []hooks.Ref{hook("after-delete", false)},
+	binding := &transforms.HooksBinding{
+		BeforeCreate: []transforms.HookRef{hook("before-create", true)}, AfterCreate: []transforms.HookRef{hook("after-create", false)},
+		BeforeUpdate: []transforms.HookRef{hook("before-update", false)}, AfterUpdate: []transforms.HookRef{hook("after-update", true)},
+		BeforeDelete: []transforms.HookRef{hook("before-delete", true)}, AfterDelete: []transforms.HookRef{hook("after-delete", false)},
 	}
 	retry, err := hooks.RegisterErrorHook(c, mon, "retry", func(ctx context.Context, a *hooks.ErrorArgs) (bool, error) {
 		again := strings.Contains(a.LastError(), "throttled") && a.Attempt() < 3
 		callbacks.Info(ctx, fmt.Sprintf("on-error: %s attempt %d: %s; retry: %t", a.FailedOperation, a.Attempt(), a.LastError(), again))
 		return again, nil
 	})
-	binding.OnError = []hooks.Ref{retry}
+	binding.OnError = []transforms.HookRef{retry}
 	if err := errors.Join(append(errs, err)...); err != nil {
 		return err
 	}

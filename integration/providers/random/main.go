@@ -21,7 +21,10 @@
 // Setting RANDOM_THROTTLE_FIRST_CREATE=1 in the environment of the CLI (the
 // engine starts its plugins with its own environment) makes the first
 // Create of every resource fail with an error that says "throttled"; the
-// next attempt for that resource, in the same deployment, succeeds.
+// next attempt for that resource, in the same deployment, succeeds. Setting
+// RANDOM_FAIL_CREATE to a message makes every Create (after the throttled
+// first attempt, if both are set) fail with that message, for tests of
+// what a user sees when a provider fails.
 //
 // Setting RANDOM_CRASH_ON_CREATE to a file's path makes the provider process
 // exit (status 2, without answering) in the first Create of any process that
@@ -58,6 +61,9 @@ const (
 	// ThrottleEnv names the variable that makes each resource's first
 	// Create fail with a "throttled" error.
 	ThrottleEnv = "RANDOM_THROTTLE_FIRST_CREATE"
+	// FailEnv names the variable whose value, if not empty, is the
+	// message every Create fails with.
+	FailEnv = "RANDOM_FAIL_CREATE"
 
 	// CrashEnv names the variable holding the path of the file whose
 	// absence makes a Create crash the provider.
@@ -66,8 +72,7 @@ const (
 
 func main() {
 	err := provider.Main(Name, func(*provider.HostClient) (pulumirpc.ResourceProviderServer, error) {
-		throttle, _ := strconv.ParseBool(os.Getenv(ThrottleEnv))
-		return &Provider{throttle: throttle, attempted: map[string]bool{}}, nil
+		return newProvider(os.Getenv), nil
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "random provider:", err)
@@ -75,11 +80,18 @@ func main() {
 	}
 }
 
+// newProvider configures a Provider from the environment getenv reads.
+func newProvider(getenv func(string) string) *Provider {
+	throttle, _ := strconv.ParseBool(getenv(ThrottleEnv))
+	return &Provider{throttle: throttle, failCreate: getenv(FailEnv), attempted: map[string]bool{}}
+}
+
 // Provider serves RandomPet and RandomString.
 type Provider struct {
 	pulumirpc.UnimplementedResourceProviderServer
 
-	throttle bool
+	throttle   bool
+	failCreate string // the message every Create fails with; "" for none
 
 	mu        sync.Mutex
 	attempted map[string]bool // URNs whose Create was tried in this process
@@ -156,6 +168,9 @@ func (p *Provider) Create(_ context.Context, req *pulumirpc.CreateRequest) (*pul
 	}
 	if p.throttle && p.firstAttempt(req.GetUrn()) {
 		return nil, status.Errorf(codes.Unavailable, "throttled: too many requests for %s, try again", req.GetName())
+	}
+	if p.failCreate != "" {
+		return nil, status.Error(codes.Unknown, p.failCreate)
 	}
 	id, outputs := p.generate(req.GetType(), req.GetName(), req.GetProperties())
 	if req.GetPreview() {

@@ -1,0 +1,9 @@
+package clitest
+
+import (
+	"testing"
+
+	"github.com/langhost/callbacks/internal/testkit/leakcheck"
+)
+
+func TestMain(m *testing.M) { leakcheck.Main(m) }
