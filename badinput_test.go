@@ -30,14 +30,14 @@ import (
 // fuzz, security). They are prefixed "rel" to stay out of the way of the
 // other test files of this package.
 
-// relBound is the one time limit these tests use: a guard against hangs, not
+// hangBound is the one time limit these tests use: a guard against hangs, not
 // an assertion about speed. It is far above what the slowest row needs on a
 // busy machine with the race detector (100,000 properties: 12 s alone
 // under 8 busy loops on 2 cores, past 30 s beside the package's other
 // tests), and below go test's own 10 minutes.
-const relBound = 5 * time.Minute
+const hangBound = 5 * time.Minute
 
-const relBufTarget = "passthrough:///bufnet"
+const bufTarget = "passthrough:///bufnet"
 
 // relNested returns a Struct with depth levels of Struct: {"a": {"a": ... {"leaf": "x"}}}.
 func relNested(depth int) *structpb.Struct {
@@ -154,13 +154,13 @@ func TestBadInputOverTheWire(t *testing.T) {
 	fullRequest := &pulumirpc.TransformRequest{
 		Type: "aws:s3/bucket:Bucket", Name: "logs", Custom: true,
 		Parent:     "urn:pulumi:dev::proj::pulumi:pulumi:Stack::proj-dev",
-		Properties: relStruct(t, map[string]any{"acl": "private", "tags": map[string]any{"team": "infra"}}),
+		Properties: mustStruct(t, map[string]any{"acl": "private", "tags": map[string]any{"team": "infra"}}),
 		Options:    &pulumirpc.TransformResourceOptions{DependsOn: []string{"urn:a"}, Version: "6.0.0"},
 	}
 	errorHookReq := &pulumirpc.ErrorHookRequest{
 		Urn: "urn:pulumi:dev::proj::aws:s3/bucket:Bucket::logs", Id: "bucket-1234",
 		Name: "logs", Type: "aws:s3/bucket:Bucket",
-		NewInputs:       relStruct(t, map[string]any{"acl": "private"}),
+		NewInputs:       mustStruct(t, map[string]any{"acl": "private"}),
 		FailedOperation: "create", Errors: []string{"throttled"},
 	}
 	huge := 300 << 20
@@ -203,21 +203,21 @@ func TestBadInputOverTheWire(t *testing.T) {
 		{
 			name:     "unknown token",
 			token:    func(string) string { return "0b8f0f4e-3f7c-4e8e-9d61-5d1c7a3f2b10" },
-			payload:  func(t *testing.T) []byte { return relMarshal(t, fullRequest) },
+			payload:  func(t *testing.T) []byte { return mustMarshal(t, fullRequest) },
 			wantCode: codes.NotFound,
 			wantMsg:  `unknown callback token "0b8f0f4e-3f7c-4e8e-9d61-5d1c7a3f2b10"`,
 		},
 		{
 			name:     "empty token",
 			token:    func(string) string { return "" },
-			payload:  func(t *testing.T) []byte { return relMarshal(t, fullRequest) },
+			payload:  func(t *testing.T) []byte { return mustMarshal(t, fullRequest) },
 			wantCode: codes.InvalidArgument,
 			wantMsg:  "empty callback token",
 		},
 		{
 			name:     "token with a different case",
 			token:    strings.ToUpper,
-			payload:  func(t *testing.T) []byte { return relMarshal(t, fullRequest) },
+			payload:  func(t *testing.T) []byte { return mustMarshal(t, fullRequest) },
 			wantCode: codes.NotFound,
 			wantMsg:  "unknown callback token",
 		},
@@ -245,7 +245,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 		{
 			name: "truncated message",
 			payload: func(t *testing.T) []byte {
-				b := relMarshal(t, fullRequest)
+				b := mustMarshal(t, fullRequest)
 				b = b[:len(b)-1] // the last field is the options message: now one byte short
 				require.Error(t, proto.Unmarshal(b, new(pulumirpc.TransformRequest)), "the truncated bytes must not decode")
 				return b
@@ -268,7 +268,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 			// nothing a well-formed one would not. The engine never does
 			// this: the token decides the kind.
 			name:     "payload of another kind is read as this kind",
-			payload:  func(t *testing.T) []byte { return relMarshal(t, errorHookReq) },
+			payload:  func(t *testing.T) []byte { return mustMarshal(t, errorHookReq) },
 			wantCode: codes.OK,
 			check: func(t *testing.T, _ *pulumirpc.Callback, got []*pulumirpc.TransformRequest, _ []byte) {
 				require.Len(t, got, 1)
@@ -290,7 +290,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 		{
 			name: "nil Struct reaches the function as nil",
 			payload: func(t *testing.T) []byte {
-				return relMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Name: "a"})
+				return mustMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Name: "a"})
 			},
 			wantCode: codes.OK,
 			check: func(t *testing.T, _ *pulumirpc.Callback, got []*pulumirpc.TransformRequest, _ []byte) {
@@ -311,7 +311,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 				return rec.fn()
 			},
 			payload: func(t *testing.T) []byte {
-				return relMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Properties: &structpb.Struct{}})
+				return mustMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Properties: &structpb.Struct{}})
 			},
 			wantCode: codes.OK,
 			check: func(t *testing.T, _ *pulumirpc.Callback, got []*pulumirpc.TransformRequest, resp []byte) {
@@ -325,7 +325,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 		{
 			name: "nil options reach the function as nil",
 			payload: func(t *testing.T) []byte {
-				return relMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Properties: relStruct(t, map[string]any{"a": 1.0})})
+				return mustMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Properties: mustStruct(t, map[string]any{"a": 1.0})})
 			},
 			wantCode: codes.OK,
 			check: func(t *testing.T, _ *pulumirpc.Callback, got []*pulumirpc.TransformRequest, _ []byte) {
@@ -341,7 +341,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 			// ordinary decode error, not a crash or a stall.
 			name: "Struct nested 10,000 deep",
 			payload: func(t *testing.T) []byte {
-				return relMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Properties: relNested(10_000)})
+				return mustMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Properties: relNested(10_000)})
 			},
 			wantCode: codes.InvalidArgument,
 			wantMsg:  "exceeded maximum recursion depth",
@@ -350,7 +350,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 			name: "Struct nested 3,333 deep, the deepest that decodes",
 			fn:   echoProperties,
 			payload: func(t *testing.T) []byte {
-				return relMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Properties: relNested(3_333)})
+				return mustMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Properties: relNested(3_333)})
 			},
 			wantCode: codes.OK,
 			check: func(t *testing.T, _ *pulumirpc.Callback, _ []*pulumirpc.TransformRequest, resp []byte) {
@@ -369,7 +369,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 				for i := range 100_000 {
 					fields[fmt.Sprintf("p%06d", i)] = structpb.NewNumberValue(float64(i))
 				}
-				return relMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Properties: &structpb.Struct{Fields: fields}})
+				return mustMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Properties: &structpb.Struct{Fields: fields}})
 			},
 			wantCode: codes.OK,
 			check: func(t *testing.T, _ *pulumirpc.Callback, got []*pulumirpc.TransformRequest, resp []byte) {
@@ -438,7 +438,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 			// which is valid UTF-8 and reaches the function untouched.
 			name: "non-UTF-8 property value in a byte-string envelope",
 			payload: func(t *testing.T) []byte {
-				return relMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Properties: &structpb.Struct{
+				return mustMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Properties: &structpb.Struct{
 					Fields: map[string]*structpb.Value{"blob": relByteStringEnvelope(relBadUTF8)},
 				}})
 			},
@@ -461,7 +461,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 			name:    "byte-string envelope to a registration that refuses byte strings",
 			regOpts: []callbacks.RegisterOption{callbacks.AcceptsByteStrings(false)},
 			payload: func(t *testing.T) []byte {
-				return relMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Properties: &structpb.Struct{
+				return mustMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Properties: &structpb.Struct{
 					Fields: map[string]*structpb.Value{"blob": relByteStringEnvelope(relBadUTF8)},
 				}})
 			},
@@ -476,7 +476,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 			fn: fixed(callbacks.ResourceTransform(func(context.Context, *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
 				return nil, nil
 			})),
-			payload:  func(t *testing.T) []byte { return relMarshal(t, fullRequest) },
+			payload:  func(t *testing.T) []byte { return mustMarshal(t, fullRequest) },
 			wantCode: codes.OK,
 			check:    wantEmptyResponse,
 		},
@@ -486,7 +486,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 				return nil, nil
 			})),
 			payload: func(t *testing.T) []byte {
-				return relMarshal(t, &pulumirpc.TransformInvokeRequest{Token: "aws:index/getRegion:getRegion"})
+				return mustMarshal(t, &pulumirpc.TransformInvokeRequest{Token: "aws:index/getRegion:getRegion"})
 			},
 			wantCode: codes.OK,
 			check:    wantEmptyResponse,
@@ -496,7 +496,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 			fn: fixed(callbacks.ResourceHook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
 				return nil, nil
 			})),
-			payload:  func(t *testing.T) []byte { return relMarshal(t, &pulumirpc.ResourceHookRequest{Urn: "urn:x"}) },
+			payload:  func(t *testing.T) []byte { return mustMarshal(t, &pulumirpc.ResourceHookRequest{Urn: "urn:x"}) },
 			wantCode: codes.OK,
 			check:    wantEmptyResponse,
 		},
@@ -505,7 +505,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 			fn: fixed(callbacks.ErrorHook(func(context.Context, *pulumirpc.ErrorHookRequest) (*pulumirpc.ErrorHookResponse, error) {
 				return nil, nil
 			})),
-			payload:  func(t *testing.T) []byte { return relMarshal(t, errorHookReq) },
+			payload:  func(t *testing.T) []byte { return mustMarshal(t, errorHookReq) },
 			wantCode: codes.OK,
 			check:    wantEmptyResponse,
 		},
@@ -514,7 +514,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 			fn: fixed(callbacks.StateMigration(func(context.Context, *pulumirpc.StateMigrationRequest) (*pulumirpc.StateMigrationResponse, error) {
 				return nil, nil
 			})),
-			payload:  func(t *testing.T) []byte { return relMarshal(t, &pulumirpc.StateMigrationRequest{Urn: "urn:x"}) },
+			payload:  func(t *testing.T) []byte { return mustMarshal(t, &pulumirpc.StateMigrationRequest{Urn: "urn:x"}) },
 			wantCode: codes.OK,
 			check:    wantEmptyResponse,
 		},
@@ -528,21 +528,21 @@ func TestBadInputOverTheWire(t *testing.T) {
 		{
 			name:     "function error wrapping a gRPC status keeps its code",
 			fn:       failing(fmt.Errorf("looking up quota: %w", status.Error(codes.ResourceExhausted, "quota exceeded for team infra"))),
-			payload:  func(t *testing.T) []byte { return relMarshal(t, fullRequest) },
+			payload:  func(t *testing.T) []byte { return mustMarshal(t, fullRequest) },
 			wantCode: codes.ResourceExhausted,
 			wantMsg:  "quota exceeded for team infra",
 		},
 		{
 			name:     "function returning a gRPC status keeps its code and message",
 			fn:       failing(status.Error(codes.PermissionDenied, "tag policy forbids public buckets")),
-			payload:  func(t *testing.T) []byte { return relMarshal(t, fullRequest) },
+			payload:  func(t *testing.T) []byte { return mustMarshal(t, fullRequest) },
 			wantCode: codes.PermissionDenied,
 			wantMsg:  "tag policy forbids public buckets",
 		},
 		{
 			name:     "function returning a plain error is Unknown",
 			fn:       failing(errors.New("tag policy violated")),
-			payload:  func(t *testing.T) []byte { return relMarshal(t, fullRequest) },
+			payload:  func(t *testing.T) []byte { return mustMarshal(t, fullRequest) },
 			wantCode: codes.Unknown,
 			wantMsg:  "tag policy violated",
 		},
@@ -556,7 +556,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 				}
 				return rec.fn()
 			},
-			payload:  func(t *testing.T) []byte { return relMarshal(t, fullRequest) },
+			payload:  func(t *testing.T) []byte { return mustMarshal(t, fullRequest) },
 			wantCode: codes.Internal,
 			wantMsg:  "response does not encode",
 		},
@@ -598,19 +598,19 @@ func TestBadInputOverTheWire(t *testing.T) {
 			if tc.long && testing.Short() {
 				t.Skip("slow under -race; runs without -short")
 			}
-			env := relServe(t, tc.srvOpts...)
+			env := serve(t, tc.srvOpts...)
 			rec := &relTransformRecorder{}
 			fn := rec.fn()
 			if tc.fn != nil {
 				fn = tc.fn(rec)
 			}
-			cb := relRegister(t, env.srv, fn, tc.regOpts...)
+			cb := mustRegister(t, env.srv, fn, tc.regOpts...)
 			token := cb.GetToken()
 			if tc.token != nil {
 				token = tc.token(token)
 			}
 
-			ctx := relCtx(t)
+			ctx := testCtx(t)
 			var resp []byte
 			var err error
 			if tc.envelope != nil {
@@ -621,7 +621,7 @@ func TestBadInputOverTheWire(t *testing.T) {
 				resp, err = env.invoke(ctx, token, tc.payload(t))
 			}
 
-			relWantStatus(t, err, tc.wantCode, tc.wantMsg)
+			wantStatus(t, err, tc.wantCode, tc.wantMsg)
 			if tc.wantCode != codes.OK && tc.fn == nil && len(rec.got()) != 0 {
 				t.Errorf("a refused request reached the function")
 			}
@@ -676,7 +676,7 @@ func TestBadInputOversizedEcho(t *testing.T) {
 			headerLimit: 64 << 10,
 			fn:          panicking,
 			payload: func(t *testing.T) []byte {
-				return relMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Name: strings.Repeat("n", 1<<20)})
+				return mustMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Name: strings.Repeat("n", 1<<20)})
 			},
 			wantCode: codes.Internal,
 			wantMsg:  "panicked",
@@ -696,19 +696,19 @@ func TestBadInputOversizedEcho(t *testing.T) {
 			if tc.long && testing.Short() {
 				t.Skip("slow under -race while the echo is unbounded; runs without -short")
 			}
-			env := relServe(t)
+			env := serve(t)
 			conn := env.conn
 			if tc.headerLimit != 0 {
 				conn = env.dial(t, grpc.WithMaxHeaderListSize(tc.headerLimit))
 			}
 			client := pulumirpc.NewCallbacksClient(conn)
-			ctx := relCtx(t)
+			ctx := testCtx(t)
 
 			// A call in flight on the same connection, as the engine has
 			// while it runs transforms concurrently.
 			release := make(chan struct{})
 			entered := make(chan struct{})
-			bystander := relRegister(t, env.srv, callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
+			bystander := mustRegister(t, env.srv, callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
 				close(entered)
 				<-release
 				return []byte("done"), nil
@@ -726,7 +726,7 @@ func TestBadInputOversizedEcho(t *testing.T) {
 
 			token := ""
 			if callbacks.KindOf(tc.fn) != 0 {
-				token = relRegister(t, env.srv, tc.fn).GetToken()
+				token = mustRegister(t, env.srv, tc.fn).GetToken()
 			}
 			if tc.token != nil {
 				token = tc.token(token)
@@ -735,8 +735,8 @@ func TestBadInputOversizedEcho(t *testing.T) {
 			close(release)
 
 			st := status.Convert(err)
-			assert.Equal(t, tc.wantCode, st.Code(), "code (message %q)", relClip(st.Message()))
-			assert.True(t, strings.Contains(st.Message(), tc.wantMsg), "message %q does not contain %q", relClip(st.Message()), tc.wantMsg)
+			assert.Equal(t, tc.wantCode, st.Code(), "code (message %q)", clipped(st.Message()))
+			assert.True(t, strings.Contains(st.Message(), tc.wantMsg), "message %q does not contain %q", clipped(st.Message()), tc.wantMsg)
 			assert.LessOrEqual(t, len(st.Message()), maxMsg, "status message length")
 			assert.NoError(t, <-bystanderErr, "the other call on the connection")
 		})

@@ -13,16 +13,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"runtime"
 	"testing"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/testkit/benchdata"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -281,61 +277,15 @@ func BenchmarkInvokeRegistry(b *testing.B) {
 	}
 }
 
-// benchTransport starts a server and returns a client connected to it with
-// the engine's message limits; both are closed when the benchmark ends.
-type benchTransport struct {
-	name  string
-	start func(b *testing.B) (*callbacks.Server, pulumirpc.CallbacksClient)
-}
-
-var benchTransports = []benchTransport{
-	{"bufconn", func(b *testing.B) (*callbacks.Server, pulumirpc.CallbacksClient) {
-		lis := bufconn.Listen(1 << 20)
-		srv, err := callbacks.Listen(callbacks.WithListener(lis), callbacks.Target("passthrough:///bufconn"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return srv, benchClient(b, srv, grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-			return lis.DialContext(ctx)
-		}))
-	}},
-	{"tcp", func(b *testing.B) (*callbacks.Server, pulumirpc.CallbacksClient) {
-		srv, err := callbacks.Listen()
-		if err != nil {
-			b.Fatal(err)
-		}
-		return srv, benchClient(b, srv)
-	}},
-}
-
-func benchClient(b *testing.B, srv *callbacks.Server, extra ...grpc.DialOption) pulumirpc.CallbacksClient {
-	b.Helper()
-	opts := append([]grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(callbacks.DefaultMaxMessageSize),
-			grpc.MaxCallSendMsgSize(callbacks.DefaultMaxMessageSize)),
-	}, extra...)
-	conn, err := grpc.NewClient(srv.Target(), opts...)
-	if err != nil {
-		_ = srv.Close()
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = conn.Close()
-		_ = srv.Close()
-	})
-	return pulumirpc.NewCallbacksClient(conn)
-}
-
 // BenchmarkInvoke is one engine call at a time over a transport, every kind
 // and payload size. The allocations include the client's.
 func BenchmarkInvoke(b *testing.B) {
-	for _, tr := range benchTransports {
+	for _, tr := range transports {
 		for _, k := range benchKinds {
 			for _, size := range benchdata.Sizes {
 				b.Run(tr.name+"/"+k.name+"/"+size, func(b *testing.B) {
-					srv, client := tr.start(b)
+					h := tr.serve(b)
+					srv, client := h.srv, h.client
 					cb, err := srv.Register(context.Background(), k.fn)
 					if err != nil {
 						b.Fatal(err)
@@ -359,10 +309,11 @@ func BenchmarkInvoke(b *testing.B) {
 // connection, as bench/peers sends at concurrency 16.
 func BenchmarkInvoke16(b *testing.B) {
 	k := benchKinds[0]
-	for _, tr := range benchTransports {
+	for _, tr := range transports {
 		for _, size := range benchdata.Sizes {
 			b.Run(tr.name+"/"+k.name+"/"+size, func(b *testing.B) {
-				srv, client := tr.start(b)
+				h := tr.serve(b)
+				srv, client := h.srv, h.client
 				cb, err := srv.Register(context.Background(), k.fn)
 				if err != nil {
 					b.Fatal(err)

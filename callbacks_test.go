@@ -101,12 +101,13 @@ func TestEveryKindRoundTrips(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tr.name+"/"+tt.name, func(t *testing.T) {
 				t.Parallel()
-				srv, eng := tr.start(t)
+				eng := tr.serve(t)
+				srv := eng.srv
 				cb, err := srv.Register(context.Background(), tt.fn, callbacks.Name(tt.name))
 				require.NoError(t, err)
 				assert.Equal(t, srv.Target(), cb.Target)
 				assert.True(t, cb.AcceptsByteString)
-				out, err := eng.invoke(context.Background(), cb.Token, tt.req)
+				out, err := eng.call(context.Background(), cb.Token, tt.req)
 				require.NoError(t, err)
 				if tt.want == nil {
 					in, _ := proto.Marshal(tt.req)
@@ -180,7 +181,8 @@ func TestErrorCodes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv, eng := startBufconn(t)
+			eng := serve(t)
+			srv := eng.srv
 			fn := tt.fn
 			if callbacks.KindOf(fn) == 0 {
 				fn = hook(func() error { return nil })
@@ -203,7 +205,7 @@ func TestErrorCodes(t *testing.T) {
 			if tt.after != nil {
 				defer tt.after()
 			}
-			_, err = eng.invokeBytes(ctx, token, payload)
+			_, err = eng.invoke(ctx, token, payload)
 			st := status.Convert(err)
 			assert.Equal(t, tt.wantCode, st.Code(), "status: %v", st)
 			for _, s := range tt.wantMsg {
@@ -246,7 +248,8 @@ func ignoringHook(release <-chan struct{}) callbacks.Func {
 
 func TestPanicIsContainedAndServerKeepsServing(t *testing.T) {
 	t.Parallel()
-	srv, eng := startLoopback(t)
+	eng := serveLoopback(t)
+	srv := eng.srv
 	var calls atomic.Int32
 	cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
 		if calls.Add(1) == 1 {
@@ -255,9 +258,9 @@ func TestPanicIsContainedAndServerKeepsServing(t *testing.T) {
 		return []byte("ok"), nil
 	}))
 	require.NoError(t, err)
-	_, err = eng.invokeBytes(context.Background(), cb.Token, nil)
+	_, err = eng.invoke(context.Background(), cb.Token, nil)
 	assert.Equal(t, codes.Internal, status.Code(err))
-	out, err := eng.invokeBytes(context.Background(), cb.Token, nil)
+	out, err := eng.invoke(context.Background(), cb.Token, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "ok", string(out))
 }
@@ -265,12 +268,13 @@ func TestPanicIsContainedAndServerKeepsServing(t *testing.T) {
 // A nil response with a nil error is the empty message: no change, success.
 func TestNilResponseIsEmpty(t *testing.T) {
 	t.Parallel()
-	srv, eng := startBufconn(t)
+	eng := serve(t)
+	srv := eng.srv
 	cb, err := srv.Register(context.Background(), callbacks.ResourceTransform(func(context.Context, *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
 		return nil, nil
 	}))
 	require.NoError(t, err)
-	out, err := eng.invoke(context.Background(), cb.Token, &pulumirpc.TransformRequest{Name: "x"})
+	out, err := eng.call(context.Background(), cb.Token, &pulumirpc.TransformRequest{Name: "x"})
 	require.NoError(t, err)
 	assert.Empty(t, out)
 }
@@ -306,7 +310,8 @@ func TestRegistryWithoutSockets(t *testing.T) {
 // succeeds and every call on a removed one is NotFound.
 func TestConcurrentInvokeRegisterUnregister(t *testing.T) {
 	t.Parallel()
-	srv, eng := startBufconn(t)
+	eng := serve(t)
+	srv := eng.srv
 	stable, err := srv.Register(context.Background(), callbacks.Raw(func(_ context.Context, b []byte) ([]byte, error) { return b, nil }))
 	require.NoError(t, err)
 	var wg sync.WaitGroup
@@ -324,7 +329,7 @@ func TestConcurrentInvokeRegisterUnregister(t *testing.T) {
 					}
 					if i%2 == 0 {
 						srv.Registry().Unregister(cb.Token)
-						if _, err := eng.invokeBytes(context.Background(), cb.Token, nil); status.Code(err) != codes.NotFound {
+						if _, err := eng.invoke(context.Background(), cb.Token, nil); status.Code(err) != codes.NotFound {
 							errs <- fmt.Errorf("removed token: got %v, want NotFound", err)
 							return
 						}
@@ -332,7 +337,7 @@ func TestConcurrentInvokeRegisterUnregister(t *testing.T) {
 					continue
 				}
 				msg := []byte(fmt.Sprintf("%d-%d", g, i))
-				out, err := eng.invokeBytes(context.Background(), stable.Token, msg)
+				out, err := eng.invoke(context.Background(), stable.Token, msg)
 				if err != nil || string(out) != string(msg) {
 					errs <- fmt.Errorf("stable token: got %q, %v", out, err)
 					return
@@ -352,7 +357,8 @@ func TestConcurrentInvokeRegisterUnregister(t *testing.T) {
 // and then returns; Serve-style registrations fail with ErrServerClosed.
 func TestShutdownDrainsInFlightCalls(t *testing.T) {
 	t.Parallel()
-	srv, eng := startBufconn(t)
+	eng := serve(t)
+	srv := eng.srv
 	release := make(chan struct{})
 	started := make(chan struct{}, 8)
 	cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
@@ -364,7 +370,7 @@ func TestShutdownDrainsInFlightCalls(t *testing.T) {
 	results := make(chan error, 8)
 	for range 8 {
 		go func() {
-			out, err := eng.invokeBytes(context.Background(), cb.Token, nil)
+			out, err := eng.invoke(context.Background(), cb.Token, nil)
 			if err == nil && string(out) != "done" {
 				err = fmt.Errorf("got %q", out)
 			}
@@ -378,7 +384,7 @@ func TestShutdownDrainsInFlightCalls(t *testing.T) {
 	go func() { shutdown <- srv.Shutdown(context.Background()) }()
 	// While draining, new calls are refused (once Shutdown has begun).
 	waitFor(t, func() bool {
-		_, err := eng.invokeBytes(context.Background(), cb.Token, nil)
+		_, err := eng.invoke(context.Background(), cb.Token, nil)
 		return status.Code(err) == codes.Unavailable
 	})
 	select {
@@ -401,7 +407,8 @@ func TestShutdownDrainsInFlightCalls(t *testing.T) {
 // calls still running see their context cancelled.
 func TestShutdownForcedWhenContextEnds(t *testing.T) {
 	t.Parallel()
-	srv, eng := startBufconn(t)
+	eng := serve(t)
+	srv := eng.srv
 	cancelled := make(chan struct{})
 	entered := make(chan struct{})
 	cb, err := srv.Register(context.Background(), callbacks.Raw(func(ctx context.Context, _ []byte) ([]byte, error) {
@@ -411,7 +418,7 @@ func TestShutdownForcedWhenContextEnds(t *testing.T) {
 		return nil, ctx.Err()
 	}))
 	require.NoError(t, err)
-	go func() { _, _ = eng.invokeBytes(context.Background(), cb.Token, nil) }()
+	go func() { _, _ = eng.invoke(context.Background(), cb.Token, nil) }()
 	<-entered
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -441,7 +448,7 @@ func TestServeLifecycle(t *testing.T) {
 	cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return []byte("up"), nil }))
 	require.NoError(t, err)
 	assert.Equal(t, lis.Addr().String(), cb.GetTarget())
-	out, err := dialEngine(t, srv, cb.GetTarget()).invokeBytes(context.Background(), cb.GetToken(), nil)
+	out, err := dialEngine(t, srv, cb.GetTarget()).invoke(context.Background(), cb.GetToken(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "up", string(out))
 
@@ -503,7 +510,7 @@ func TestUnixSocket(t *testing.T) {
 	eng := dialEngine(t, srv, srv.Target())
 	cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return []byte("unix"), nil }))
 	require.NoError(t, err)
-	out, err := eng.invokeBytes(context.Background(), cb.Token, nil)
+	out, err := eng.invoke(context.Background(), cb.Token, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "unix", string(out))
 }

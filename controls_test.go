@@ -21,14 +21,15 @@ import (
 func TestWarningsReachEngineLogWithURN(t *testing.T) {
 	t.Parallel()
 	fake, addr := startEngineLog(t)
-	srv, eng := startBufconn(t, callbacks.EngineAddress(addr))
+	eng := serve(t, callbacks.EngineAddress(addr))
+	srv := eng.srv
 	cb, err := srv.Register(context.Background(), callbacks.ResourceHook(func(ctx context.Context, _ *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
 		callbacks.Warn(ctx, "bucket has no lifecycle rule")
 		callbacks.Info(ctx, "checked 3 rules")
 		return nil, nil
 	}))
 	require.NoError(t, err)
-	_, err = eng.invokeBytes(context.Background(), cb.Token, hookRequest(t))
+	_, err = eng.invoke(context.Background(), cb.Token, hookRequest(t))
 	require.NoError(t, err)
 	logs := fake.recorded()
 	require.Len(t, logs, 2)
@@ -60,12 +61,13 @@ func TestFailOpen(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			fake, addr := startEngineLog(t)
-			srv, eng := startBufconn(t, callbacks.EngineAddress(addr))
+			eng := serve(t, callbacks.EngineAddress(addr))
+			srv := eng.srv
 			cb, err := srv.Register(context.Background(), callbacks.ResourceTransform(func(ctx context.Context, _ *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
 				return &pulumirpc.TransformResponse{Properties: mustStruct(t, map[string]any{"changed": true})}, tt.fn(ctx)
 			}), append(tt.opts, callbacks.Name("tagger"))...)
 			require.NoError(t, err)
-			out, err := eng.invoke(context.Background(), cb.Token, &pulumirpc.TransformRequest{Type: "t", Name: "n"})
+			out, err := eng.call(context.Background(), cb.Token, &pulumirpc.TransformRequest{Type: "t", Name: "n"})
 			require.Equal(t, tt.wantCode, status.Code(err), "%v", err)
 			if tt.wantCode == codes.OK {
 				assert.Empty(t, out, "fail-open sends the empty response: no change")
@@ -114,16 +116,17 @@ func (o *recordingObserver) CallFinished(_ context.Context, info callbacks.CallI
 func TestObserverSeesEveryCallOnceWithItsCode(t *testing.T) {
 	t.Parallel()
 	obs := &recordingObserver{}
-	srv, eng := startBufconn(t, callbacks.WithObserver(obs))
+	eng := serve(t, callbacks.WithObserver(obs))
+	srv := eng.srv
 	ok, err := srv.Register(context.Background(), hook(func() error { return nil }), callbacks.Name("ok"))
 	require.NoError(t, err)
 	bad, err := srv.Register(context.Background(), hook(func() error { return status.Error(codes.FailedPrecondition, "no") }), callbacks.Name("bad"))
 	require.NoError(t, err)
 	req := hookRequest(t)
-	_, _ = eng.invokeBytes(context.Background(), ok.Token, req)
-	_, _ = eng.invokeBytes(context.Background(), bad.Token, req)
-	_, _ = eng.invokeBytes(context.Background(), "not-a-token", req)
-	_, _ = eng.invokeBytes(context.Background(), ok.Token, []byte{0xff})
+	_, _ = eng.invoke(context.Background(), ok.Token, req)
+	_, _ = eng.invoke(context.Background(), bad.Token, req)
+	_, _ = eng.invoke(context.Background(), "not-a-token", req)
+	_, _ = eng.invoke(context.Background(), ok.Token, []byte{0xff})
 
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
@@ -224,7 +227,8 @@ func TestKindTimeoutAppliesToThatKindOnly(t *testing.T) {
 
 func TestHealthServingThenNotServingDuringShutdown(t *testing.T) {
 	t.Parallel()
-	srv, eng := startBufconn(t)
+	eng := serve(t)
+	srv := eng.srv
 	health := healthpb.NewHealthClient(eng.conn)
 	res, err := health.Check(context.Background(), &healthpb.HealthCheckRequest{})
 	require.NoError(t, err)
@@ -249,7 +253,7 @@ func TestHealthServingThenNotServingDuringShutdown(t *testing.T) {
 	}))
 	require.NoError(t, err)
 	call := make(chan error, 1)
-	go func() { _, err := eng.invokeBytes(context.Background(), cb.Token, nil); call <- err }()
+	go func() { _, err := eng.invoke(context.Background(), cb.Token, nil); call <- err }()
 	<-entered
 	shutdown := make(chan error, 1)
 	go func() { shutdown <- srv.Shutdown(context.Background()) }()

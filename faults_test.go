@@ -136,17 +136,17 @@ func TestFaultPanicIsContained(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			env := relServe(t)
-			ctx := relCtx(t)
-			cb := relRegister(t, env.srv, relPanicky(tc.kind, tc.value), tc.regOpts...)
-			healthy := relRegister(t, env.srv, callbacks.Raw(func(_ context.Context, b []byte) ([]byte, error) { return b, nil }))
+			env := serve(t)
+			ctx := testCtx(t)
+			cb := mustRegister(t, env.srv, relPanicky(tc.kind, tc.value), tc.regOpts...)
+			healthy := mustRegister(t, env.srv, callbacks.Raw(func(_ context.Context, b []byte) ([]byte, error) { return b, nil }))
 			var payload []byte
 			if tc.request != nil {
-				payload = relMarshal(t, tc.request)
+				payload = mustMarshal(t, tc.request)
 			}
 
 			_, err := env.invoke(ctx, cb.GetToken(), payload)
-			relWantStatus(t, err, codes.Internal, "panicked: ")
+			wantStatus(t, err, codes.Internal, "panicked: ")
 			msg := status.Convert(err).Message()
 			assert.Contains(t, msg, tc.leak, "the panic value must reach the user")
 			assert.True(t, strings.HasPrefix(msg, tc.kind.String()), "message %q names the kind", msg)
@@ -216,8 +216,8 @@ func TestFaultBlockedFunctionEndsWithTheCall(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			env := relServe(t)
-			guard := relCtx(t)
+			env := serve(t)
+			guard := testCtx(t)
 			// On a loaded machine a deadline, the engine's or the
 			// registration's, can pass before the function starts; the
 			// call then ends with DeadlineExceeded all the same, but the
@@ -241,7 +241,7 @@ func TestFaultBlockedFunctionEndsWithTheCall(t *testing.T) {
 // TestFaultBlockedFunctionEndsWithTheCall and checks how it ends. It reports
 // false, having checked nothing, when the call's deadline passed before the
 // function started.
-func relBlockedCall(t *testing.T, guard context.Context, env *relEnv, honour bool, regOpts []callbacks.RegisterOption,
+func relBlockedCall(t *testing.T, guard context.Context, env *harness, honour bool, regOpts []callbacks.RegisterOption,
 	end func(context.CancelFunc, *callbacks.Server), deadline time.Duration, wantCode codes.Code, wantMsg string, wantCtx []error) bool {
 	t.Helper()
 	type outcome struct {
@@ -250,7 +250,7 @@ func relBlockedCall(t *testing.T, guard context.Context, env *relEnv, honour boo
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	done := make(chan outcome, 1)
-	cb := relRegister(t, env.srv, callbacks.Raw(func(ctx context.Context, _ []byte) ([]byte, error) {
+	cb := mustRegister(t, env.srv, callbacks.Raw(func(ctx context.Context, _ []byte) ([]byte, error) {
 		close(entered)
 		if honour {
 			<-ctx.Done()
@@ -294,7 +294,7 @@ func relBlockedCall(t *testing.T, guard context.Context, env *relEnv, honour boo
 	case <-guard.Done():
 		t.Fatal("the call never ended")
 	}
-	relWantStatus(t, err, wantCode, wantMsg)
+	wantStatus(t, err, wantCode, wantMsg)
 
 	close(release)
 	select {
@@ -328,7 +328,7 @@ func TestFaultRegistryCancellation(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			guard := relCtx(t)
+			guard := testCtx(t)
 			reg := newTestRegistry(t)
 			entered := make(chan struct{})
 			exited := make(chan struct{})
@@ -382,10 +382,10 @@ func TestFaultGoexitEndsTheCall(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			env := relServe(t)
+			env := serve(t)
 			// The failure mode is the guard firing.
-			ctx := relCtx(t)
-			cb := relRegister(t, env.srv, callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
+			ctx := testCtx(t)
+			cb := mustRegister(t, env.srv, callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
 				runtime.Goexit()
 				return nil, nil
 			}), tc.regOpts...)
@@ -395,7 +395,7 @@ func TestFaultGoexitEndsTheCall(t *testing.T) {
 			}
 			assert.Contains(t, tc.want, status.Code(err), "code of %v", err)
 
-			healthy := relRegister(t, env.srv, callbacks.Raw(func(_ context.Context, b []byte) ([]byte, error) { return b, nil }))
+			healthy := mustRegister(t, env.srv, callbacks.Raw(func(_ context.Context, b []byte) ([]byte, error) { return b, nil }))
 			_, err = env.invoke(ctx, healthy.GetToken(), nil)
 			require.NoError(t, err, "the server after the Goexit")
 		})
@@ -437,7 +437,7 @@ func TestFaultTypedNilError(t *testing.T) {
 			var panicked any
 			func() {
 				defer func() { panicked = recover() }()
-				_, err = reg.Invoke(relCtx(t), token, nil)
+				_, err = reg.Invoke(testCtx(t), token, nil)
 			}()
 			require.Nil(t, panicked, "Registry.Invoke panicked; over a Server this panic kills the process")
 			require.Error(t, err, "the function's error was reported as success (an empty response)")
@@ -479,12 +479,12 @@ func TestFaultShutdownWithThousandCallsInFlight(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			env := relServe(t)
-			guard := relCtx(t)
+			env := serve(t)
+			guard := testCtx(t)
 			var entered, exited atomic.Int32
 			allIn := make(chan struct{})
 			release := make(chan struct{})
-			cb := relRegister(t, env.srv, callbacks.Raw(func(ctx context.Context, _ []byte) ([]byte, error) {
+			cb := mustRegister(t, env.srv, callbacks.Raw(func(ctx context.Context, _ []byte) ([]byte, error) {
 				defer exited.Add(1)
 				if entered.Add(1) == inFlight {
 					close(allIn)
@@ -604,8 +604,8 @@ func TestFaultCloseDuringRegistration(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			env := relServe(t)
-			guard := relCtx(t)
+			env := serve(t)
+			guard := testCtx(t)
 			var registered atomic.Int64
 			started := make(chan struct{})
 			var startOnce sync.Once
@@ -679,7 +679,7 @@ func TestFaultConcurrentRegisterInvokeUnregister(t *testing.T) {
 		{
 			name: "server", rounds: 25,
 			setup: func(t *testing.T) (func(callbacks.Func) string, func(string) bool, invoker) {
-				env := relServe(t)
+				env := serve(t)
 				return func(f callbacks.Func) string {
 						cb, err := env.srv.Register(context.Background(), f)
 						if err != nil {
@@ -696,7 +696,7 @@ func TestFaultConcurrentRegisterInvokeUnregister(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			guard := relCtx(t)
+			guard := testCtx(t)
 			register, unregister, invoke := tc.setup(t)
 			var owner sync.Map               // token -> owner id
 			var latest [workers]atomic.Value // each worker's newest token
@@ -752,7 +752,7 @@ func TestFaultNoGoroutinesOutliveTheServer(t *testing.T) {
 	}{
 		{"Close", (*callbacks.Server).Close},
 		{"Shutdown", func(s *callbacks.Server) error {
-			ctx, cancel := context.WithTimeout(context.Background(), relBound)
+			ctx, cancel := context.WithTimeout(context.Background(), hangBound)
 			defer cancel()
 			return s.Shutdown(ctx)
 		}},
@@ -761,31 +761,31 @@ func TestFaultNoGoroutinesOutliveTheServer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			baseline := goleak.IgnoreCurrent()
 			func() {
-				guard := relCtx(t)
+				guard := testCtx(t)
 				srv, err := callbacks.Listen() // a real loopback socket
 				require.NoError(t, err)
 				t.Cleanup(func() { _ = srv.Close() })
-				conn := relDial(t, srv.Target())
+				conn := dialLikeEngine(t, srv.Target())
 				client := pulumirpc.NewCallbacksClient(conn)
 
-				echo := relRegister(t, srv, callbacks.Raw(func(_ context.Context, b []byte) ([]byte, error) { return b, nil }))
+				echo := mustRegister(t, srv, callbacks.Raw(func(_ context.Context, b []byte) ([]byte, error) { return b, nil }))
 				entered := make(chan struct{})
 				release := make(chan struct{})
-				ignoring := relRegister(t, srv, callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
+				ignoring := mustRegister(t, srv, callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
 					close(entered)
 					<-release
 					return nil, nil
 				}), callbacks.Timeout(20*time.Millisecond))
-				panicking := relRegister(t, srv, relPanicky(callbacks.KindRaw, func() any { return "x" }))
+				panicking := mustRegister(t, srv, relPanicky(callbacks.KindRaw, func() any { return "x" }))
 
 				for range 10 {
 					_, err := client.Invoke(guard, &pulumirpc.CallbackInvokeRequest{Token: echo.GetToken(), Request: []byte("hi")})
 					require.NoError(t, err)
 				}
 				_, err = client.Invoke(guard, &pulumirpc.CallbackInvokeRequest{Token: panicking.GetToken()})
-				relWantStatus(t, err, codes.Internal, "panicked")
+				wantStatus(t, err, codes.Internal, "panicked")
 				_, err = client.Invoke(guard, &pulumirpc.CallbackInvokeRequest{Token: ignoring.GetToken()})
-				relWantStatus(t, err, codes.DeadlineExceeded, "deadline")
+				wantStatus(t, err, codes.DeadlineExceeded, "deadline")
 				relWait(guard, t, entered, "the deadline-ignoring function to start")
 				close(release) // it outlived its call; now it may end
 
@@ -800,7 +800,7 @@ func TestFaultNoGoroutinesOutliveTheServer(t *testing.T) {
 			// Goroutines on their way out get as long as they need on a
 			// busy machine (goleak's own retries last under a second);
 			// only those still there after the guard are leaks.
-			guard := relCtx(t)
+			guard := testCtx(t)
 			for goleak.Find(baseline) != nil && guard.Err() == nil {
 				time.Sleep(10 * time.Millisecond)
 			}

@@ -42,7 +42,7 @@ import (
 // relFuzzHang bounds one fuzz input. A call takes microseconds; this only
 // turns a hang into a failure on that input, so it is the same guard as
 // every other test's.
-const relFuzzHang = relBound
+const relFuzzHang = hangBound
 
 // relPanicMarker in a request's chosen string field makes the fuzzed
 // function panic, so the panic path is fuzzed too.
@@ -308,7 +308,7 @@ func relCheckError(t *testing.T, err error) *callbacks.Error {
 	if st := status.Convert(err); st.Code() != ce.Code || st.Message() != ce.Msg {
 		t.Fatalf("gRPC status %v %q, want %v %q", st.Code(), st.Message(), ce.Code, ce.Msg)
 	}
-	relNoStack(t, ce.Msg)
+	noStack(t, ce.Msg)
 	return ce
 }
 
@@ -363,10 +363,10 @@ func FuzzInvokeRaw(f *testing.F)               { relFuzzRegistry(f, relFuzzKinds
 // bytes reach the server, including ones a client would refuse to encode.
 func FuzzServerInvoke(f *testing.F) {
 	kinds := relFuzzKinds()
-	env := relServe(f)
+	env := serve(f)
 	tokens := make([]string, len(kinds))
 	for i, k := range kinds {
-		tokens[i] = relRegister(f, env.srv, k.fn(), callbacks.Name("fuzzed")).GetToken()
+		tokens[i] = mustRegister(f, env.srv, k.fn(), callbacks.Name("fuzzed")).GetToken()
 		for _, s := range relSeedPayloads(f, k) {
 			f.Add(s, "", uint8(i))
 		}
@@ -394,7 +394,7 @@ func FuzzServerInvoke(f *testing.F) {
 			t.Fatalf("the call did not end within %v: %v", relFuzzHang, err)
 		}
 		st := status.Convert(err)
-		relNoStack(t, st.Message())
+		noStack(t, st.Message())
 		if !utf8.ValidString(token) {
 			// grpc-go refuses the envelope before the registry sees it.
 			if st.Code() != codes.Internal {

@@ -1,7 +1,8 @@
 package callbacks_test
 
 // The one harness of this package's tests: a server with an engine-like
-// client (over loopback or bufconn), a fake Engine.Log, and small builders.
+// client (harness: serve on bufconn, serveLoopback, transports for both),
+// a fake Engine.Log, and small builders that fail the test (must...).
 
 import (
 	"context"
@@ -41,104 +42,102 @@ func newTestRegistry(tb testing.TB, opts ...callbacks.RegistryOption) *callbacks
 // failures on purpose.
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// engine is a test stand-in for the Pulumi engine's side of a callback: one
-// client connection to a server, as the engine keeps one per target.
-type engine struct {
-	conn   *grpc.ClientConn
-	client pulumirpc.CallbacksClient
-}
-
-func (e *engine) invoke(ctx context.Context, token string, req proto.Message) ([]byte, error) {
-	payload, err := proto.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	return e.invokeBytes(ctx, token, payload)
-}
-
-func (e *engine) invokeBytes(ctx context.Context, token string, payload []byte) ([]byte, error) {
-	res, err := e.client.Invoke(ctx, &pulumirpc.CallbackInvokeRequest{Token: token, Request: payload})
-	if err != nil {
-		return nil, err
-	}
-	return res.GetResponse(), nil
-}
-
-// transport starts a server and an engine connected to it.
-type transport struct {
-	name  string
-	start func(t *testing.T, opts ...callbacks.ServerOption) (*callbacks.Server, *engine)
-}
-
-var transports = []transport{
-	{"loopback", startLoopback},
-	{"bufconn", startBufconn},
-}
-
-func startLoopback(t *testing.T, opts ...callbacks.ServerOption) (*callbacks.Server, *engine) {
-	t.Helper()
-	srv, err := callbacks.Listen(opts...)
-	require.NoError(t, err)
-	return srv, dialEngine(t, srv, srv.Target())
-}
-
-func startBufconn(t *testing.T, opts ...callbacks.ServerOption) (*callbacks.Server, *engine) {
-	t.Helper()
-	env := relServe(t, opts...)
-	return env.srv, &engine{conn: env.conn, client: env.client}
-}
-
-func dialEngine(t *testing.T, srv *callbacks.Server, target string, extra ...grpc.DialOption) *engine {
-	t.Helper()
-	t.Cleanup(func() { _ = srv.Close() })
-	conn := relDial(t, target, extra...)
-	return &engine{conn: conn, client: pulumirpc.NewCallbacksClient(conn)}
-}
-
-func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
-	t.Helper()
-	s, err := structpb.NewStruct(m)
-	require.NoError(t, err)
-	return s
-}
-
-// relEnv is a served registry plus an engine-like client connected to it.
-type relEnv struct {
+// harness is a server and an engine-like client connected to it, as the
+// engine keeps one connection per target. Both end with the test.
+type harness struct {
 	srv    *callbacks.Server
-	lis    *bufconn.Listener
+	lis    *bufconn.Listener // nil when serving on loopback
 	conn   *grpc.ClientConn
 	client pulumirpc.CallbacksClient
 }
 
-// relServe starts a server on an in-memory bufconn listener and dials it the
-// way the engine does (plaintext, 400 MiB limits). Both end with the test.
-func relServe(t testing.TB, opts ...callbacks.ServerOption) *relEnv {
+// serve starts a server on an in-memory bufconn listener and dials it the
+// way the engine does (plaintext, 400 MiB limits).
+func serve(t testing.TB, opts ...callbacks.ServerOption) *harness {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
-	all := append([]callbacks.ServerOption{callbacks.WithListener(lis), callbacks.Target(relBufTarget)}, opts...)
+	all := append([]callbacks.ServerOption{callbacks.WithListener(lis), callbacks.Target(bufTarget)}, opts...)
 	srv, err := callbacks.Listen(all...)
 	if err != nil {
 		_ = lis.Close()
 		t.Fatalf("Listen: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	env := &relEnv{srv: srv, lis: lis}
-	env.conn = env.dial(t)
-	env.client = pulumirpc.NewCallbacksClient(env.conn)
-	return env
+	h := &harness{srv: srv, lis: lis}
+	h.conn = h.dial(t)
+	h.client = pulumirpc.NewCallbacksClient(h.conn)
+	return h
+}
+
+// serveLoopback starts a server on its own loopback listener and dials it
+// at its target.
+func serveLoopback(t testing.TB, opts ...callbacks.ServerOption) *harness {
+	t.Helper()
+	srv, err := callbacks.Listen(opts...)
+	if err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	return dialEngine(t, srv, srv.Target())
+}
+
+// dialEngine connects an engine-like client to srv at target, and closes
+// srv when the test ends.
+func dialEngine(t testing.TB, srv *callbacks.Server, target string, extra ...grpc.DialOption) *harness {
+	t.Helper()
+	t.Cleanup(func() { _ = srv.Close() })
+	conn := dialLikeEngine(t, target, extra...)
+	return &harness{srv: srv, conn: conn, client: pulumirpc.NewCallbacksClient(conn)}
+}
+
+// transport is a way of serving: every test that runs over both uses
+// transports.
+type transport struct {
+	name  string
+	serve func(t testing.TB, opts ...callbacks.ServerOption) *harness
+}
+
+var transports = []transport{
+	{"loopback", serveLoopback},
+	{"bufconn", serve},
+}
+
+// call sends req, encoded, as the payload of a call of token.
+func (h *harness) call(ctx context.Context, token string, req proto.Message) ([]byte, error) {
+	payload, err := proto.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	return h.invoke(ctx, token, payload)
+}
+
+// invoke calls token with payload as the engine does.
+func (h *harness) invoke(ctx context.Context, token string, payload []byte) ([]byte, error) {
+	res, err := h.client.Invoke(ctx, &pulumirpc.CallbackInvokeRequest{Token: token, Request: payload})
+	if err != nil {
+		return nil, err
+	}
+	return res.GetResponse(), nil
+}
+
+// mustStruct returns m as a structpb.Struct.
+func mustStruct(t testing.TB, m map[string]any) *structpb.Struct {
+	t.Helper()
+	s, err := structpb.NewStruct(m)
+	require.NoError(t, err)
+	return s
 }
 
 // dial opens another client connection to the server.
-func (e *relEnv) dial(t testing.TB, extra ...grpc.DialOption) *grpc.ClientConn {
+func (e *harness) dial(t testing.TB, extra ...grpc.DialOption) *grpc.ClientConn {
 	t.Helper()
-	return relDial(t, relBufTarget, append([]grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+	return dialLikeEngine(t, bufTarget, append([]grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
 		return e.lis.DialContext(ctx)
 	})}, extra...)...)
 }
 
 // relDial opens a client connection like the engine's and closes it when the
 // test ends (before any server cleanup registered earlier).
-func relDial(t testing.TB, target string, extra ...grpc.DialOption) *grpc.ClientConn {
+func dialLikeEngine(t testing.TB, target string, extra ...grpc.DialOption) *grpc.ClientConn {
 	t.Helper()
 	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -161,66 +160,51 @@ func waitFor(t testing.TB, cond func() bool) {
 
 // relCtx is the test-level context: it only exists to turn a hang into a
 // failure.
-func relCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), relBound)
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-func relRegister(t testing.TB, srv *callbacks.Server, f callbacks.Func, opts ...callbacks.RegisterOption) *pulumirpc.Callback {
+func mustRegister(t testing.TB, srv *callbacks.Server, f callbacks.Func, opts ...callbacks.RegisterOption) *pulumirpc.Callback {
 	t.Helper()
 	cb, err := srv.Register(context.Background(), f, opts...)
 	require.NoError(t, err)
 	return cb
 }
 
-func (e *relEnv) invoke(ctx context.Context, token string, payload []byte) ([]byte, error) {
-	res, err := e.client.Invoke(ctx, &pulumirpc.CallbackInvokeRequest{Token: token, Request: payload})
-	if err != nil {
-		return nil, err
-	}
-	return res.GetResponse(), nil
-}
-
-func relMarshal(t testing.TB, m proto.Message) []byte {
+func mustMarshal(t testing.TB, m proto.Message) []byte {
 	t.Helper()
 	b, err := proto.Marshal(m)
 	require.NoError(t, err)
 	return b
 }
 
-func relStruct(t testing.TB, m map[string]any) *structpb.Struct {
-	t.Helper()
-	s, err := structpb.NewStruct(m)
-	require.NoError(t, err)
-	return s
-}
-
 // relWantStatus checks a call's gRPC code and that its message contains msg.
 // Whatever the code, the message must never carry a Go stack trace.
-func relWantStatus(t testing.TB, err error, code codes.Code, msg string) {
+func wantStatus(t testing.TB, err error, code codes.Code, msg string) {
 	t.Helper()
 	st := status.Convert(err)
 	if st.Code() != code {
-		t.Fatalf("got code %v (%q), want %v", st.Code(), relClip(st.Message()), code)
+		t.Fatalf("got code %v (%q), want %v", st.Code(), clipped(st.Message()), code)
 	}
 	if !strings.Contains(st.Message(), msg) {
-		t.Errorf("got message %q, want it to contain %q", relClip(st.Message()), msg)
+		t.Errorf("got message %q, want it to contain %q", clipped(st.Message()), msg)
 	}
-	relNoStack(t, st.Message())
+	noStack(t, st.Message())
 }
 
 // relNoStack fails if s looks like it holds a goroutine stack.
-func relNoStack(t testing.TB, s string) {
+func noStack(t testing.TB, s string) {
 	t.Helper()
 	for _, frag := range []string{"goroutine ", ".go:", "runtime/debug", "panic("} {
 		if strings.Contains(s, frag) {
-			t.Errorf("message %q contains %q: a stack trace reached the wire", relClip(s), frag)
+			t.Errorf("message %q contains %q: a stack trace reached the wire", clipped(s), frag)
 		}
 	}
 }
 
-func relClip(s string) string {
+func clipped(s string) string {
 	if len(s) > 300 {
 		return fmt.Sprintf("%s…(%d bytes)", s[:300], len(s))
 	}

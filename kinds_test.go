@@ -52,7 +52,7 @@ func typedKinds() []typedKind {
 				return token(transforms.Callback(ctx, mon, fn, opts...))
 			},
 			withProps: func(t *testing.T, p *structpb.Struct) []byte {
-				return relMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Name: "a", Properties: p})
+				return mustMarshal(t, &pulumirpc.TransformRequest{Type: "pkg:index:Thing", Name: "a", Properties: p})
 			},
 		},
 		{
@@ -67,7 +67,7 @@ func typedKinds() []typedKind {
 				return token(invoketransforms.RegisterStack(ctx, mon, fn, opts...))
 			},
 			withProps: func(t *testing.T, p *structpb.Struct) []byte {
-				return relMarshal(t, &pulumirpc.TransformInvokeRequest{Token: "pkg:index:fn", Args: p})
+				return mustMarshal(t, &pulumirpc.TransformInvokeRequest{Token: "pkg:index:fn", Args: p})
 			},
 		},
 		{
@@ -85,7 +85,7 @@ func typedKinds() []typedKind {
 				return reqs[len(reqs)-1].GetCallback().GetToken(), nil
 			},
 			withProps: func(t *testing.T, p *structpb.Struct) []byte {
-				return relMarshal(t, &pulumirpc.ResourceHookRequest{Urn: "urn:pulumi:dev::p::pkg:index:Thing::a", NewInputs: p})
+				return mustMarshal(t, &pulumirpc.ResourceHookRequest{Urn: "urn:pulumi:dev::p::pkg:index:Thing::a", NewInputs: p})
 			},
 		},
 		{
@@ -103,7 +103,7 @@ func typedKinds() []typedKind {
 				return reqs[len(reqs)-1].GetCallback().GetToken(), nil
 			},
 			withProps: func(t *testing.T, p *structpb.Struct) []byte {
-				return relMarshal(t, &pulumirpc.ErrorHookRequest{Urn: "urn:pulumi:dev::p::pkg:index:Thing::a", NewInputs: p})
+				return mustMarshal(t, &pulumirpc.ErrorHookRequest{Urn: "urn:pulumi:dev::p::pkg:index:Thing::a", NewInputs: p})
 			},
 		},
 		{

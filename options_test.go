@@ -72,9 +72,10 @@ func TestWithRegistry(t *testing.T) {
 	reg := newTestRegistry(t)
 	tok, err := reg.Register(callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return []byte("from the registry"), nil }))
 	require.NoError(t, err)
-	srv, eng := startBufconn(t, callbacks.WithRegistry(reg))
+	eng := serve(t, callbacks.WithRegistry(reg))
+	srv := eng.srv
 	assert.Same(t, reg, srv.Registry())
-	out, err := eng.invokeBytes(context.Background(), tok, nil)
+	out, err := eng.invoke(context.Background(), tok, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "from the registry", string(out))
 
@@ -101,14 +102,15 @@ func TestWithReporter(t *testing.T) {
 	t.Parallel()
 	fake, addr := startEngineLog(t)
 	rep := &recordingReporter{}
-	srv, eng := startBufconn(t, callbacks.WithReporter(rep), callbacks.EngineAddress(addr))
+	eng := serve(t, callbacks.WithReporter(rep), callbacks.EngineAddress(addr))
+	srv := eng.srv
 	cb, err := srv.Register(context.Background(), callbacks.ResourceHook(func(ctx context.Context, _ *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
 		callbacks.Warn(ctx, "careful")
 		callbacks.Info(ctx, "fine")
 		return nil, nil
 	}))
 	require.NoError(t, err)
-	_, err = eng.invokeBytes(context.Background(), cb.Token, hookRequest(t))
+	_, err = eng.invoke(context.Background(), cb.Token, hookRequest(t))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"warning " + hookURN + " careful", "info " + hookURN + " fine"}, rep.got)
 	assert.Empty(t, fake.recorded(), "the reporter overrides the engine address")
@@ -124,10 +126,11 @@ func TestGRPCServerOptionsInterceptor(t *testing.T) {
 		method.Store(info.FullMethod)
 		return h(ctx, req)
 	})
-	srv, eng := startBufconn(t, callbacks.GRPCServerOptions(icpt))
+	eng := serve(t, callbacks.GRPCServerOptions(icpt))
+	srv := eng.srv
 	cb, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
 	require.NoError(t, err)
-	_, err = eng.invokeBytes(context.Background(), cb.Token, nil)
+	_, err = eng.invoke(context.Background(), cb.Token, nil)
 	require.NoError(t, err)
 	assert.Equal(t, int32(1), seen.Load())
 	assert.Equal(t, "/pulumirpc.Callbacks/Invoke", method.Load())
@@ -159,13 +162,14 @@ func TestReportsToTheEngineAreBounded(t *testing.T) {
 
 	var logs syncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, eng := startBufconn(t, callbacks.EngineAddress(lis.Addr().String()), callbacks.WithLogger(logger))
+	eng := serve(t, callbacks.EngineAddress(lis.Addr().String()), callbacks.WithLogger(logger))
+	srv := eng.srv
 	callbacks.SetReportTimeout(srv, 50*time.Millisecond)
 	cb, err := srv.Register(context.Background(), callbacks.ResourceHook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
 		panic("hook refuses")
 	}), callbacks.FailOpen())
 	require.NoError(t, err)
-	_, err = eng.invokeBytes(context.Background(), cb.Token, hookRequest(t))
+	_, err = eng.invoke(context.Background(), cb.Token, hookRequest(t))
 	require.NoError(t, err, "the call fails open although the engine log is stalled")
 	// Two reports at most, the panic's stack at debug severity and the
 	// warning that the call failed open: whether each reached the engine
@@ -181,12 +185,13 @@ func TestReportsToTheEngineAreBounded(t *testing.T) {
 func TestHugeUserErrorIsCapped(t *testing.T) {
 	t.Parallel()
 	huge := strings.Repeat("x", 1<<20)
-	srv, eng := startBufconn(t)
+	eng := serve(t)
+	srv := eng.srv
 	cb, err := srv.Register(context.Background(), callbacks.ResourceHook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
 		return nil, status.Error(codes.FailedPrecondition, huge)
 	}))
 	require.NoError(t, err)
-	_, err = eng.invokeBytes(context.Background(), cb.Token, hookRequest(t))
+	_, err = eng.invoke(context.Background(), cb.Token, hookRequest(t))
 	st := status.Convert(err)
 	assert.Equal(t, codes.FailedPrecondition, st.Code())
 	assert.LessOrEqual(t, len(st.Message()), 4<<10+64, "clipped to 4 KiB plus the length note")
@@ -195,7 +200,7 @@ func TestHugeUserErrorIsCapped(t *testing.T) {
 	// The server still answers on the same connection.
 	ok, err := srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return []byte("ok"), nil }))
 	require.NoError(t, err)
-	out, err := eng.invokeBytes(context.Background(), ok.Token, nil)
+	out, err := eng.invoke(context.Background(), ok.Token, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "ok", string(out))
 }

@@ -50,7 +50,7 @@ func TestSecurityDefaultListenerIsLoopbackOnly(t *testing.T) {
 			require.NoError(t, err, "target %q", srv.Target())
 			assert.Equal(t, "127.0.0.1", host)
 			assert.NotEqual(t, "0", port)
-			cb := relRegister(t, srv, callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+			cb := mustRegister(t, srv, callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
 			assert.Equal(t, srv.Target(), cb.GetTarget(), "the target handed to the engine")
 
 			// Every other address of this machine must refuse the port.
@@ -62,7 +62,7 @@ func TestSecurityDefaultListenerIsLoopbackOnly(t *testing.T) {
 					others = append(others, ipn.IP.String())
 				}
 			}
-			guard := relCtx(t)
+			guard := testCtx(t)
 			for _, ip := range others {
 				// A refused connection fails at once; a dropped one fails at
 				// the dialer's timeout. Either way the port is unreachable.
@@ -97,8 +97,8 @@ func TestSecurityTokensAreRandomV4UUIDs(t *testing.T) {
 			}
 		}},
 		{"server", func(t *testing.T) func() string {
-			env := relServe(t)
-			return func() string { return relRegister(t, env.srv, fn, callbacks.Name("same-name")).GetToken() }
+			env := serve(t)
+			return func() string { return mustRegister(t, env.srv, fn, callbacks.Name("same-name")).GetToken() }
 		}},
 	}
 	for _, tc := range cases {
@@ -159,23 +159,23 @@ func TestSecurityUnregisteredTokenNeverReachesAFunction(t *testing.T) {
 		name string
 		// stale returns the token to try after the setup it does; fresh
 		// registrations it makes go through register.
-		stale func(t *testing.T, env *relEnv, register func() string) string
+		stale func(t *testing.T, env *harness, register func() string) string
 	}{
-		{"never registered", func(*testing.T, *relEnv, func() string) string {
+		{"never registered", func(*testing.T, *harness, func() string) string {
 			return uuid.NewString()
 		}},
-		{"unregistered", func(t *testing.T, env *relEnv, register func() string) string {
+		{"unregistered", func(t *testing.T, env *harness, register func() string) string {
 			token := register()
 			require.True(t, env.srv.Registry().Unregister(token))
 			return token
 		}},
-		{"unregistered, then the same function registered again", func(t *testing.T, env *relEnv, register func() string) string {
+		{"unregistered, then the same function registered again", func(t *testing.T, env *harness, register func() string) string {
 			token := register()
 			require.True(t, env.srv.Registry().Unregister(token))
 			require.NotEqual(t, token, register(), "a token was reused")
 			return token
 		}},
-		{"unregistered, then 1,000 more registrations", func(t *testing.T, env *relEnv, register func() string) string {
+		{"unregistered, then 1,000 more registrations", func(t *testing.T, env *harness, register func() string) string {
 			token := register()
 			require.True(t, env.srv.Registry().Unregister(token))
 			for range 1000 {
@@ -183,33 +183,33 @@ func TestSecurityUnregisteredTokenNeverReachesAFunction(t *testing.T) {
 			}
 			return token
 		}},
-		{"another server's token", func(t *testing.T, _ *relEnv, _ func() string) string {
-			other := relServe(t)
-			return relRegister(t, other.srv, callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
+		{"another server's token", func(t *testing.T, _ *harness, _ func() string) string {
+			other := serve(t)
+			return mustRegister(t, other.srv, callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
 				return nil, nil
 			})).GetToken()
 		}},
-		{"a live token with a trailing newline", func(_ *testing.T, _ *relEnv, register func() string) string {
+		{"a live token with a trailing newline", func(_ *testing.T, _ *harness, register func() string) string {
 			return register() + "\n"
 		}},
-		{"a live token in upper case", func(_ *testing.T, _ *relEnv, register func() string) string {
+		{"a live token in upper case", func(_ *testing.T, _ *harness, register func() string) string {
 			return strings.ToUpper(register())
 		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			env := relServe(t)
+			env := serve(t)
 			var calls atomic.Int64
 			fn := callbacks.Raw(func(context.Context, []byte) ([]byte, error) {
 				calls.Add(1)
 				return nil, nil
 			})
-			register := func() string { return relRegister(t, env.srv, fn).GetToken() }
+			register := func() string { return mustRegister(t, env.srv, fn).GetToken() }
 			token := tc.stale(t, env, register)
 
-			_, err := env.invoke(relCtx(t), token, []byte("payload"))
-			relWantStatus(t, err, codes.NotFound, "unknown callback token")
+			_, err := env.invoke(testCtx(t), token, []byte("payload"))
+			wantStatus(t, err, codes.NotFound, "unknown callback token")
 			assert.Zero(t, calls.Load(), "a function ran for a token that is not registered")
 		})
 	}
@@ -266,12 +266,12 @@ func TestSecurityUnixSocket(t *testing.T) {
 			assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "socket permissions")
 			assert.Equal(t, "unix://"+path, srv.Target())
 
-			cb := relRegister(t, srv, callbacks.Raw(func(_ context.Context, b []byte) ([]byte, error) {
+			cb := mustRegister(t, srv, callbacks.Raw(func(_ context.Context, b []byte) ([]byte, error) {
 				return append([]byte("echo:"), b...), nil
 			}))
 			assert.Equal(t, "unix://"+path, cb.GetTarget())
-			conn := relDial(t, cb.GetTarget())
-			res, err := pulumirpc.NewCallbacksClient(conn).Invoke(relCtx(t),
+			conn := dialLikeEngine(t, cb.GetTarget())
+			res, err := pulumirpc.NewCallbacksClient(conn).Invoke(testCtx(t),
 				&pulumirpc.CallbackInvokeRequest{Token: cb.GetToken(), Request: []byte("hi")})
 			require.NoError(t, err)
 			assert.Equal(t, "echo:hi", string(res.GetResponse()))
@@ -403,14 +403,14 @@ func TestSecuritySecretsStayOutOfLogsAndWire(t *testing.T) {
 		{
 			name:     "panic with the secret in its value",
 			fn:       func(<-chan struct{}) callbacks.Func { return panicWithSecret },
-			payload:  func(t *testing.T) []byte { return relMarshal(t, request) },
+			payload:  func(t *testing.T) []byte { return mustMarshal(t, request) },
 			wantCode: codes.Internal,
 		},
 		{
 			name:     "panic under a deadline",
 			fn:       func(<-chan struct{}) callbacks.Func { return panicWithSecret },
 			regOpts:  []callbacks.RegisterOption{callbacks.Timeout(time.Hour)},
-			payload:  func(t *testing.T) []byte { return relMarshal(t, request) },
+			payload:  func(t *testing.T) []byte { return mustMarshal(t, request) },
 			wantCode: codes.Internal,
 		},
 		{
@@ -419,7 +419,7 @@ func TestSecuritySecretsStayOutOfLogsAndWire(t *testing.T) {
 			name:     "panic, failing open",
 			fn:       func(<-chan struct{}) callbacks.Func { return panicWithSecret },
 			regOpts:  []callbacks.RegisterOption{callbacks.FailOpen()},
-			payload:  func(t *testing.T) []byte { return relMarshal(t, request) },
+			payload:  func(t *testing.T) []byte { return mustMarshal(t, request) },
 			wantCode: codes.OK,
 		},
 		{
@@ -431,14 +431,14 @@ func TestSecuritySecretsStayOutOfLogsAndWire(t *testing.T) {
 				})
 			},
 			regOpts:  []callbacks.RegisterOption{callbacks.Timeout(20 * time.Millisecond)},
-			payload:  func(t *testing.T) []byte { return relMarshal(t, request) },
+			payload:  func(t *testing.T) []byte { return mustMarshal(t, request) },
 			wantCode: codes.DeadlineExceeded,
 		},
 		{
 			name: "request with the secret that does not decode",
 			fn:   func(<-chan struct{}) callbacks.Func { return panicWithSecret },
 			payload: func(t *testing.T) []byte {
-				return append(relMarshal(t, request), 0x2a, 0x80) // a truncated field 5
+				return append(mustMarshal(t, request), 0x2a, 0x80) // a truncated field 5
 			},
 			wantCode: codes.InvalidArgument,
 		},
@@ -446,7 +446,7 @@ func TestSecuritySecretsStayOutOfLogsAndWire(t *testing.T) {
 			name: "request with the secret in a non-UTF-8 neighbour",
 			fn:   func(<-chan struct{}) callbacks.Func { return panicWithSecret },
 			payload: func(t *testing.T) []byte {
-				return append(relMarshal(t, request), relTransformWithBadType()...)
+				return append(mustMarshal(t, request), relTransformWithBadType()...)
 			},
 			wantCode: codes.InvalidArgument,
 		},
@@ -456,15 +456,15 @@ func TestSecuritySecretsStayOutOfLogsAndWire(t *testing.T) {
 			t.Parallel()
 			logs := &relLogBuffer{}
 			logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			env := relServe(t, callbacks.WithLogger(logger))
+			env := serve(t, callbacks.WithLogger(logger))
 			release := make(chan struct{})
 			defer close(release)
-			cb := relRegister(t, env.srv, tc.fn(release), append([]callbacks.RegisterOption{callbacks.Name("db-policy")}, tc.regOpts...)...)
+			cb := mustRegister(t, env.srv, tc.fn(release), append([]callbacks.RegisterOption{callbacks.Name("db-policy")}, tc.regOpts...)...)
 
-			_, err := env.invoke(relCtx(t), cb.GetToken(), tc.payload(t))
+			_, err := env.invoke(testCtx(t), cb.GetToken(), tc.payload(t))
 			assert.Equal(t, tc.wantCode, status.Code(err), "code of %v", err)
 			assert.NotContains(t, status.Convert(err).Message(), secret, "the secret reached the wire")
-			relNoStack(t, status.Convert(err).Message())
+			noStack(t, status.Convert(err).Message())
 
 			inDebug := false
 			for _, rec := range logs.records(t) {

@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/langhost/callbacks/enginetest"
 )
@@ -29,13 +27,21 @@ func TestRunSetsTheEnvironmentForTheProgram(t *testing.T) {
 			return ctx.RegisterResource("test:index:Thing", "thing", nil, &r)
 		})
 	})
-	require.NoError(t, res.ProgramErr)
-	require.NoError(t, res.Err)
-	assert.Equal(t, "inner", seen)
-	assert.NotNil(t, res.State.Get(eng.URN(eng.StackURN(), "test:index:Thing", "thing")))
-	assert.Equal(t, "outer", os.Getenv("PULUMI_PROJECT"))
-	_, set := os.LookupEnv("PULUMI_MONITOR")
-	assert.False(t, set, "PULUMI_MONITOR was unset before Run")
+	if res.ProgramErr != nil || res.Err != nil {
+		t.Fatalf("program error %v, deployment error %v", res.ProgramErr, res.Err)
+	}
+	if seen != "inner" {
+		t.Errorf("the program saw PULUMI_PROJECT=%q, want %q", seen, "inner")
+	}
+	if res.State.Get(eng.URN(eng.StackURN(), "test:index:Thing", "thing")) == nil {
+		t.Error("the resource is not in the state")
+	}
+	if got := os.Getenv("PULUMI_PROJECT"); got != "outer" {
+		t.Errorf("after Run PULUMI_PROJECT=%q, want %q", got, "outer")
+	}
+	if v, set := os.LookupEnv("PULUMI_MONITOR"); set {
+		t.Errorf("after Run PULUMI_MONITOR=%q, but it was unset before", v)
+	}
 }
 
 // A failed program never signals; Run ends the deployment itself and
@@ -52,14 +58,20 @@ func TestRunAfterAFailedProgram(t *testing.T) {
 			return boom
 		})
 	})
-	assert.ErrorIs(t, res.ProgramErr, boom)
-	assert.NotNil(t, res.State.Get(eng.URN(eng.StackURN(), "test:index:Thing", "thing")))
+	if !errors.Is(res.ProgramErr, boom) {
+		t.Errorf("ProgramErr = %v, want %v", res.ProgramErr, boom)
+	}
+	if res.State.Get(eng.URN(eng.StackURN(), "test:index:Thing", "thing")) == nil {
+		t.Error("the resource registered before the failure is not in the state")
+	}
 }
 
 func TestRunFuncErrors(t *testing.T) {
 	eng := enginetest.New(t)
 	_, err := eng.RunFunc(t.Context(), nil)
-	assert.EqualError(t, err, "enginetest: RunFunc: nil program")
+	if want := "enginetest: RunFunc: nil program"; err == nil || err.Error() != want {
+		t.Errorf("RunFunc(nil) = %v, want %q", err, want)
+	}
 
 	// A program that never signals, with a context that has ended: the
 	// wait gives up with the context's error, joined with nothing.
@@ -67,7 +79,9 @@ func TestRunFuncErrors(t *testing.T) {
 	cancel()
 	eng2 := enginetest.New(t, enginetest.WithoutShutdownSignal())
 	_, err = eng2.RunFunc(ctx, func() error { return nil })
-	assert.ErrorIs(t, err, context.Canceled)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("RunFunc with an ended context = %v, want %v", err, context.Canceled)
+	}
 }
 
 // New closes the engine when the test ends.
@@ -75,5 +89,7 @@ func TestNewClosesTheEngine(t *testing.T) {
 	var eng *enginetest.Engine
 	t.Run("inner", func(t *testing.T) { eng = enginetest.New(t) })
 	_, err := eng.Wait(context.Background())
-	assert.Error(t, err, "the engine should be closed")
+	if err == nil {
+		t.Error("Wait after the test ended succeeded: the engine should be closed")
+	}
 }

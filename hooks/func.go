@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"unicode/utf8"
 
 	"github.com/langhost/callbacks"
-	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 )
 
 // Func is a resource hook. Returning an error fails the hook: the engine
@@ -83,33 +84,26 @@ type outcome struct {
 	err   error
 }
 
-// Field numbers of ResourceHookResponse and ErrorHookResponse.
-const (
-	resError = 1
-	resRetry = 2
-)
-
-// encode encodes o as the hook's response. unread is why a map or option
-// set the hook read did not decode, if one did not: the hook saw an empty
-// value in its place, and whatever it made of it must not reach the
-// engine.
+// encode encodes o as the hook's response, a ResourceHookResponse or, for
+// an error hook, an ErrorHookResponse: both say the error in field 1, and
+// the first lacks only the retry. unread is why a map or option set the
+// hook read did not decode, if one did not: the hook saw an empty value in
+// its place, and whatever it made of it must not reach the engine.
 func (o outcome) encode(unread error) ([]byte, error) {
-	switch {
-	case unread != nil:
+	if unread != nil {
 		return nil, fmt.Errorf("%w: %w", callbacks.ErrInvalidRequest, unread)
-	case o.err != nil:
+	}
+	res := &pulumirpc.ErrorHookResponse{Retry: o.retry}
+	if o.err != nil {
 		// The engine reads an empty message as success, so an error is
 		// never sent as "".
-		msg := o.err.Error()
-		if msg == "" {
-			msg = "hook failed with an error that has no message"
+		res.Error, res.Retry = o.err.Error(), false
+		if res.Error == "" {
+			res.Error = "hook failed with an error that has no message"
 		}
-		if !utf8.ValidString(msg) {
+		if !utf8.ValidString(res.Error) {
 			return nil, errors.New("the hook's error message is not valid UTF-8")
 		}
-		return protowire.AppendString(protowire.AppendTag(nil, resError, protowire.BytesType), msg), nil
-	case o.retry:
-		return protowire.AppendVarint(protowire.AppendTag(nil, resRetry, protowire.VarintType), 1), nil
 	}
-	return nil, nil
+	return proto.Marshal(res)
 }

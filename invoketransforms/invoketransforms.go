@@ -100,8 +100,8 @@ func (a *Args) WithOptions(edit func(*InvokeOptions)) *Result {
 	return &Result{Options: transformcore.Options(&a.Options, edit)}
 }
 
-// WithArgs calls edit on a's arguments and returns a result that sends them,
-// leaving the options unchanged.
+// WithProperties calls edit on a's arguments and returns a result that
+// sends them, leaving the options unchanged.
 func (a *Args) WithProperties(edit func(resource.PropertyMap)) *Result {
 	m := a.Properties()
 	if edit != nil {
