@@ -43,12 +43,12 @@ func TestFunctionOutlivingItsServerIsReported(t *testing.T) {
 	t.Parallel()
 	var logs lockedBuffer
 	rep := &recordingReporter{}
-	env := relServe(t, callbacks.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))),
+	env := serve(t, callbacks.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))),
 		callbacks.WithReporter(rep))
-	guard := relCtx(t)
+	guard := testCtx(t)
 
 	entered, release := make(chan struct{}), make(chan struct{})
-	stuck := relRegister(t, env.srv, callbacks.ResourceHook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
+	stuck := mustRegister(t, env.srv, callbacks.ResourceHook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
 		close(entered)
 		<-release // the context is ignored
 		return nil, nil
@@ -60,7 +60,7 @@ func TestFunctionOutlivingItsServerIsReported(t *testing.T) {
 			close(release)
 		}
 	})
-	prompt := relRegister(t, env.srv, callbacks.ResourceHook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
+	prompt := mustRegister(t, env.srv, callbacks.ResourceHook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
 		return nil, nil
 	}), callbacks.Name("prompt"))
 
