@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it, ending with what did not run and how
-# to include it. Extra arguments go to go test:
+# The whole test suite, as CI runs it, ending with each package that failed
+# and why (its failed tests and what they said, a panic, a build error, or
+# go test's timeout and the tests it caught running), then what did not run
+# and how to include it. Extra arguments go to go test:
 #
 #   ./test.sh              # everything
 #   ./test.sh -short       # without the rows that are slow under -race
 #   ./test.sh -count=1     # without the test cache
+#   PKGS="./integration ./examples/automation" ./test.sh   # only these packages
+#   EVENTS=DIR ./test.sh   # keeps go test's events (-json) in DIR, e.g. to time each test
+#
+# Each test binary gets 60 minutes (go test -timeout): a hang fails the run
+# with the tests that were running, a busy machine does not.
 #
 # Some tests need more than Go, and skip, saying why, when it is missing: a C
 # compiler for the race detector, Node.js with npm for the Node.js tests
@@ -62,32 +69,94 @@ for tool in pulumi pulumi-language-go; do
   fi
 done
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+if [ -n "${EVENTS:-}" ]; then
+  mkdir -p "$EVENTS" && tmp=$(cd "$EVENTS" && pwd) || exit 2
+  rm -f "$tmp"/[0-9].json
+else
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+fi
 if ! go build -o "$tmp/testreport" ./internal/testkit/testreport; then
   echo "test.sh: cannot build internal/testkit/testreport" >&2
   exit 2
 fi
 
+status=0
+failed=() # why the run failed, beyond the packages testreport names
+fail() {  # fail CODE MESSAGE: the run fails, and the closing lines say why
+  failed+=("$2")
+  if [ "$status" = 0 ] || [ "$1" = 2 ]; then status=$1; fi
+}
+
+# gotest FILE ARGS...: go test -json ARGS, shown as go test shows it and
+# saved to FILE for the closing lines. The timeout is go test's own, per
+# test binary: far above what a loaded two-core machine needs, so that only
+# a hang reaches it (its default, 10 minutes, is not). Arguments given to
+# test.sh come after it and win.
+gotest() {
+  local file=$1
+  shift
+  go test -json -timeout=60m "$@" | "$tmp/testreport" -save "$tmp/$file"
+  local codes=("${PIPESTATUS[@]}")
+  if [ "${codes[1]}" != 0 ]; then
+    fail 2 "testreport could not show or save the events of go test $* (status ${codes[1]})"
+  fi
+  if [ "${codes[0]}" != 0 ]; then
+    # A failed package is named at the end; this says why when none is
+    # (a bad flag, a pattern that matches nothing, a go command that died).
+    fail 1 "go test $* exited with status ${codes[0]}"
+  fi
+}
+
+pkgs=${PKGS:-./...}
 echo
-echo "== go test ${race:+$race }./... $*"
-go test $race -json ./... "$@" | "$tmp/testreport" -save "$tmp/1.json"
-codes=("${PIPESTATUS[@]}")
-status=${codes[0]}
-[ "${codes[1]}" = 0 ] || status=2
+echo "== go test ${race:+$race }$pkgs${*:+ $*}"
+# shellcheck disable=SC2086 # PKGS is a list of package patterns
+gotest 1.json $race $pkgs "$@"
 
 # The copied examples build in go commands of their own, which the race
 # detector does not reach: under -race that test skips, and runs here once
-# without it.
+# without it. Whatever became of it is said.
 copyTest=TestEveryExampleBuildsWhenCopiedAlone
-if [ -n "$race" ] && grep '"Action":"skip"' "$tmp/1.json" | grep -q "\"Test\":\"$copyTest\""; then
+if [ -n "$race" ]; then
+  copied=$("$tmp/testreport" -status "$copyTest" "$tmp/1.json") || copied=error
   echo
-  echo "== go test ./examples${*:+ $*} -run '^$copyTest\$' (without -race)"
-  go test -json ./examples "$@" -run "^$copyTest\$" | "$tmp/testreport" -save "$tmp/2.json"
-  codes=("${PIPESTATUS[@]}")
-  [ "${codes[0]}" = 0 ] || status=${codes[0]}
-  [ "${codes[1]}" = 0 ] || status=2
+  case $copied in
+    skip)
+      echo "== go test ./examples${*:+ $*} -run '^$copyTest\$' (without -race)"
+      gotest 2.json ./examples "$@" -run "^$copyTest\$"
+      case $("$tmp/testreport" -status "$copyTest" "$tmp/2.json") in
+        pass | fail) ;;
+        *) fail 1 "$copyTest did not run without -race either: the copied examples were not built" ;;
+      esac
+      ;;
+    pass | fail)
+      echo "== $copyTest ran under -race ($copied): not run again without it"
+      ;;
+    absent)
+      if [ $# -gt 0 ] || [ "$pkgs" != ./... ]; then
+        echo "== $copyTest: not selected ($pkgs${*:+ $*}), so not run without -race either"
+      else
+        echo "== $copyTest: go test ./... neither ran nor skipped it (see above)"
+        fail 1 "$copyTest did not run: the copied examples were not built"
+      fi
+      ;;
+    *)
+      fail 2 "testreport could not tell what became of $copyTest"
+      ;;
+  esac
 fi
+
+echo
+echo "== what failed"
+"$tmp/testreport" -failed "$tmp"/*.json
+case $? in
+  0 | 1) ;;
+  *) fail 2 "testreport could not read the events to say what failed" ;;
+esac
+for f in "${failed[@]+"${failed[@]}"}"; do
+  echo "  $f"
+done
 
 echo
 echo "== what did not run"

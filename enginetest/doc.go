@@ -74,6 +74,19 @@
 // the engine shows it, waited for, its non-zero exit reported in the
 // engine's words, and stopped when the deployment fails first.
 //
+// State migrations run as Pulumi 3.274.1 runs them (under [Engine3_260]
+// a registration that carries them is refused, as 3.260 refuses it): the
+// engine advertises STATE_MIGRATIONS, and a registration's migrations run
+// in an update or a preview, not in a destroy, and only if the resource has
+// prior state (by URN, then by alias). They are called in order (a remote
+// component's provider's first) over the resource and every prior resource
+// transitively parented to it, each given what the one before returned
+// (Event.Callback [CallbackStateMigration]). The result is checked by the
+// engine's rules and reported in its words; a result that changes the
+// state replaces the subtree in the prior state before the registration's
+// step is decided, with "State migration applied (state entries: N
+// before, M after)." ("planned" in a preview) under the resource.
+//
 // Everything the engine does is recorded as [Event] values ([Engine.Record],
 // [Engine.Trace]) and user-facing messages as [Diagnostic] values.
 //
@@ -86,8 +99,11 @@
 // dependencies are tracked for top-level properties only; a destroy with
 // the program is one pass (run the preview pass with [DryRun] yourself);
 // check failures print a property's value as {value} for scalars and JSON
-// otherwise; state migrations are accepted (with [WithStateMigrations])
-// but, as in the real engine, never run. Asset and archive hashes are
+// otherwise; state migrations run one registration at a time but do not
+// pause other steps, keep no resource aliases, source positions or
+// timestamps in the state they pass, and rewrite references to a
+// successor in structural fields only (not in resource references inside
+// properties). Asset and archive hashes are
 // computed as the engine computes them (relative paths from the working
 // directory of the test), but nothing is fetched: an asset or archive
 // behind an http(s) URI, or an archive with such a member, keeps the hash

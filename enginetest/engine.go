@@ -37,13 +37,17 @@ type Engine struct {
 
 	// invokeMu is held while invoke transforms run, and to change their
 	// list.
-	invokeMu         sync.Mutex
+	invokeMu sync.Mutex
+	// migrateMu is held while a registration's state migrations run.
+	migrateMu        sync.Mutex
 	invokeTransforms []*pulumirpc.Callback
 
 	mu               sync.Mutex // guards the fields below
 	hooks            map[string]*hookEntry
 	stackTransforms  []*pulumirpc.Callback
 	remoteTransforms map[string][]*pulumirpc.Callback
+	remoteMigrations map[string][]*pulumirpc.Callback
+	migrated         map[string]migratedURN // URNs state migrations replaced
 	resources        map[string]*resource
 	order            []string
 	defaults         map[string]*defaultProvider
@@ -129,6 +133,8 @@ func Start(opts ...Option) (*Engine, error) {
 		cancel:           cancel,
 		hooks:            map[string]*hookEntry{},
 		remoteTransforms: map[string][]*pulumirpc.Callback{},
+		remoteMigrations: map[string][]*pulumirpc.Callback{},
+		migrated:         map[string]migratedURN{},
 		resources:        map[string]*resource{},
 		defaults:         map[string]*defaultProvider{},
 		packages:         map[string]string{},

@@ -63,7 +63,7 @@ func (c *config) features() []pulumirpc.ResourceMonitorFeature {
 			out = append(out, f.feature)
 		}
 	}
-	if c.stateMigrations {
+	if c.runsMigrations() {
 		out = append(out, pulumirpc.ResourceMonitorFeature_RESOURCE_MONITOR_FEATURE_STATE_MIGRATIONS)
 	}
 	return out

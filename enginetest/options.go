@@ -26,7 +26,6 @@ type config struct {
 	engine                       string
 	oldEngine                    bool
 	noShutdownSignal             bool
-	stateMigrations              bool
 	destroy, runProgram          bool
 	disabled                     map[string]bool
 	beforeShutdown               func(context.Context)
@@ -124,12 +123,16 @@ func OldEngine() Option {
 // [EngineVersion].
 const (
 	// Engine3_274 is Pulumi 3.274.1, the newest release and the default.
+	// It advertises STATE_MIGRATIONS and runs the migrations of a
+	// registration (see [Engine.RunFunc] and the package documentation).
 	Engine3_274 = "3.274.1"
 	// Engine3_260 is Pulumi 3.260.0. Where it differs from 3.274.1 in a way
 	// a program sees, the simulator follows it under this version: a
 	// registration skipped under ContinueOnError answers Result SKIP
-	// (3.274.1 answers SUCCESS with Unknown set), and RegisterResource
-	// requests that carry state migrations fail with FailedPrecondition.
+	// (3.274.1 answers SUCCESS with Unknown set), and the engine neither
+	// advertises STATE_MIGRATIONS nor runs migrations: RegisterResource
+	// requests that carry them fail with FailedPrecondition ("state
+	// migrations are not supported by this deployment").
 	Engine3_260 = "3.260.0"
 )
 
@@ -158,14 +161,6 @@ func WithoutFeatures(ids ...string) Option {
 			c.disabled[id] = true
 		}
 	})
-}
-
-// WithStateMigrations advertises STATE_MIGRATIONS and accepts
-// RegisterResource requests that carry state migrations. As in the real
-// engine, the migrations are never run. By default such requests fail with
-// FailedPrecondition.
-func WithStateMigrations() Option {
-	return optionFunc(func(c *config) { c.stateMigrations = true })
 }
 
 // BeforeShutdown calls f when the program calls SignalAndWaitForShutdown,
@@ -203,4 +198,11 @@ func BeforeShutdown(f func(ctx context.Context)) Option {
 // Destroy(true), both from the same state.
 func Destroy(runProgram bool) Option {
 	return optionFunc(func(c *config) { c.destroy, c.runProgram = true, runProgram })
+}
+
+// runsMigrations reports whether the engine played advertises and runs
+// state migrations: 3.274.1 does, on the self-managed backends the
+// simulator stands for; 3.260.0 and engines that predate callbacks do not.
+func (c *config) runsMigrations() bool {
+	return c.engine == Engine3_274 && !c.oldEngine
 }

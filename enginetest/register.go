@@ -119,7 +119,7 @@ func (e *Engine) registerResource(
 	defer e.leave()
 
 	if len(req.GetStateMigrations()) > 0 {
-		if !e.cfg.stateMigrations {
+		if !e.cfg.runsMigrations() {
 			return nil, status.Error(codes.FailedPrecondition, "state migrations are not supported by this deployment")
 		}
 		for _, cb := range req.GetStateMigrations() {
@@ -228,6 +228,18 @@ func (e *Engine) registerResource(
 		}
 	}
 
+	// As in the engine, the migrations a program gives a remote component
+	// run when its provider registers it, after the provider's own.
+	migrations := req.GetStateMigrations()
+	e.mu.Lock()
+	if pending := e.remoteMigrations[remoteKey]; !req.GetRemote() && len(pending) > 0 {
+		migrations = append(slices.Clone(migrations), pending...)
+		delete(e.remoteMigrations, remoteKey)
+	} else if req.GetRemote() && len(migrations) > 0 {
+		e.remoteMigrations[remoteKey] = migrations
+	}
+	e.mu.Unlock()
+
 	if req.GetRemote() {
 		if len(own) > 0 {
 			e.mu.Lock()
@@ -243,6 +255,17 @@ func (e *Engine) registerResource(
 		return nil, errUnanswered
 	}
 	defer e.endStepRun()
+	// Migrations run when the engine generates the registration's steps:
+	// before its dependencies' failures are looked at.
+	err = e.replacedByMigration(urn)
+	if err == nil {
+		err = e.runMigrations(urn, ns.Aliases, migrations)
+	}
+	if err != nil {
+		e.errorDiag(urn, err.Error())
+		e.abortReported(urn, err)
+		return nil, errUnanswered
+	}
 	if reason := e.skipReason(ns); reason != "" {
 		e.rec.add(Event{Kind: KindStep, URN: urn, Detail: "not run: " + reason})
 		if e.cfg.continueOnError && req.GetSupportsResultReporting() {

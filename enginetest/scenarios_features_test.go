@@ -34,15 +34,15 @@ func TestScenario01_DeploymentInfoFeatures(t *testing.T) {
 		dryRun     bool
 		hooksProbe bool
 	}{
-		{name: "default", want: callbackFeatures, notWant: []pulumirpc.ResourceMonitorFeature{migrations}, hooksProbe: true},
+		{name: "default", want: append(slices.Clone(callbackFeatures), migrations), hooksProbe: true},
 		{name: "preview", opts: []enginetest.Option{enginetest.DryRun(true)}, want: callbackFeatures, dryRun: true, hooksProbe: true},
 		{
-			name: "state-migrations", opts: []enginetest.Option{enginetest.WithStateMigrations()},
-			want: append(slices.Clone(callbackFeatures), migrations), hooksProbe: true,
+			name: "3.260", opts: []enginetest.Option{enginetest.EngineVersion(enginetest.Engine3_260)},
+			want: callbackFeatures, notWant: []pulumirpc.ResourceMonitorFeature{migrations}, hooksProbe: true,
 		},
 		{
 			name: "without-hooks", opts: []enginetest.Option{enginetest.WithoutFeatures("resourceHooks")},
-			notWant: []pulumirpc.ResourceMonitorFeature{hooks, migrations},
+			notWant: []pulumirpc.ResourceMonitorFeature{hooks},
 		},
 	}
 	for _, tt := range tests {
@@ -184,10 +184,12 @@ func TestScenario36_StateMigrations(t *testing.T) {
 		wantMsg  string
 	}{
 		{
-			name: "not-supported", wantCode: codes.FailedPrecondition,
-			wantMsg: "state migrations are not supported by this deployment",
+			name: "3.260", opts: []enginetest.Option{enginetest.EngineVersion(enginetest.Engine3_260)},
+			wantCode: codes.FailedPrecondition, wantMsg: "state migrations are not supported by this deployment",
 		},
-		{name: "supported", opts: []enginetest.Option{enginetest.WithStateMigrations()}, wantCode: codes.OK},
+		// 3.274.1 accepts them, and runs none for a resource with no prior
+		// state.
+		{name: "3.274.1", wantCode: codes.OK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

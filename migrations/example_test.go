@@ -37,8 +37,8 @@ func renameType(_ context.Context, args *migrations.Args) (*migrations.Result, e
 	return migrations.Replace(resources, successors)
 }
 
-// A migration is a plain function over the old state. Register it only when
-// the engine supports migrations; released engines do not yet.
+// A migration is a plain function over the old state. Engines from Pulumi
+// 3.274.1 on run migrations; ask before registering one.
 func Example() {
 	ctx := context.Background()
 	res, err := renameType(ctx, &migrations.Args{
@@ -70,13 +70,13 @@ func Example() {
 	// Output:
 	// [{"custom":true,"id":"logs","type":"my:index:BucketV2","urn":"urn:pulumi:dev::proj::my:index:BucketV2::logs"}]
 	// map[urn:pulumi:dev::proj::my:index:Bucket::logs:urn:pulumi:dev::proj::my:index:BucketV2::logs]
-	// engine runs migrations: false
+	// engine runs migrations: true
 }
 
 // Callback hands a migration to the engine with the resource it applies to.
 func ExampleCallback() {
 	ctx := context.Background()
-	engine, err := enginetest.Start(enginetest.WithStateMigrations())
+	engine, err := enginetest.Start()
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
-	"strings"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/registration"
@@ -96,8 +94,8 @@ func encode(_ context.Context, args *Args, res *Result) ([]byte, error) {
 	if res == nil {
 		return nil, nil
 	}
-	if err := check(args.OldState, res); err != nil {
-		return nil, fmt.Errorf("%w: the migration for %s returned an invalid result: %w", callbacks.ErrInvalidResult, args.URN, err)
+	if err := validate(args.URN, args.OldState, res); err != nil {
+		return nil, fmt.Errorf("%w: the result breaks the rule %w", callbacks.ErrInvalidResult, err)
 	}
 	return proto.Marshal(&pulumirpc.StateMigrationResponse{NewState: res.NewState, Successors: res.Successors})
 }
@@ -135,72 +133,4 @@ func decodeResources(state []byte) ([]map[string]any, error) {
 		return nil, errors.New("migrations: decoding the state: data after the JSON array")
 	}
 	return out, nil
-}
-
-// check enforces the protocol's rules on a result: the new state is an array
-// of resources with URNs; every old resource is kept or has a successor; a
-// successor's key is a removed old resource and its value a new resource.
-func check(oldState []byte, res *Result) error {
-	if len(res.NewState) == 0 {
-		if len(res.Successors) > 0 {
-			return errors.New("successors were given but the state is unchanged (NewState is empty)")
-		}
-		return nil
-	}
-	_, newURNs, err := urnsOf(res.NewState)
-	if err != nil {
-		return fmt.Errorf("NewState: %w", err)
-	}
-	oldOrder, oldURNs, err := urnsOf(oldState)
-	if err != nil {
-		// The engine's own state does not parse: leave the judgement to it.
-		oldOrder, oldURNs = nil, nil
-	}
-	var problems []string
-	for _, u := range oldOrder {
-		_, kept := newURNs[u]
-		_, succeeded := res.Successors[u]
-		switch {
-		case !kept && !succeeded:
-			problems = append(problems, fmt.Sprintf("%s was removed without a successor", u))
-		case kept && succeeded:
-			problems = append(problems, fmt.Sprintf("%s is still in the new state but has a successor", u))
-		}
-	}
-	for _, old := range slices.Sorted(maps.Keys(res.Successors)) {
-		if oldURNs != nil {
-			if _, ok := oldURNs[old]; !ok {
-				problems = append(problems, fmt.Sprintf("successor key %s is not in the old state", old))
-			}
-		}
-		if succ := res.Successors[old]; succ == "" {
-			problems = append(problems, fmt.Sprintf("successor of %s is empty", old))
-		} else if _, ok := newURNs[succ]; !ok {
-			problems = append(problems, fmt.Sprintf("successor %s of %s is not in the new state", succ, old))
-		}
-	}
-	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "; "))
-	}
-	return nil
-}
-
-// urnsOf returns the URNs of the resources in a state, in state order, and
-// as a set.
-func urnsOf(state []byte) ([]string, map[string]struct{}, error) {
-	resources, err := decodeResources(state)
-	if err != nil {
-		return nil, nil, err
-	}
-	order := make([]string, 0, len(resources))
-	set := make(map[string]struct{}, len(resources))
-	for i, r := range resources {
-		u, ok := r["urn"].(string)
-		if !ok || u == "" {
-			return nil, nil, fmt.Errorf("resource %d has no urn", i)
-		}
-		order = append(order, u)
-		set[u] = struct{}{}
-	}
-	return order, set, nil
 }

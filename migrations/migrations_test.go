@@ -60,18 +60,9 @@ func invoke(t *testing.T, cb *pulumirpc.Callback, req *pulumirpc.StateMigrationR
 	return &resp, nil
 }
 
-func state(t *testing.T, resources ...map[string]any) json.RawMessage {
-	t.Helper()
-	b, err := json.Marshal(resources)
-	require.NoError(t, err)
-	return b
-}
-
 func TestMigration(t *testing.T) {
 	t.Parallel()
 	srv := wiretest.Listen(t)
-	renamed := map[string]any{"urn": urnNew, "custom": true, "id": "logs-1", "type": "my:index:BucketV2"}
-	child := map[string]any{"urn": urnChild}
 
 	tests := []struct {
 		name     string
@@ -84,29 +75,16 @@ func TestMigration(t *testing.T) {
 		{name: "nil-result-means-unchanged", result: func(*testing.T) *migrations.Result { return nil }, want: &pulumirpc.StateMigrationResponse{}},
 		{name: "empty-result-means-unchanged", result: func(*testing.T) *migrations.Result { return &migrations.Result{} }, want: &pulumirpc.StateMigrationResponse{}},
 		{
-			name: "rename-with-successor",
-			result: func(t *testing.T) *migrations.Result {
-				return &migrations.Result{NewState: state(t, renamed, child), Successors: map[string]string{urnOld: urnNew}}
-			},
-			want: &pulumirpc.StateMigrationResponse{
-				NewState:   state(t, renamed, child),
-				Successors: map[string]string{urnOld: urnNew},
-			},
-		},
-		{
-			name: "many-to-one",
-			result: func(t *testing.T) *migrations.Result {
-				return &migrations.Result{NewState: state(t, renamed), Successors: map[string]string{urnOld: urnNew, urnChild: urnNew}}
-			},
-			want: &pulumirpc.StateMigrationResponse{
-				NewState:   state(t, renamed),
-				Successors: map[string]string{urnOld: urnNew, urnChild: urnNew},
-			},
-		},
-		{
 			name:   "state-rewritten-in-place",
 			result: func(t *testing.T) *migrations.Result { return &migrations.Result{NewState: json.RawMessage(oldState)} },
 			want:   &pulumirpc.StateMigrationResponse{NewState: []byte(oldState)},
+		},
+		{
+			name: "child-dropped-without-successor",
+			result: func(*testing.T) *migrations.Result {
+				return &migrations.Result{NewState: json.RawMessage(`[{"urn": "` + urnOld + `", "custom": true, "id": "logs-1", "type": "my:index:Bucket"}]`)}
+			},
+			wantCode: codes.Internal, wantMsg: []string{"invalid callback result", "the result breaks the rule unaccounted: did not account for resource " + urnChild},
 		},
 		{
 			name: "function-error", result: func(*testing.T) *migrations.Result { return nil },
@@ -115,55 +93,6 @@ func TestMigration(t *testing.T) {
 		{
 			name: "function-status", result: func(*testing.T) *migrations.Result { return nil },
 			err: status.Error(codes.FailedPrecondition, "too old"), wantCode: codes.FailedPrecondition, wantMsg: []string{"too old"},
-		},
-		{
-			name: "removed-without-successor",
-			result: func(t *testing.T) *migrations.Result {
-				return &migrations.Result{NewState: state(t, renamed), Successors: map[string]string{urnOld: urnNew}}
-			},
-			wantCode: codes.Internal, wantMsg: []string{urnChild + " was removed without a successor"},
-		},
-		{
-			name: "successors-without-new-state",
-			result: func(*testing.T) *migrations.Result {
-				return &migrations.Result{Successors: map[string]string{urnOld: urnNew}}
-			},
-			wantCode: codes.Internal, wantMsg: []string{"successors were given but the state is unchanged"},
-		},
-		{
-			name: "successor-key-not-in-old-state",
-			result: func(t *testing.T) *migrations.Result {
-				return &migrations.Result{NewState: state(t, renamed, child), Successors: map[string]string{urnOld: urnNew, urnOther: urnNew}}
-			},
-			wantCode: codes.Internal, wantMsg: []string{"successor key " + urnOther + " is not in the old state"},
-		},
-		{
-			name: "successor-not-in-new-state",
-			result: func(t *testing.T) *migrations.Result {
-				return &migrations.Result{NewState: state(t, renamed, child), Successors: map[string]string{urnOld: urnOther}}
-			},
-			wantCode: codes.Internal, wantMsg: []string{"successor " + urnOther + " of " + urnOld + " is not in the new state"},
-		},
-		{
-			name: "kept-resource-with-successor",
-			result: func(t *testing.T) *migrations.Result {
-				return &migrations.Result{NewState: json.RawMessage(oldState), Successors: map[string]string{urnChild: urnOld}}
-			},
-			wantCode: codes.Internal, wantMsg: []string{urnChild + " is still in the new state but has a successor"},
-		},
-		{
-			name: "new-state-not-an-array",
-			result: func(*testing.T) *migrations.Result {
-				return &migrations.Result{NewState: json.RawMessage(`{"urn": "x"}`)}
-			},
-			wantCode: codes.Internal, wantMsg: []string{"NewState", "decoding the state"},
-		},
-		{
-			name: "new-state-resource-without-urn",
-			result: func(*testing.T) *migrations.Result {
-				return &migrations.Result{NewState: json.RawMessage(`[{"id": "x"}]`)}
-			},
-			wantCode: codes.Internal, wantMsg: []string{"resource 0 has no urn"},
 		},
 	}
 	for _, tt := range tests {
@@ -318,9 +247,9 @@ func TestFeatureCheck(t *testing.T) {
 		opts    []enginetest.Option
 		wantErr bool
 	}{
-		{"current-engine", nil, true},
+		{"3.274.1", nil, false},
+		{"3.260.0", []enginetest.Option{enginetest.EngineVersion(enginetest.Engine3_260)}, true},
 		{"old-engine", []enginetest.Option{enginetest.OldEngine()}, true},
-		{"engine-with-migrations", []enginetest.Option{enginetest.WithStateMigrations()}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -343,7 +272,7 @@ func TestFeatureCheck(t *testing.T) {
 }
 
 // TestRegistrationWithMigrations shows why the feature is asked for first: an engine
-// without the feature refuses the registration outright.
+// without the feature (3.260.0) refuses the registration outright.
 func TestRegistrationWithMigrations(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -351,8 +280,8 @@ func TestRegistrationWithMigrations(t *testing.T) {
 		opts     []enginetest.Option
 		wantCode codes.Code
 	}{
-		{"refused-by-current-engine", nil, codes.FailedPrecondition},
-		{"accepted-with-feature", []enginetest.Option{enginetest.WithStateMigrations()}, codes.OK},
+		{"refused-by-3.260.0", []enginetest.Option{enginetest.EngineVersion(enginetest.Engine3_260)}, codes.FailedPrecondition},
+		{"accepted-by-3.274.1", nil, codes.OK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -372,4 +301,38 @@ func TestRegistrationWithMigrations(t *testing.T) {
 			assert.Equal(t, tt.wantCode, status.Code(err), "error: %v", err)
 		})
 	}
+}
+
+// TestEngineCallsFromAMigrationFailAtOnce: the engine waits for a
+// registration's migrations with its steps paused, so a call to it from
+// inside a migration would never be answered. Made with the migration's
+// context, it fails at once and says why; the engine gets that error as the
+// migration's.
+func TestEngineCallsFromAMigrationFailAtOnce(t *testing.T) {
+	t.Parallel()
+	e, err := enginetest.Start()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = e.Close() })
+	srv := wiretest.Listen(t)
+	mon, err := monitor.Dial(e.MonitorAddr(), srv)
+	require.NoError(t, err)
+
+	inside := make(chan error, 1)
+	cb, err := migrations.Callback(t.Context(), mon, func(ctx context.Context, _ *migrations.Args) (*migrations.Result, error) {
+		_, err := mon.Client().SupportsFeature(ctx, &pulumirpc.SupportsFeatureRequest{Id: "secrets"})
+		inside <- err
+		return nil, err
+	}, callbacks.Name("greedy"))
+	require.NoError(t, err)
+
+	_, err = invoke(t, cb, &pulumirpc.StateMigrationRequest{Urn: urnOld, OldState: []byte(oldState)})
+	require.Error(t, err)
+	assert.Equal(t, codes.FailedPrecondition, status.Code(err), "error: %v", err)
+	assert.Contains(t, err.Error(), `/pulumirpc.ResourceMonitor/SupportsFeature called from inside state migration "greedy" for `+urnOld)
+	assert.Contains(t, err.Error(), "would never return")
+	assert.ErrorIs(t, <-inside, monitor.ErrCallFromMigration)
+
+	// The same call outside a migration is answered.
+	_, err = mon.Client().SupportsFeature(t.Context(), &pulumirpc.SupportsFeatureRequest{Id: "secrets"})
+	require.NoError(t, err)
 }

@@ -135,6 +135,7 @@ func joinDeployment(addr string) (*deployment, error) {
 		// Idleness would close the connection while the engine still
 		// runs steps, and the watch would take it for the end.
 		grpc.WithIdleTimeout(0),
+		grpc.WithChainUnaryInterceptor(refuseInsideMigration),
 		grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(callbacks.DefaultMaxMessageSize),
 			grpc.MaxCallSendMsgSize(callbacks.DefaultMaxMessageSize)))

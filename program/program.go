@@ -28,10 +28,12 @@
 // library calls Monitor itself and keeps the SDK's shape,
 // NewX(ctx, name, args, opts...).
 //
-// Two more pieces fit the SDK's programming model to this module's hooks
-// and transforms: [Hooks] is the SDK's own pulumi.ResourceHooks option,
-// carrying this module's hooks into the registration of a resource the SDK
-// creates (no transform involved), and [Descendants] is the scope of a
+// Three more pieces fit the SDK's programming model to this module's hooks,
+// migrations and transforms: [Hooks] is the SDK's own pulumi.ResourceHooks
+// option, carrying this module's hooks into the registration of a resource
+// the SDK creates (no transform involved), [Migrations] is the SDK's own
+// pulumi.StateMigrations option, carrying this module's state migrations
+// the same way, and [Descendants] is the scope of a
 // component the SDK registered, for hooks.Attach and transforms.Attach to
 // reach the resources a program puts under it. The server serves for as long as the
 // deployment runs — delete hooks after the program included (see "Delete

@@ -1,5 +1,6 @@
 // Command quickstart is a Pulumi Go program, run by the Go SDK's pulumi.Run,
-// that uses every kind of callback this module serves:
+// that uses every kind of callback a first deployment meets (a state
+// migration runs only over a prior state: examples/migrations shows one):
 //
 //   - a stack transform that tags every custom resource and keeps all of its
 //     options;

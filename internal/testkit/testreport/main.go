@@ -1,16 +1,24 @@
 // Command testreport shows the events of `go test -json` as `go test` shows
-// them without -json, and then says which tests did not run and why.
+// them without -json, and then says which packages failed and why, and
+// which tests did not run and why.
 //
 //	go test -json ./... | testreport -save run.json
+//	testreport -failed run.json [more.json ...]
 //	testreport -skipped run.json [more.json ...]
+//	testreport -status TestName run.json
 //
 // With -save, it reads the events from standard input, prints what go test
 // would have printed (each package's result, and the output of each test
-// that failed) and copies the events to the file. With -skipped, it reads
-// saved events and lists every test that was skipped in all of them, with
-// the reason the test gave; a test that ran in any of them is not listed.
-// It exits with status 1 if it listed any, and 2 if it could not do its
-// work. test.sh at the repository root uses both.
+// that failed) and copies the events to the file. With -failed, it reads
+// saved events and names every package that failed, each with its reason in
+// a few lines: the build's errors, "timed out after" and the tests that were
+// running, a panic and the test it came from, or the failed tests and what
+// they said. With -skipped, it lists every test that was skipped in all the
+// files, with the reason the test gave; a test that ran in any of them is
+// not listed. Both exit with status 1 if they listed any. With -status, it
+// prints what became of one test in the file: pass, fail, skip, or absent
+// (the test did not run, or did not end). Every mode exits with status 2 if
+// it could not do its work. test.sh at the repository root uses them all.
 package main
 
 import (
@@ -29,33 +37,52 @@ import (
 // event is one line of `go test -json` (see `go doc cmd/test2json`), or of
 // the build events the go command writes beside them.
 type event struct {
-	Action     string
-	Package    string
-	ImportPath string
-	Test       string
-	Output     string
+	Action      string
+	Package     string
+	ImportPath  string
+	Test        string
+	Output      string
+	FailedBuild string
 }
 
 func main() {
 	save := flag.String("save", "", "read events from standard input, show them, and copy them to this file")
 	skipped := flag.Bool("skipped", false, "list the tests the saved event files (the arguments) skipped")
+	failed := flag.Bool("failed", false, "list the packages that failed in the saved event files (the arguments), with their reasons")
+	status := flag.String("status", "", "print what became of this test in the saved event file (the argument)")
 	flag.Parse()
-	var err error
-	switch {
-	case *save != "" && !*skipped:
-		err = saveAndShow(*save, os.Stdin, os.Stdout)
-	case *skipped && *save == "":
-		var n int
-		n, err = listSkipped(flag.Args(), os.Stdout)
-		if err == nil && n > 0 {
-			os.Exit(1)
+	modes := 0
+	for _, on := range []bool{*save != "", *skipped, *failed, *status != ""} {
+		if on {
+			modes++
 		}
+	}
+	var err error
+	var n int
+	switch {
+	case modes != 1:
+		err = errors.New("usage: testreport -save FILE < events, testreport -failed FILE [FILE ...], testreport -skipped FILE [FILE ...], or testreport -status TEST FILE")
+	case *save != "":
+		err = saveAndShow(*save, os.Stdin, os.Stdout)
+	case *skipped:
+		n, err = listSkipped(flag.Args(), os.Stdout)
+	case *failed:
+		n, err = listFailed(flag.Args(), os.Stdout)
+	case flag.NArg() != 1:
+		err = errors.New("usage: testreport -status TEST FILE")
 	default:
-		err = errors.New("usage: testreport -save FILE < events, or testreport -skipped FILE [FILE ...]")
+		var st string
+		st, err = testStatus(*status, flag.Arg(0))
+		if err == nil {
+			fmt.Println(st)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testreport:", err)
 		os.Exit(2)
+	}
+	if n > 0 {
+		os.Exit(1)
 	}
 }
 

@@ -1,0 +1,112 @@
+// Command migrations is a Pulumi program whose RandomPet changes the shape
+// of its keepers between versions of the program, with a state migration
+// that moves the stored state along. The stack's configuration picks the
+// version ("stage"):
+//
+//   - v0: keepers {"owner": "infra"}, no migration;
+//   - v1: keepers {"team": "infra"}, and a migration chain that renames the
+//     stored keeper "owner" to "team" (in inputs and outputs), so the pet
+//     is not replaced;
+//   - panic, bad-state, slow: keepers as in v0, and a migration that panics,
+//     returns JSON that is not checkpoint state, or runs past its one-second
+//     deadline.
+//
+// An error hook retries a create that failed as throttled, as the stand-in
+// provider's RANDOM_THROTTLE_FIRST_CREATE makes the first one fail.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/migrations"
+	"github.com/langhost/callbacks/program"
+	"github.com/langhost/callbacks/transforms"
+)
+
+const petType = "random:index/randomPet:RandomPet"
+
+// ownerToTeam is the migration of v1: version 0 keeps "owner", version 1
+// "team".
+var ownerToTeam = &migrations.Chain{
+	Version: func(r map[string]any) (int, error) {
+		inputs, _ := r["inputs"].(map[string]any)
+		if keepers, _ := inputs["keepers"].(map[string]any); keepers["owner"] != nil {
+			return 0, nil
+		}
+		return 1, nil
+	},
+	Upgrades: []migrations.Upgrade{func(_ context.Context, r map[string]any) error {
+		for _, k := range []string{"inputs", "outputs"} {
+			props, _ := r[k].(map[string]any)
+			if keepers, ok := props["keepers"].(map[string]any); ok {
+				keepers["team"] = keepers["owner"]
+				delete(keepers, "owner")
+			}
+		}
+		return nil
+	}},
+}
+
+// bad are the migrations of the stages that fail.
+var bad = map[string]migrations.Func{
+	"panic": func(context.Context, *migrations.Args) (*migrations.Result, error) {
+		panic("the migration lost its way")
+	},
+	"bad-state": func(_ context.Context, a *migrations.Args) (*migrations.Result, error) {
+		state, _ := json.Marshal([]map[string]any{{"urn": string(a.URN), "shape": "not a checkpoint"}})
+		return &migrations.Result{NewState: state}, nil
+	},
+	"slow": func(ctx context.Context, _ *migrations.Args) (*migrations.Result, error) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Minute):
+			return nil, nil
+		}
+	},
+}
+
+func main() {
+	pulumi.Run(func(ctx *pulumi.Context) error {
+		// The deadline of every state migration of this deployment.
+		mon, err := program.Monitor(ctx, callbacks.KindTimeout(callbacks.KindStateMigration, time.Second))
+		if err != nil {
+			return err
+		}
+		retry, err := hooks.RegisterErrorHook(ctx.Context(), mon, "retry", func(_ context.Context, a *hooks.ErrorArgs) (bool, error) {
+			return strings.Contains(a.LastError(), "throttled") && a.Attempt() < 3, nil
+		})
+		if err != nil {
+			return err
+		}
+		stage, _ := ctx.GetConfig(ctx.Project() + ":stage")
+		keeper := "owner"
+		var fn migrations.Func
+		switch stage {
+		case "v1":
+			keeper, fn = "team", ownerToTeam.Migrate
+		case "", "v0":
+		default:
+			fn = bad[stage]
+		}
+		opts := []pulumi.ResourceOption{program.Hooks(&transforms.HooksBinding{OnError: []transforms.HookRef{retry}})}
+		if fn != nil {
+			upgrade, err := program.Migrations(ctx, fn)
+			if err != nil {
+				return err
+			}
+			opts = append(opts, upgrade)
+		}
+		var pet pulumi.CustomResourceState
+		return ctx.RegisterResource(petType, "pet", pulumi.Map{
+			"keepers": pulumi.Map{keeper: pulumi.String("infra")},
+		}, &pet, opts...)
+	})
+}
