@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -19,7 +20,7 @@ var layers = []struct {
 	name string
 	pkgs []string
 }{
-	{"wire", []string{"internal/wire/..."}},
+	{"wire", []string{"internal/wire/...", "internal/callsite"}},
 	{"core", []string{""}},
 	{"monitor", []string{"monitor"}},
 	{"registration", []string{"internal/registration", "internal/transformcore"}},
@@ -140,6 +141,75 @@ func TestImportProblems(t *testing.T) {
 			t.Errorf("%q importing %v: got %q, want no problem", tc.pkg, tc.imports, got)
 		case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)):
 			t.Errorf("%q importing %v: got %q, want one problem with %q", tc.pkg, tc.imports, got, tc.want)
+		}
+	}
+}
+
+// coreModules are the modules whose packages the core may link: the
+// protocol (the SDK's generated protos, gRPC, protobuf and what they need),
+// uuid, and OpenTelemetry's trace API with its gRPC instrumentation (the
+// spans of calls) and what those need. Never the SDK's Go packages, which
+// pull in glog, go-git and much more, nor OpenTelemetry's SDK or exporters:
+// a program brings those when it traces.
+var coreModules = []string{
+	"github.com/pulumi/pulumi/sdk/v3", // proto/go only: see coreDepProblem
+	"google.golang.org/grpc", "google.golang.org/protobuf", "google.golang.org/genproto/googleapis/rpc",
+	"golang.org/x/net", "golang.org/x/sys", "golang.org/x/text",
+	"github.com/google/uuid",
+	"go.opentelemetry.io/otel", "go.opentelemetry.io/otel/trace", "go.opentelemetry.io/otel/metric",
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc",
+	"go.opentelemetry.io/auto/sdk", "github.com/go-logr/logr", "github.com/go-logr/stdr", "github.com/cespare/xxhash/v2",
+}
+
+// coreDepProblem says what is wrong with the core linking package pkg of
+// module mod ("" for the standard library), if anything.
+func coreDepProblem(pkg, mod string) string {
+	switch {
+	case mod == "" || mod == module:
+		return ""
+	case !slices.Contains(coreModules, mod):
+		return fmt.Sprintf("the core links %s (module %s), which is not among coreModules", pkg, mod)
+	case mod == "github.com/pulumi/pulumi/sdk/v3" && !strings.HasPrefix(pkg, mod+"/proto/go"):
+		return fmt.Sprintf("the core links %s: of the Pulumi SDK only the protos (proto/go) are light", pkg)
+	}
+	return ""
+}
+
+// The core stays light: every package it links, directly or not, comes
+// from coreModules (a cold build of
+// a package that links the SDK's Go packages takes several times as long).
+func TestCoreStaysLight(t *testing.T) {
+	t.Parallel()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not on PATH: cannot list the core's dependencies")
+	}
+	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}} {{if .Module}}{{.Module.Path}}{{end}}", module).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, mod, _ := strings.Cut(line, " ")
+		if problem := coreDepProblem(pkg, mod); problem != "" {
+			t.Error(problem)
+		}
+	}
+}
+
+// The rule itself, on dependencies the core does not have.
+func TestCoreDepProblem(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ pkg, mod, want string }{
+		{"context", "", ""},
+		{"github.com/pulumi/pulumi/sdk/v3/proto/go", "github.com/pulumi/pulumi/sdk/v3", ""},
+		{"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin", "github.com/pulumi/pulumi/sdk/v3", "only the protos"},
+		{"go.opentelemetry.io/otel/trace", "go.opentelemetry.io/otel/trace", ""},
+		{"go.opentelemetry.io/otel/sdk/trace", "go.opentelemetry.io/otel/sdk", "not among coreModules"},
+		{"github.com/golang/glog", "github.com/golang/glog", "not among coreModules"},
+	} {
+		got := coreDepProblem(tc.pkg, tc.mod)
+		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("coreDepProblem(%q, %q) = %q, want %q", tc.pkg, tc.mod, got, tc.want)
 		}
 	}
 }

@@ -64,6 +64,9 @@ type callState struct {
 	running *runningFuncs // the server's, if a server invoked the call
 	mu      sync.Mutex
 	info    CallInfo
+
+	failure    string // the error a function answered with (RecordFailure)
+	panicValue string // the value of a panic, clipped
 }
 
 // keep puts back what a decoder given &cs.info may not change (see

@@ -21,6 +21,30 @@
 // The returned errors are [*Error] values that work with errors.Is against the
 // exported sentinels.
 //
+// # Tracing
+//
+// A [Server] traces its calls with OpenTelemetry when there is a tracer
+// provider to trace with: one given with [WithTracerProvider], or a global
+// one set before the server is made (the Go SDK's pulumi.Run sets one when
+// the engine traces the deployment, `pulumi up --otel-traces`). Each call
+// is then a server span of OpenTelemetry's gRPC instrumentation, under the
+// span whose W3C trace context the engine sent with the call, and the
+// registry writes into it what the call was and how it ended: the
+// attributes pulumi.callback.kind, pulumi.callback.name,
+// pulumi.callback.site (the user's line that registered it),
+// pulumi.callback.token, pulumi.resource.urn, pulumi.resource.type,
+// pulumi.resource.name, pulumi.dry_run and pulumi.callback.attempt (error
+// hooks); for a failure, an error status with the message the engine gets
+// and error.type (unknown_token, invalid_request, panic, timeout, encode,
+// invalid_result, or the gRPC code); for a panic, an exception event with
+// its value, never its stack. A hook that fails answers the engine
+// normally, so [RecordFailure] marks its span. A function's context
+// carries the call's span, under which it can start its own. The server's
+// reports to the engine are client spans under the call's. Without a
+// provider the server installs no instrumentation at all.
+// [Registry.Invoke], called without a server, traces each call in a span of
+// its own under the span its context carries.
+//
 // This package works on the wire messages of github.com/pulumi/pulumi/sdk/v3/proto/go.
 // The packages transforms, invoketransforms, hooks and migrations build typed,
 // lossless Go APIs on top of it and register the functions with the engine's

@@ -177,7 +177,7 @@ func InvokeTransform(fn func(context.Context, *pulumirpc.TransformInvokeRequest)
 // the hook with a message the user sees, return a response whose Error is
 // set; a returned error fails the call with a gRPC status instead.
 func ResourceHook(fn func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error)) Func {
-	return protoFunc(KindResourceHook, fn, func(r *pulumirpc.ResourceHookRequest, ci *CallInfo) {
+	return protoFunc(KindResourceHook, answersFailure(fn), func(r *pulumirpc.ResourceHookRequest, ci *CallInfo) {
 		ci.URN, ci.Type, ci.ResourceName = r.GetUrn(), r.GetType(), r.GetName()
 	})
 }
@@ -185,10 +185,25 @@ func ResourceHook(fn func(context.Context, *pulumirpc.ResourceHookRequest) (*pul
 // ErrorHook wraps a function over the error hook messages. A nil response
 // with a nil error is sent as an empty response: do not retry.
 func ErrorHook(fn func(context.Context, *pulumirpc.ErrorHookRequest) (*pulumirpc.ErrorHookResponse, error)) Func {
-	return protoFunc(KindErrorHook, fn, func(r *pulumirpc.ErrorHookRequest, ci *CallInfo) {
+	return protoFunc(KindErrorHook, answersFailure(fn), func(r *pulumirpc.ErrorHookRequest, ci *CallInfo) {
 		ci.URN, ci.Type, ci.ResourceName = r.GetUrn(), r.GetType(), r.GetName()
 		ci.Attempt = len(r.GetErrors())
 	})
+}
+
+// answersFailure records a hook's answer that carries an error (see
+// [RecordFailure]).
+func answersFailure[Req any, Res interface{ GetError() string }](fn func(context.Context, Req) (Res, error)) func(context.Context, Req) (Res, error) {
+	if fn == nil {
+		return nil
+	}
+	return func(ctx context.Context, req Req) (Res, error) {
+		res, err := fn(ctx, req)
+		if msg := res.GetError(); err == nil && msg != "" {
+			RecordFailure(ctx, errors.New(msg))
+		}
+		return res, err
+	}
 }
 
 // StateMigration wraps a function over the state migration messages. A nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 )
 
@@ -55,6 +56,7 @@ type config struct {
 	reporter    Reporter
 	engineAddr  string
 	kindTimeout [kindCount]time.Duration
+	tp          trace.TracerProvider
 
 	grpcOptions  []grpc.ServerOption
 	maxMsgSize   int
@@ -123,6 +125,22 @@ func WithReporter(r Reporter) RegistryOption {
 			return invalid("WithReporter(nil)")
 		}
 		c.reporter = r
+		return nil
+	})
+}
+
+// WithTracerProvider sets the OpenTelemetry tracer provider of the spans
+// of calls (see the package documentation, "Tracing"). Default: the global
+// provider, if one was set (with otel.SetTracerProvider, as the Go SDK
+// does when the engine traces the deployment) before the server is made;
+// without one, nothing is traced and the server installs no
+// instrumentation. A nil provider is invalid.
+func WithTracerProvider(tp trace.TracerProvider) RegistryOption {
+	return registryOption(func(c *config) error {
+		if tp == nil {
+			return invalid("WithTracerProvider(nil)")
+		}
+		c.tp = tp
 		return nil
 	})
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/langhost/callbacks/internal/callsite"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -24,6 +26,7 @@ import (
 // lock on a map, so their cost does not grow with the number of entries.
 type Registry struct {
 	cfg    config
+	tracer trace.Tracer
 	engine atomic.Pointer[engineReporter] // set by a server with an engine address
 
 	mu      sync.RWMutex
@@ -38,6 +41,7 @@ type entry struct {
 	timeout     time.Duration
 	failOpen    bool
 	rejectBytes bool
+	site        string // the user's line that registered it, for spans
 }
 
 // NewRegistry returns an empty registry configured by opts. An option with an
@@ -51,7 +55,8 @@ func NewRegistry(opts ...RegistryOption) (*Registry, error) {
 }
 
 func newRegistry(cfg config) *Registry {
-	return &Registry{cfg: cfg, entries: make(map[string]*entry)}
+	return &Registry{cfg: cfg, entries: make(map[string]*entry),
+		tracer: cfg.tracerProvider().Tracer(instrumentation)}
 }
 
 // Register stores f under a new random (version 4 UUID) token and returns the
@@ -70,7 +75,7 @@ func newEntry(f Func, opts []RegisterOption) (*entry, error) {
 		return nil, &Error{Code: codes.InvalidArgument, Kind: f.kind, Err: ErrNilFunc,
 			Msg: fmt.Sprintf("callbacks: registering %s: %v", f.kind, ErrNilFunc)}
 	}
-	e := &entry{kind: f.kind, decode: f.decode}
+	e := &entry{kind: f.kind, decode: f.decode, site: callsite.Site()}
 	for _, o := range opts {
 		if o == nil {
 			continue
@@ -135,9 +140,13 @@ func (r *Registry) lookup(token string) *entry {
 // Invoke runs the callback registered under token on payload and returns the
 // encoded response. The payload stays the caller's: the call copies what it
 // keeps of it. Every error is an [*Error] carrying the gRPC code the engine
-// should see; see the package documentation for the mapping.
+// should see; see the package documentation for the mapping. The call is
+// traced in a span of its own, a child of the span ctx carries (a [Server]
+// traces the RPC instead; see the package documentation, "Tracing").
 func (r *Registry) Invoke(ctx context.Context, token string, payload []byte) ([]byte, error) {
-	return r.invoke(ctx, token, payload, false, nil)
+	ctx, span := r.startSpan(ctx)
+	defer span.End()
+	return r.invoke(ctx, span, false, token, payload, false, nil)
 }
 
 // InvokeOwned is [Registry.Invoke] for a payload handed over to the call:
@@ -145,16 +154,20 @@ func (r *Registry) Invoke(ctx context.Context, token string, payload []byte) ([]
 // share its bytes instead of copying them. The server invokes this way,
 // with the bytes its codec received.
 func (r *Registry) InvokeOwned(ctx context.Context, token string, payload []byte) ([]byte, error) {
-	return r.invoke(ctx, token, payload, true, nil)
+	ctx, span := r.startSpan(ctx)
+	defer span.End()
+	return r.invoke(ctx, span, false, token, payload, true, nil)
 }
 
-// invoke is Invoke, for a payload owned by the call or not, and for a
-// server that counts its functions while they run in running (nil for
-// none).
-func (r *Registry) invoke(ctx context.Context, token string, payload []byte, owned bool, running *runningFuncs) ([]byte, error) {
+// invoke is Invoke or InvokeOwned in span, which is the server's span for
+// the RPC when served; a server counts its functions while they run in
+// running (nil for none).
+func (r *Registry) invoke(ctx context.Context, span trace.Span, served bool, token string, payload []byte, owned bool, running *runningFuncs) ([]byte, error) {
 	e := r.lookup(token)
 	if e == nil {
-		return nil, r.refuse(ctx, token)
+		ce := r.refuse(ctx, token)
+		traceCall(span, served, nil, &CallInfo{Token: token}, "", ce, nil)
+		return nil, ce
 	}
 	cs := &callState{reg: r, running: running, info: CallInfo{
 		Kind: e.kind, Name: e.name, Token: token, AcceptsByteStrings: !e.rejectBytes}}
@@ -183,16 +196,17 @@ func (r *Registry) invoke(ctx context.Context, token string, payload []byte, own
 	if err == nil {
 		out, err = r.encode(ctx, cs, c)
 	}
-	var ce *Error
+	var ce, failedOpen *Error
 	info := cs.snapshot()
 	if err != nil {
 		ce = classify(ctx, &info, err)
 		if e.failOpen && (errors.Is(ce, ErrPanicked) || errors.Is(ce, ErrTimeout)) {
 			r.report(ctx, SeverityWarning, info.URN, fmt.Sprintf(
 				"%s failed open: %s; the engine was sent an empty response", label(e.kind, e.name), ce.Msg))
-			out, ce = nil, nil
+			out, ce, failedOpen = nil, nil, ce
 		}
 	}
+	traceCall(span, served, cs, &info, e.site, ce, failedOpen)
 	if obs != nil {
 		code := codes.OK
 		if ce != nil {
@@ -210,7 +224,7 @@ func (r *Registry) invoke(ctx context.Context, token string, payload []byte, own
 }
 
 // refuse answers a call whose token is empty or unknown.
-func (r *Registry) refuse(ctx context.Context, token string) error {
+func (r *Registry) refuse(ctx context.Context, token string) *Error {
 	ce := &Error{Code: codes.NotFound, Token: token, Err: ErrUnknownToken,
 		Msg: fmt.Sprintf("callbacks: unknown callback token %q", clip(token, maxEcho))}
 	if token == "" {
@@ -303,6 +317,11 @@ func (r *Registry) panicked(ctx context.Context, ci *CallInfo, p any) error {
 	// Reporter set with WithReporter gets what callbacks report, not this.
 	// The message says where the stack went.
 	value := clip(fmt.Sprint(p), maxPanicValue)
+	if cs := stateFrom(ctx); cs != nil {
+		cs.mu.Lock()
+		cs.panicValue = value
+		cs.mu.Unlock()
+	}
 	msg := fmt.Sprintf("%s%s panicked: %s", label(ci.Kind, ci.Name), ci.resourceSuffix(), value)
 	stack := string(debug.Stack())
 	r.cfg.logger.LogAttrs(ctx, slog.LevelDebug, "callback panicked",

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -80,17 +81,21 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 	case cfg.listener != nil:
 		s.setTarget(targetOf(cfg.listener.Addr()))
 	}
-	if cfg.engineAddr != "" && cfg.reporter == nil {
-		rep, err := dialEngine(cfg.engineAddr)
-		if err != nil {
-			return nil, fmt.Errorf("%w: engine address %q: %w", ErrInvalidOption, cfg.engineAddr, err)
-		}
-		s.reporter = rep
-	}
 	if cfg.registry != nil {
 		s.reg = cfg.registry
 	} else {
 		s.reg = newRegistry(cfg)
+	}
+	if cfg.engineAddr != "" && cfg.reporter == nil {
+		var dialOpts []grpc.DialOption
+		if s.reg.cfg.tracing() {
+			dialOpts = append(dialOpts, grpc.WithStatsHandler(s.reg.cfg.clientStatsHandler()))
+		}
+		rep, err := dialEngine(cfg.engineAddr, dialOpts...)
+		if err != nil {
+			return nil, fmt.Errorf("%w: engine address %q: %w", ErrInvalidOption, cfg.engineAddr, err)
+		}
+		s.reporter = rep
 	}
 	if s.reporter != nil {
 		s.reg.engine.CompareAndSwap(nil, s.reporter)
@@ -105,6 +110,10 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 		// starts a goroutine for the call as it would without them.
 		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 	}, cfg.grpcOptions...)
+	if s.reg.cfg.tracing() {
+		// A span per Invoke, under the engine's (trace.go).
+		gopts = append([]grpc.ServerOption{grpc.StatsHandler(s.reg.cfg.serverStatsHandler())}, gopts...)
+	}
 	s.grpc = grpc.NewServer(gopts...)
 	pulumirpc.RegisterCallbacksServer(s.grpc, s)
 	healthpb.RegisterHealthServer(s.grpc, &healthService{Server: s.health, stop: s.watchStop})
@@ -269,7 +278,9 @@ func (s *Server) Invoke(ctx context.Context, req *pulumirpc.CallbackInvokeReques
 	if len(p) >= largePayload {
 		debug.FreeOSMemory()
 	}
-	out, err := s.reg.invoke(ctx, req.GetToken(), p, true, &s.running) // the codec's own bytes: decoded strings may share them
+	// The codec's own bytes: decoded strings may share them. The call's
+	// span is the RPC's, if it is traced.
+	out, err := s.reg.invoke(ctx, trace.SpanFromContext(ctx), true, req.GetToken(), p, true, &s.running)
 	if err != nil {
 		return nil, err
 	}

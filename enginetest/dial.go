@@ -21,6 +21,7 @@ var errClosed = errors.New("enginetest: engine closed")
 // dialer keeps one callbacks client per exact target string, as the engine
 // does. It is safe for concurrent use.
 type dialer struct {
+	opts   []grpc.DialOption // tracing, if any
 	mu     sync.Mutex
 	conns  map[string]*grpc.ClientConn
 	closed bool
@@ -37,13 +38,13 @@ func (d *dialer) client(target string) (client pulumirpc.CallbacksClient, create
 	if conn, ok := d.conns[target]; ok {
 		return pulumirpc.NewCallbacksClient(conn), false, nil
 	}
-	conn, err := grpc.NewClient(target,
+	conn, err := grpc.NewClient(target, append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(maxMessageSize),
 			grpc.MaxCallSendMsgSize(maxMessageSize),
 		),
-	)
+	}, d.opts...)...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -100,7 +101,7 @@ func (e *Engine) invokeCallback(ctx context.Context, cb *pulumirpc.Callback, req
 	}
 	// The call ends with the RPC that caused it or with the deployment,
 	// whichever ends first.
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(e.callbackContext(ctx))
 	defer cancel()
 	defer context.AfterFunc(e.base, cancel)()
 	resp, err := client.Invoke(ctx, &pulumirpc.CallbackInvokeRequest{Token: cb.GetToken(), Request: payload})

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -31,6 +32,7 @@ type Engine struct {
 	// base is the deployment's context: hooks and provider calls use it.
 	base   context.Context
 	cancel context.CancelFunc
+	span   trace.Span // the deployment's, when traced (WithTracing)
 
 	dialer dialer
 	rec    recorder
@@ -125,11 +127,14 @@ func Start(opts ...Option) (*Engine, error) {
 		return nil, fmt.Errorf("enginetest: listening: %w", err)
 	}
 	base, cancel := context.WithCancel(context.Background())
+	base, span, srvTrace, dialTrace := cfg.traceOptions(base)
 	e := &Engine{
 		cfg:              cfg,
 		prov:             prov,
 		addr:             lis.Addr().String(),
 		base:             base,
+		span:             span,
+		dialer:           dialer{opts: dialTrace},
 		cancel:           cancel,
 		hooks:            map[string]*hookEntry{},
 		remoteTransforms: map[string][]*pulumirpc.Callback{},
@@ -158,11 +163,11 @@ func Start(opts ...Option) (*Engine, error) {
 			}
 		}
 	}
-	e.srv = grpc.NewServer(
+	e.srv = grpc.NewServer(append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(maxMessageSize),
 		grpc.MaxSendMsgSize(maxMessageSize),
 		grpc.WaitForHandlers(true),
-	)
+	}, srvTrace...)...)
 	pulumirpc.RegisterResourceMonitorServer(e.srv, &monitorServer{e: e})
 	pulumirpc.RegisterEngineServer(e.srv, &engineServer{e: e})
 	e.bg.Add(1)
@@ -445,6 +450,7 @@ func (e *Engine) Close() error {
 		e.changed.Broadcast()
 		e.mu.Unlock()
 		e.cancel()
+		e.endSpan()
 		close(e.closing)
 		e.srv.Stop()
 		e.bg.Wait()
@@ -602,6 +608,7 @@ func (e *Engine) startEnd() {
 			if e.result.Failed {
 				e.cancel()
 			}
+			e.endSpan()
 			close(e.done)
 		}()
 	})

@@ -3,6 +3,8 @@ package enginetest
 import (
 	"context"
 	"maps"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // An Option configures an [Engine] at [Start].
@@ -29,6 +31,8 @@ type config struct {
 	destroy, runProgram          bool
 	disabled                     map[string]bool
 	beforeShutdown               func(context.Context)
+	tp                           trace.TracerProvider
+	traceParent                  trace.SpanContext
 }
 
 func defaultConfig() *config {

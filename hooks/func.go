@@ -49,7 +49,9 @@ func newFunc(fn Func, dryRun bool) callbacks.Func {
 		return args, err
 	}
 	call := func(ctx context.Context, args *Args) (outcome, error) {
-		return outcome{err: fn(ctx, args)}, nil
+		err := fn(ctx, args)
+		callbacks.RecordFailure(ctx, err) // the engine gets it in the response
+		return outcome{err: err}, nil
 	}
 	encode := func(_ context.Context, args *Args, o outcome) ([]byte, error) {
 		return o.encode(args.err())
@@ -69,6 +71,7 @@ func newErrorFunc(fn ErrorFunc, dryRun bool) callbacks.Func {
 	}
 	call := func(ctx context.Context, args *ErrorArgs) (outcome, error) {
 		retry, err := fn(ctx, args)
+		callbacks.RecordFailure(ctx, err)
 		return outcome{retry: retry, err: err}, nil
 	}
 	encode := func(_ context.Context, args *ErrorArgs, o outcome) ([]byte, error) {

@@ -20,6 +20,9 @@ import (
 
 	"github.com/langhost/callbacks"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
@@ -100,7 +103,9 @@ type deployment struct {
 // it out) with the engine's 400 MiB message limits, bound to srv. Every
 // Monitor dialled to one address shares its connection and its values (see
 // [Monitor.Value]) until the engine ends the deployment, which closes the connection
-// (see [Monitor.Done]).
+// (see [Monitor.Done]). Its calls are client spans, their trace context sent to
+// the engine, made by the tracer provider of the server of the first Monitor
+// dialled to addr (see [callbacks.Server.TracerProvider]).
 func Dial(addr string, srv *callbacks.Server) (*Monitor, error) {
 	if srv == nil {
 		return nil, errNoServer
@@ -108,7 +113,7 @@ func Dial(addr string, srv *callbacks.Server) (*Monitor, error) {
 	if addr == "" {
 		return nil, fmt.Errorf("%w: empty address", ErrNoMonitor)
 	}
-	d, err := joinDeployment(addr)
+	d, err := joinDeployment(addr, srv.TracerProvider())
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +125,7 @@ func Dial(addr string, srv *callbacks.Server) (*Monitor, error) {
 
 // joinDeployment returns the live deployment whose monitor listens at addr,
 // connecting to it first if there is none.
-func joinDeployment(addr string) (*deployment, error) {
+func joinDeployment(addr string, tp trace.TracerProvider) (*deployment, error) {
 	deployments.Lock()
 	defer deployments.Unlock()
 	if d := deployments.m[addr]; d != nil {
@@ -135,6 +140,10 @@ func joinDeployment(addr string) (*deployment, error) {
 		// Idleness would close the connection while the engine still
 		// runs steps, and the watch would take it for the end.
 		grpc.WithIdleTimeout(0),
+		// A client span per call in the program's trace, its context sent
+		// to the engine as W3C Trace Context, as the SDK's own calls are.
+		grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(tp),
+			otelgrpc.WithPropagators(propagation.TraceContext{}))),
 		grpc.WithChainUnaryInterceptor(refuseInsideMigration),
 		grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(callbacks.DefaultMaxMessageSize),

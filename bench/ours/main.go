@@ -15,6 +15,12 @@
 // "ADDR TOKEN" on stdout, for a client of one's own, and serves until
 // SIGINT or SIGTERM.
 //
+// With -trace (target ours-traced) every call is traced: the global tracer
+// provider records each span, with its attributes, and exports it to a
+// sink that drops it, what a deployment run with --otel-traces costs the
+// program. Without it no tracer provider is set, as in a deployment that
+// is not traced.
+//
 // With -unread (target ours-unread) the transform returns args.Result()
 // without reading the properties, so they are checked and sent back as
 // received: what a transform that only looks at the type or sets options
@@ -36,6 +42,8 @@ import (
 	"time"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -65,6 +73,12 @@ func (noEngine) GetDeploymentInfo(context.Context, *emptypb.Empty, ...grpc.CallO
 	return nil, status.Error(codes.Unimplemented, "no engine")
 }
 
+// dropSpans is a span exporter that drops what it is given.
+type dropSpans struct{}
+
+func (dropSpans) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (dropSpans) Shutdown(context.Context) error                             { return nil }
+
 // unread sends the properties back without reading them.
 func unread(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
 	return a.Result(), nil
@@ -77,7 +91,13 @@ func main() {
 	log.SetFlags(0)
 	skipRead := flag.Bool("unread", false, "return the properties without reading them")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	traced := flag.Bool("trace", false, "record a span for every call, exported to a sink that drops it")
 	flag.Parse()
+	if *traced {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(dropSpans{}))
+		otel.SetTracerProvider(tp)
+		defer func() { _ = tp.Shutdown(context.Background()) }()
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {

@@ -16,8 +16,9 @@
 //     pulumi.runtime.registerResourceTransform. Left out, saying why, when
 //     node or testdata/nodejs/node_modules is missing.
 //
-// Two more run when named in -targets: ours-unread (bench/ours -unread, whose
-// transform sends the properties back without reading them) and splice
+// Three more run when named in -targets: ours-unread (bench/ours -unread, whose
+// transform sends the properties back without reading them), ours-traced
+// (bench/ours -trace, which records a span for every call) and splice
 // (bench/peers/proto -splice, which copies the request's serialized
 // properties and options into the response: the transport alone). -program
 // adds any other program that follows the same contract.

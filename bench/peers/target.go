@@ -36,6 +36,7 @@ var peers = []peer{
 	{name: "splice", pkg: "./bench/peers/proto", args: []string{"-splice"}},
 	{name: "ours", pkg: "./bench/ours"},
 	{name: "ours-unread", pkg: "./bench/ours", args: []string{"-unread"}},
+	{name: "ours-traced", pkg: "./bench/ours", args: []string{"-trace"}},
 	{name: "gosdk", pkg: "./bench/peers/gosdk"},
 	{name: "nodesdk", script: "bench/peers/nodesdk/target.js"},
 }

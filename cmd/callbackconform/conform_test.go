@@ -128,6 +128,7 @@ func runKit(t *testing.T, args ...string) (int, *Report) {
 		args = append([]string{"--"}, args...)
 	}
 	cmd := exec.Command(bin, append([]string{"-json", out}, args...)...)
+	dieWithParent(cmd)
 	table, err := cmd.Output()
 	code := 0
 	var xe *exec.ExitError

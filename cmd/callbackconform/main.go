@@ -157,6 +157,7 @@ func check(ctx context.Context, prog []string, filter *regexp.Regexp, verbose bo
 		})
 	}
 	cmd := exec.Command(expanded[0], expanded[1:]...)
+	dieWithParent(cmd)
 	var output lockedBuffer
 	if verbose {
 		cmd.Stdout, cmd.Stderr = log, log

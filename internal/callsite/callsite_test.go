@@ -1,4 +1,4 @@
-package registration
+package callsite
 
 import (
 	"runtime"
@@ -10,7 +10,7 @@ import (
 // program was built in.
 func TestSiteHidesTheBuildDirectory(t *testing.T) {
 	site := Site() // this test file is outside the library's code
-	if want := "github.com/langhost/callbacks/internal/registration/site_test.go:"; !strings.HasPrefix(site, want) {
+	if want := "github.com/langhost/callbacks/internal/callsite/callsite_test.go:"; !strings.HasPrefix(site, want) {
 		t.Errorf("Site() = %q, want it to start with %q", site, want)
 	}
 	tests := []struct {
