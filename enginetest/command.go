@@ -79,10 +79,12 @@ func (pe *ProgramError) Error() string {
 // failed" follows; after it, it fails a deployment that had succeeded (see
 // [Engine.ProgramFailed]).
 //
-// A deployment that fails while the program still runs ends without it, as
-// under the engine: the program's pending calls are never answered, and
-// the program is interrupted (and killed 5 seconds later) and its exit
-// tells nothing more.
+// A deployment that fails while the program still runs ends as under the
+// engine it plays. 3.274.1 shuts its monitor down, which ends the
+// program's pending calls, and the deployment is over once the program has
+// exited (or after 30 seconds, when it is interrupted). 3.260 never
+// answers them, and the program is interrupted (and killed 5 seconds
+// later) and its exit tells nothing more.
 //
 // The error RunCommand returns is for what is not the program's doing: the
 // command could not start, or ctx ended (the program is then interrupted,

@@ -267,13 +267,14 @@ func TestRunCommandNodeProgramThatThrows(t *testing.T) {
 	}
 }
 
-// A deployment that fails while the program runs ends without it: the
-// engine never answers the failed registration and stops the program
-// instead, which dies of the interrupt rather than of an answer.
+// A deployment that fails while the program runs ends without it: 3.260
+// never answers the failed registration and stops the program instead,
+// which dies of the interrupt rather than of an answer. (3.274.1 ends the
+// registration as it shuts its monitor down; TestGoSDKProgramFailedStep.)
 func TestRunCommandStopsTheProgramOfAFailedDeployment(t *testing.T) {
 	t.Parallel()
 	dir := needNode(t)
-	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
+	e := startEngine(t, enginetest.EngineVersion(enginetest.Engine3_260), enginetest.WithProvider(&enginetest.FakeProvider{
 		OnCreate: func(context.Context, *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
 			return nil, errors.New("quota exceeded")
 		},

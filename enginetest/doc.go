@@ -18,7 +18,9 @@
 // callback is registered, 400 MiB messages, plaintext) and calls them for:
 //
 //   - resource transforms: the resource's own, then its ancestors', then the
-//     stack's, in that order, with secrets and unknowns as output values;
+//     stack's, in that order, with secrets and unknowns as output values
+//     (each with its "dependencies", an empty list when it has none, as
+//     3.274.1 writes them);
 //   - invoke transforms, serialised under one lock;
 //   - resource hooks before and after create, update and delete, with the
 //     engine's request fields, dry-run rules and error wording;
@@ -41,20 +43,30 @@
 // RPC and registers nothing. A failed step (a before hook, the provider, an
 // unregistered hook name) emits an error diagnostic on the resource and
 // cancels every later step unless [ContinueOnError] is set. Its
-// registration is never answered, nor is any later one, nor
-// SignalAndWaitForShutdown: the deployment ends as soon as the steps
-// already running have finished, without waiting for the program, and
-// emits the error diagnostic "update failed" ("preview failed") with no
-// URN. The engine then kills the program instead of answering it, so a
-// pending call ends only when the program goes away: [Engine.RunCommand]
-// interrupts the process, [Engine.RunFunc] ends the calls as a closed
-// connection would (a program in the test's process cannot be killed), and
-// [Engine.Close] ends whatever still waits. What the program logs once the deployment is over
-// is not shown to the user. With ContinueOnError, a program that sets
-// supportsResultReporting gets Result FAIL (or SKIP for dependents)
-// instead, and the deployment goes on to its end before it fails. An after
-// hook failure keeps the committed state and the RPC succeeds, but the
-// deployment fails the same way. An error in generating a step (the
+// registration is not answered, nor is any later one, nor
+// SignalAndWaitForShutdown, while the steps already running finish; the
+// deployment then emits the error diagnostic "update failed" ("preview
+// failed") with no URN. The engine the simulator plays by default, 3.274.1,
+// then shuts its resource monitor down: the calls still pending end with
+// Unavailable, "resource monitor shut down while waiting on step's done
+// channel", and SignalAndWaitForShutdown returns. A Go program run with
+// pulumi.Run reports the failed registration under the stack, which the
+// user sees after "update failed" ("an unhandled error occurred: program
+// failed:", then "waiting for RPCs: rpc error: code = Unavailable desc =
+// resource monitor shut down while waiting on step's done channel"), so the
+// deployment waits for a program [Engine.RunFunc] or [Engine.RunCommand]
+// runs to exit before it is over. 3.260 ([EngineVersion]) answers nothing
+// more and kills the program instead, so a pending call ends only when the
+// program goes away: [Engine.RunCommand] interrupts the process,
+// [Engine.RunFunc] ends the calls as a closed connection would (a program
+// in the test's process cannot be killed), and [Engine.Close] ends
+// whatever still waits. Under either, what the program logs once the
+// deployment is over is not shown to the user. With ContinueOnError, a
+// program that sets supportsResultReporting gets Result FAIL instead (its
+// dependents: SUCCESS with unknown outputs, or SKIP under 3.260), and the
+// deployment goes on to its end before it fails. An after hook failure
+// keeps the committed state and the RPC succeeds, but the deployment fails
+// the same way. An error in generating a step (the
 // provider's Check failing or finding the inputs invalid, its Diff
 // failing, a failed Construct) is reported (on the resource, except for
 // Construct) and ends the deployment even with ContinueOnError, before the

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"go.opentelemetry.io/otel/trace"
@@ -104,6 +105,7 @@ type Engine struct {
 	cut            chan struct{} // closed when RunFunc cuts off a program it cannot kill
 	cutOnce        sync.Once
 	done           chan struct{} // closed when the deployment is over and its result built
+	monitorDown    chan struct{} // closed when a failed deployment shuts its monitor down (3.274)
 	closing        chan struct{} // closed by Close
 	closeOnce      sync.Once
 	closeErr       error
@@ -151,6 +153,7 @@ func Start(opts ...Option) (*Engine, error) {
 		exited:           make(chan struct{}),
 		cut:              make(chan struct{}),
 		done:             make(chan struct{}),
+		monitorDown:      make(chan struct{}),
 		closing:          make(chan struct{}),
 	}
 	e.changed = sync.NewCond(&e.mu)
@@ -205,6 +208,9 @@ func (e *Engine) URN(parent, typ, name string) string {
 func (e *Engine) StackURN() string {
 	return e.URN("", RootStackType, e.cfg.project+"-"+e.cfg.stack)
 }
+
+// Version returns the engine release the simulator plays ([EngineVersion]).
+func (e *Engine) Version() string { return e.cfg.engine }
 
 // DryRun reports whether the deployment is a preview.
 func (e *Engine) DryRun() bool { return e.cfg.dryRun }
@@ -478,7 +484,7 @@ func (e *Engine) enter() error {
 	}
 	if e.ended && e.result.Failed {
 		// The engine reads no more of the program's events.
-		return errUnanswered
+		return errUnansweredLate
 	}
 	if e.signalled {
 		return status.Error(codes.FailedPrecondition, "the program has already signalled that it is done")
@@ -497,6 +503,14 @@ func (e *Engine) leave() {
 // errShuttingDown ends the RPCs still waiting when the engine is closed.
 var errShuttingDown = status.Error(codes.Unavailable, "the engine is shutting down")
 
+// The errors of the RPCs a failed deployment leaves unanswered once 3.274
+// shuts its monitor down: one that was waiting for its step, and one that
+// came after the shutdown.
+var (
+	errMonitorDownWaiting = status.Error(codes.Unavailable, "resource monitor shut down while waiting on step's done channel")
+	errMonitorDownSending = status.Error(codes.Unavailable, "resource monitor shut down while sending resource registration")
+)
+
 // errCutOff ends the RPCs still waiting when RunFunc cuts off a program
 // that runs in the test's process, which it cannot kill.
 var errCutOff = status.Error(codes.Unavailable,
@@ -507,6 +521,10 @@ var errCutOff = status.Error(codes.Unavailable,
 // one, or it came after a failed deployment ended. The RPC then waits in
 // unanswered.
 var errUnanswered = errors.New("not answered: the deployment failed")
+
+// errUnansweredLate is errUnanswered for an RPC that came after a failed
+// deployment ended.
+var errUnansweredLate = fmt.Errorf("%w: the RPC came after its end", errUnanswered)
 
 // beginStep admits a step, unless the deployment was cancelled. Every
 // successful beginStep must be matched by e.endStepRun.
@@ -532,8 +550,17 @@ func (e *Engine) endStepRun() {
 // the program goes away (the call's context ends, as when the program is
 // killed or its connection closes), RunFunc cuts the program off, or the
 // engine is closed.
-func (e *Engine) unanswered(ctx context.Context) error {
+func (e *Engine) unanswered(ctx context.Context, err error) error {
+	if errors.Is(err, errUnansweredLate) {
+		select {
+		case <-e.monitorDown:
+			return errMonitorDownSending
+		default:
+		}
+	}
 	select {
+	case <-e.monitorDown:
+		return errMonitorDownWaiting
 	case <-ctx.Done():
 		return status.FromContextError(ctx.Err()).Err()
 	case <-e.cut:
@@ -604,6 +631,10 @@ func (e *Engine) startEnd() {
 				e.runDeletes()
 			}
 			e.releaseProgram()
+			e.reportStepsFailed()
+			if e.cfg.engine != Engine3_260 && e.failedOpen() {
+				e.shutDownMonitor()
+			}
 			e.finalize()
 			if e.result.Failed {
 				e.cancel()
@@ -730,26 +761,74 @@ func (e *Engine) endStep(i int, err error) {
 	e.steps[i].Err = err
 }
 
-// finalize builds the result and reports a deployment that failed in its
-// steps.
-func (e *Engine) finalize() {
+// reportStepsFailed says "update failed" ("preview failed") when a step or
+// a hook failed, as the engine's event loop does last. A failure of the
+// program, or an error in generating the steps, ends the deployment before
+// that.
+func (e *Engine) reportStepsFailed() {
 	e.mu.Lock()
-	failed := len(e.errs) > 0 || e.programErr != nil
-	// The engine says "update failed" only when a step or a hook failed:
-	// a failure of the program, or an error in generating the steps, ends
-	// the deployment before that.
-	stepsFailed := len(e.errs) > 0 && e.programErr == nil && !e.bailed
-	refused := e.refused
+	say := len(e.errs) > 0 && e.programErr == nil && !e.refused && !e.bailed
 	e.mu.Unlock()
-	if stepsFailed && !refused {
+	if say {
 		kind := "update"
 		if e.cfg.dryRun {
 			kind = "preview"
 		}
 		e.errorDiag("", kind+" failed")
 	}
+}
+
+// failedOpen reports whether the deployment failed and the engine has not
+// been closed.
+func (e *Engine) failedOpen() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return (len(e.errs) > 0 || e.programErr != nil) && !e.closed
+}
+
+// programGrace bounds how long a failed deployment waits, after shutting
+// its monitor down, for a program that a runner will report the exit of.
+// A program told that the monitor shut down reports it and exits at once;
+// the bound only keeps a program that ignores it from holding the
+// deployment open.
+const programGrace = 30 * time.Second
+
+// shutDownMonitor does what 3.274 does once a deployment has failed, in its
+// steps or in the program (3.260 did nothing): it cancels the resource
+// monitor, so every RPC the engine left unanswered ends with Unavailable,
+// "resource monitor shut down while waiting on step's done channel" (one
+// that comes afterwards: "… while sending resource registration"), and a
+// program waiting in SignalAndWaitForShutdown is released. A Go program
+// whose registration ends so reports it under the stack, as pulumi.Run
+// reports any failure ("an unhandled error occurred: program failed:", then
+// "waiting for RPCs: rpc error: code = Unavailable desc = resource monitor
+// shut down while waiting on step's done channel"), and the user sees that
+// after "update failed": the engine tears the deployment down only
+// afterwards. So that the result holds what the user sees, the deployment
+// then waits for the exit of a program RunFunc or RunCommand runs, at most
+// programGrace.
+func (e *Engine) shutDownMonitor() {
+	close(e.monitorDown)
+	e.mu.Lock()
+	wait := e.runner && !e.exitReported
+	e.mu.Unlock()
+	if !wait {
+		return
+	}
+	grace := time.NewTimer(programGrace)
+	defer grace.Stop()
+	select {
+	case <-e.exited:
+	case <-e.closing:
+	case <-grace.C:
+	}
+}
+
+// finalize builds the result.
+func (e *Engine) finalize() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	failed := len(e.errs) > 0 || e.programErr != nil
 	e.ended = true
 	st := &State{}
 	live := map[string]bool{}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"go.uber.org/goleak"
 
 	"github.com/langhost/callbacks/enginetest"
@@ -189,13 +190,26 @@ func TestGoSDKProgramOldEngine(t *testing.T) {
 }
 
 // An unmodified Go program whose resource fails: as under `pulumi up`, the
-// user sees the resource's error and "update failed", never the SDK's own
-// "program failed" message. The engine never answers the registration;
-// RunFunc, which cannot kill a program in the test's process, closes its
-// connections once the deployment is over, and RunErr returns.
+// user sees the resource's error and "update failed" (RunErr, unlike Run,
+// reports nothing itself). 3.260 never answers the registration: RunFunc,
+// which cannot kill a program in the test's process, closes its connections
+// once the deployment is over, and RunErr returns. 3.274 ends it when it
+// shuts its monitor down, and RunErr returns that.
 func TestGoSDKProgramFailedStep(t *testing.T) {
 	t.Parallel()
-	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
+	for engine, ended := range map[string]string{
+		enginetest.Engine3_274: "rpc error: code = Unavailable desc = resource monitor shut down while waiting on step's done channel",
+		enginetest.Engine3_260: "connection closed: the deployment failed",
+	} {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			testGoSDKProgramFailedStep(t, engine, ended)
+		})
+	}
+}
+
+func testGoSDKProgramFailedStep(t *testing.T, engine, ended string) {
+	e := startEngine(t, enginetest.EngineVersion(engine), enginetest.WithProvider(&enginetest.FakeProvider{
 		OnCreate: func(context.Context, *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
 			return nil, errors.New("quota exceeded")
 		},
@@ -209,8 +223,8 @@ func TestGoSDKProgramFailedStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.ProgramErr == nil {
-		t.Fatal("the program did not see its deployment fail")
+	if res.ProgramErr == nil || !strings.Contains(res.ProgramErr.Error(), ended) {
+		t.Fatalf("the program ended with %v, want its registration ended with %q", res.ProgramErr, ended)
 	}
 	wantFailed(t, res, e.URN(e.StackURN(), thingType, "thing"), "quota exceeded")
 	for _, d := range res.Diagnostics {
@@ -218,10 +232,7 @@ func TestGoSDKProgramFailedStep(t *testing.T) {
 			t.Fatalf("the user was shown %v", d)
 		}
 	}
-	// The engine held the registration until RunFunc cut the program off:
-	// it never answered it.
-	wantEndedWith(t, e, enginetest.KindRegisterResource, byURN(e.URN(e.StackURN(), thingType, "thing")),
-		"connection closed: the deployment failed")
+	wantEndedWith(t, e, enginetest.KindRegisterResource, byURN(e.URN(e.StackURN(), thingType, "thing")), ended)
 	if !errors.Is(res.Err, res.ProgramErr) {
 		t.Fatalf("Err = %v, want it to include the program's error %v", res.Err, res.ProgramErr)
 	}
@@ -230,12 +241,66 @@ func TestGoSDKProgramFailedStep(t *testing.T) {
 	if first, _, _ := strings.Cut(res.Err.Error(), "\n"); !strings.Contains(first, "quota exceeded") {
 		t.Fatalf("Err starts %q, want the step's failure first", first)
 	}
-	if !strings.Contains(res.ProgramErr.Error(), "Result.Err says why") {
+	// Under 3.274 the program's error is the engine's own words.
+	if engine == enginetest.Engine3_260 && !strings.Contains(res.ProgramErr.Error(), "Result.Err says why") {
 		t.Fatalf("ProgramErr = %v, want it to point at Result.Err", res.ProgramErr)
 	}
 	// The engine read nothing of the program's failure after its own.
 	if again := wait(t, e); again.ProgramErr != nil {
 		t.Fatalf("program error %v reached a deployment that was already over", again.ProgramErr)
+	}
+}
+
+// A Go program run with pulumi.Run reports any failure under the stack
+// before it exits: "an unhandled error occurred: program failed: ", a line
+// break, and the error. When one of its resources fails, 3.274 ends the
+// pending registration as it shuts its monitor down, and the user sees the
+// program's report after "update failed". 3.260 never answers the
+// registration and stops the program, so the user sees nothing of it. The
+// program here plays pulumi.Run's report, which exits the process.
+func TestGoSDKProgramReportsTheMonitorShutdown(t *testing.T) {
+	t.Parallel()
+	for engine, want := range map[string][]string{
+		enginetest.Engine3_274: {
+			"error|update failed",
+			"error|an unhandled error occurred: program failed: \nwaiting for RPCs: rpc error: code = Unavailable desc = resource monitor shut down while waiting on step's done channel",
+		},
+		enginetest.Engine3_260: {"error|update failed"},
+	} {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			e := startEngine(t, enginetest.EngineVersion(engine), enginetest.WithProvider(&enginetest.FakeProvider{
+				OnCreate: func(context.Context, *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+					return nil, errors.New("quota exceeded")
+				},
+			}))
+			p := newProgram(t, e)
+			res, err := e.RunFunc(t.Context(), func() error {
+				err := runGoProgram(e, func(ctx *pulumi.Context) error {
+					var thing Thing
+					return ctx.RegisterResource(thingType, "thing", pulumi.Map{"name": pulumi.String("x")}, &thing)
+				})
+				if err != nil {
+					// As pulumi.Run logs a failure; the engine may no
+					// longer serve the program.
+					_, _ = p.eng.Log(context.Background(), &pulumirpc.LogRequest{
+						Severity: pulumirpc.LogSeverity_ERROR,
+						Message:  "an unhandled error occurred: program failed: \n" + err.Error(),
+					})
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stack []string
+			for _, d := range res.Diagnostics {
+				if d.URN == "" && d.Severity != enginetest.SeverityDebug {
+					stack = append(stack, string(d.Severity)+"|"+d.Message)
+				}
+			}
+			wantEqualStrings(t, "the diagnostics under the stack", stack, want)
+		})
 	}
 }
 

@@ -279,8 +279,8 @@ func (p *program) finish() *enginetest.Result {
 }
 
 // finishFailed signals the end of a program whose deployment fails after
-// the signal: the engine never answers the signal, and the program is
-// stopped instead.
+// the signal: 3.260 never answers the signal, and the program is stopped
+// instead; 3.274 answers it when it shuts the monitor down.
 func (p *program) finishFailed() *enginetest.Result {
 	p.t.Helper()
 	c := p.background(func(ctx context.Context) error {
@@ -289,6 +289,12 @@ func (p *program) finishFailed() *enginetest.Result {
 	})
 	res := c.waitUnanswered(p.e)
 	wantFailed(p.t, res, "", "")
+	if shutsDown(p.e) {
+		if err := <-c.done; err != nil {
+			p.t.Fatalf("SignalAndWaitForShutdown ended with %v, want released by the monitor's shutdown", err)
+		}
+		return res
+	}
 	c.stop()
 	return res
 }
@@ -376,15 +382,25 @@ func field(s *structpb.Struct, k string) *structpb.Value { return s.GetFields()[
 // call is an RPC the program made in the background.
 type call struct {
 	t      *testing.T
+	e      *enginetest.Engine
 	cancel context.CancelFunc
 	done   chan error
 }
+
+// shutsDown reports whether e, once a deployment has failed, shuts its
+// monitor down and so ends the RPCs it left unanswered (3.274), rather than
+// leaving them until the program goes away (3.260).
+func shutsDown(e *enginetest.Engine) bool { return e.Version() != enginetest.Engine3_260 }
+
+// monitorShutDown is how 3.274 ends the RPCs a failed deployment left
+// unanswered.
+const monitorShutDown = "code = Unavailable desc = resource monitor shut down while"
 
 // background makes the RPC rpc in the background, with a context that
 // stop ends as the death of the program ends its calls.
 func (p *program) background(rpc func(ctx context.Context) error) *call {
 	ctx, cancel := context.WithCancel(p.ctx())
-	c := &call{t: p.t, cancel: cancel, done: make(chan error, 1)}
+	c := &call{t: p.t, e: p.e, cancel: cancel, done: make(chan error, 1)}
 	go func() { c.done <- rpc(ctx) }()
 	p.t.Cleanup(cancel)
 	return c
@@ -402,9 +418,17 @@ func (c *call) wantPending() {
 
 // stop checks that the call is still unanswered, then ends it from the
 // program's side, as the engine's killing the program does: the call ends
-// with the program's cancellation, not with an answer.
+// with the program's cancellation, not with an answer. On an engine that
+// shuts its monitor down after a failure, the call of a deployment that is
+// over must have ended with that shutdown instead.
 func (c *call) stop() {
 	c.t.Helper()
+	if shutsDown(c.e) {
+		if err := <-c.done; !strings.Contains(errText(err), monitorShutDown) {
+			c.t.Fatalf("the call ended with %v, want the monitor's shutdown", err)
+		}
+		return
+	}
 	c.wantPending()
 	c.cancel()
 	if err := <-c.done; status.Code(err) != codes.Canceled {
@@ -415,8 +439,14 @@ func (c *call) stop() {
 // wantEndedByProgram waits until the engine has recorded the end of the RPC
 // of the given kind that match selects, and checks that only the program's
 // cancellation ended it: the engine was still holding it unanswered.
+// On an engine that shuts its monitor down after a failure, that shutdown
+// must have ended it.
 func wantEndedByProgram(t *testing.T, e *enginetest.Engine, kind enginetest.EventKind, match func(enginetest.Event) bool) {
 	t.Helper()
+	if shutsDown(e) {
+		wantEndedWith(t, e, kind, match, monitorShutDown)
+		return
+	}
 	wantEndedWith(t, e, kind, match, "code = Canceled")
 }
 
@@ -469,9 +499,13 @@ func (p *program) registerUnanswered(r res) *enginetest.Result {
 }
 
 // waitUnanswered waits for the end of the deployment, failing the test at
-// once if the call is answered first.
+// once if the call is answered first. An engine that shuts its monitor down
+// after a failure answers the call just before the end; stop checks how.
 func (c *call) waitUnanswered(e *enginetest.Engine) *enginetest.Result {
 	c.t.Helper()
+	if shutsDown(e) {
+		return wait(c.t, e)
+	}
 	over := make(chan *enginetest.Result, 1)
 	go func() {
 		res, err := e.Wait(c.t.Context())

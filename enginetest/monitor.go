@@ -69,7 +69,7 @@ func (m *monitorServer) RegisterResource(
 		urn = m.e.URN(req.GetParent(), req.GetType(), req.GetName())
 	}
 	if errors.Is(err, errUnanswered) {
-		err = m.e.unanswered(ctx)
+		err = m.e.unanswered(ctx, err)
 		m.record(KindRegisterResource, urn, "", req, nil, err, "")
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (m *monitorServer) RegisterResourceOutputs(
 ) (*emptypb.Empty, error) {
 	err := m.e.registerResourceOutputs(ctx, req)
 	if errors.Is(err, errUnanswered) {
-		err = m.e.unanswered(ctx)
+		err = m.e.unanswered(ctx, err)
 	}
 	m.record(KindRegisterResourceOutputs, req.GetUrn(), "", req, nil, err, "ok")
 	if err != nil {
@@ -103,7 +103,7 @@ func (m *monitorServer) ReadResource(
 ) (*pulumirpc.ReadResourceResponse, error) {
 	resp, err := m.e.readResource(ctx, req)
 	if errors.Is(err, errUnanswered) {
-		err = m.e.unanswered(ctx)
+		err = m.e.unanswered(ctx, err)
 	}
 	m.record(KindReadResource, resp.GetUrn(), "", req, resp, err, "ok")
 	return resp, err
@@ -114,7 +114,7 @@ func (m *monitorServer) Invoke(
 ) (*pulumirpc.ResourceInvokeResponse, error) {
 	resp, err := m.e.invoke(ctx, req)
 	if errors.Is(err, errUnanswered) {
-		err = m.e.unanswered(ctx)
+		err = m.e.unanswered(ctx, err)
 	}
 	m.record(KindInvoke, "", req.GetTok(), req, resp, err, "ok")
 	return resp, err
@@ -221,10 +221,15 @@ func (m *monitorServer) SignalAndWaitForShutdown(ctx context.Context, _ *emptypb
 	}
 	e.changed.Broadcast()
 	e.startEnd()
-	// The engine answers only at the end of a deployment that succeeded.
-	// After a failure it never does: the program is stopped instead.
+	// The engine answers at the end of a deployment that succeeded. After
+	// a failure 3.260 never does (the program is stopped instead), 3.274
+	// does once it has shut the monitor down.
 	select {
 	case <-e.waiterReleased:
+		return &emptypb.Empty{}, nil
+	case <-e.monitorDown:
+		// 3.274 releases the waiter when it shuts a failed deployment's
+		// monitor down.
 		return &emptypb.Empty{}, nil
 	case <-ctx.Done():
 		return nil, status.FromContextError(ctx.Err()).Err()

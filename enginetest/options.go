@@ -136,7 +136,12 @@ const (
 	// (3.274.1 answers SUCCESS with Unknown set), and the engine neither
 	// advertises STATE_MIGRATIONS nor runs migrations: RegisterResource
 	// requests that carry them fail with FailedPrecondition ("state
-	// migrations are not supported by this deployment").
+	// migrations are not supported by this deployment"). After a failure
+	// it leaves the program's pending calls unanswered until it stops the
+	// program, where 3.274.1 shuts its resource monitor down and so ends
+	// them (see the package doc). It leaves "dependencies" out of the
+	// output values of a resource transform's request that have none,
+	// where 3.274.1 writes an empty list.
 	Engine3_260 = "3.260.0"
 )
 

@@ -535,3 +535,41 @@ func propertyText(v *structpb.Value) string {
 		return "{" + string(b) + "}"
 	}
 }
+
+// withDependencyLists gives every output value in s, at any depth, a
+// "dependencies" field, an empty list when it has no dependencies, as 3.274
+// writes output values into a resource transform's request (3.260 left the
+// field out when it had none). s is not changed.
+func withDependencyLists(s *structpb.Struct) *structpb.Struct {
+	if s == nil {
+		return nil
+	}
+	out, _ := mapStruct(s, func(_ string, v *structpb.Value) (*structpb.Value, error) {
+		return withDependencyList(v), nil
+	})
+	return out
+}
+
+func withDependencyList(v *structpb.Value) *structpb.Value {
+	switch k := v.GetKind().(type) {
+	case *structpb.Value_ListValue:
+		out := make([]*structpb.Value, len(k.ListValue.GetValues()))
+		for i, e := range k.ListValue.GetValues() {
+			out[i] = withDependencyList(e)
+		}
+		return structpb.NewListValue(&structpb.ListValue{Values: out})
+	case *structpb.Value_StructValue:
+		switch Signature(v) {
+		case "", OutputValueSig, SecretSig:
+		default:
+			return cloneValue(v)
+		}
+		s := withDependencyLists(k.StructValue)
+		if _, ok := s.Fields["dependencies"]; Signature(v) == OutputValueSig && !ok {
+			s.Fields["dependencies"] = stringList(nil)
+		}
+		return structpb.NewStructValue(s)
+	default:
+		return cloneValue(v)
+	}
+}

@@ -330,6 +330,53 @@ func TestScenario11_SecretsAndUnknownsAsOutputValues(t *testing.T) {
 	}
 }
 
+// A resource transform gets secrets and unknowns as output values under
+// both engines; 3.274 writes every output value with its "dependencies",
+// an empty list when it has none, where 3.260 left the field out.
+func TestTransformOutputValuesCarryDependencies(t *testing.T) {
+	t.Parallel()
+	for engine, want := range map[string]bool{enginetest.Engine3_274: true, enginetest.Engine3_260: false} {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			e := startEngine(t, enginetest.EngineVersion(engine))
+			cbs := newCallbackServer(t)
+			p := newProgram(t, e)
+			var mu sync.Mutex
+			var got *structpb.Struct
+			p.stackTransform(cbs.transform(func(_ context.Context, req *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
+				mu.Lock()
+				got = req.GetProperties()
+				mu.Unlock()
+				return nil, nil
+			}))
+			p.custom("r", map[string]any{
+				"s":     enginetest.SecretValue(structpb.NewStringValue("shh")),
+				"u":     enginetest.UnknownValue(),
+				"plain": "x",
+				"list":  structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{enginetest.SecretValue(structpb.NewNumberValue(1))}}),
+			})
+			p.finish()
+
+			mu.Lock()
+			defer mu.Unlock()
+			for name, v := range map[string]*structpb.Value{
+				"s": field(got, "s"), "u": field(got, "u"), "list[0]": field(got, "list").GetListValue().GetValues()[0],
+			} {
+				if _, ok := enginetest.DecodeOutputValue(v); !ok {
+					t.Fatalf("%s arrived as %v, want an output value", name, v)
+				}
+				deps, has := v.GetStructValue().GetFields()["dependencies"]
+				if has != want || has && len(deps.GetListValue().GetValues()) != 0 {
+					t.Errorf("%s arrived as %v; want dependencies %t, and empty", name, v, want)
+				}
+			}
+			if field(got, "plain").GetStringValue() != "x" {
+				t.Errorf("plain arrived as %v", field(got, "plain"))
+			}
+		})
+	}
+}
+
 func TestScenario12_PropertyDependenciesRoundTrip(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

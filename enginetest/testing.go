@@ -59,10 +59,11 @@ var envMu sync.Mutex
 // what is left (deletes and their hooks after the program's signal); a
 // program that failed before it signalled ends the deployment, its error's
 // message an error diagnostic, no delete run. If the deployment fails
-// while program is still running (a step failed), the engine answers none
-// of its pending calls, as the engine never does: it would kill the
-// program. A program in this process cannot be killed, so RunFunc cuts it
-// off instead: the calls the engine left unanswered end as a closed
+// while program is still running (a step failed), 3.274.1 ends its pending
+// calls as it shuts its monitor down and waits for program to return (see
+// the package doc). 3.260 answers none of them: it would kill the program.
+// A program in this process cannot be killed, so RunFunc cuts it off
+// instead: the calls the engine left unanswered end as a closed
 // connection ends them (Unavailable, "connection closed: …"), the answers
 // already given are delivered, the engine serves nothing more, and RunFunc
 // waits for program to return.

@@ -79,6 +79,9 @@ func (e *Engine) applyTransform(ctx context.Context, in *transformInput, cb *pul
 		e.rec.add(ev)
 		return err
 	}
+	if e.cfg.engine != Engine3_260 {
+		props = withDependencyLists(props)
+	}
 	req := &pulumirpc.TransformRequest{
 		Type:       in.typ,
 		Name:       in.name,

@@ -5,6 +5,7 @@ package examples
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,9 +14,18 @@ import (
 )
 
 // TestEveryExampleBuildsWhenCopiedAlone copies each example directory into a
-// temporary module that depends on this module (through a replace of the
-// repository root, with its go.sum) and builds and vets it, tests included.
-// An example that imports an internal package of this module fails here.
+// new module and builds and vets it, tests included, as a new user's program
+// would be: its go.mod starts empty but for a replace of this module by the
+// repository root (which stands in for the published module), `go get
+// github.com/pulumi/pulumi/sdk/v3` adds the SDK with no version, so the
+// newest release the module proxy serves, and `go mod tidy` adds this module
+// and everything else. Nothing pins the SDK to this module's floor, so an
+// SDK release this module does not compile against fails here. An example
+// that imports an internal package of this module fails here too.
+//
+// The go commands reach the module proxy and the checksum database, as a
+// user's do; the test skips if the proxy cannot answer which SDK release is
+// the newest.
 //
 // The builds are separate go commands, which the race detector does not
 // reach: under -race the test would check nothing more, while a cold build
@@ -31,9 +41,10 @@ func TestEveryExampleBuildsWhenCopiedAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
+	newest, err := goOutput(goBin, ".", env, "list", "-m", "-f", "{{.Version}}", sdkModule+"@latest")
 	if err != nil {
-		t.Fatal(err)
+		t.Skipf("the module proxy cannot say which release of %s is the newest, so a new user's go get cannot be played: %v", sdkModule, err)
 	}
 	entries, err := os.ReadDir(".")
 	if err != nil {
@@ -52,24 +63,29 @@ func TestEveryExampleBuildsWhenCopiedAlone(t *testing.T) {
 				t.Fatal(err)
 			}
 			mod := "module example.com/" + name + "\n\ngo 1.26\n\n" +
-				"require github.com/langhost/callbacks v0.0.0\n\n" +
 				"replace github.com/langhost/callbacks => " + root + "\n"
 			if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
+			for _, args := range [][]string{{"get", sdkModule}, {"mod", "tidy"}} {
+				if _, err := goOutput(goBin, dir, env, args...); err != nil {
+					t.Fatalf("go %s in a copy of examples/%s: %v", strings.Join(args, " "), name, err)
+				}
+			}
+			got, err := goOutput(goBin, dir, env, "list", "-m", "-f", "{{.Version}}", sdkModule)
+			if err != nil {
 				t.Fatal(err)
+			}
+			if got != newest {
+				t.Fatalf("a copy of examples/%s resolves %s %s, want the newest release, %s", name, sdkModule, got, newest)
 			}
 			// Built as pulumi-language-go builds programs, and vetted
 			// with the same -trimpath, so that the dependencies are
 			// compiled once, for this test, examples/readme's and the
 			// conformance kit's, which build the same way.
 			for _, args := range [][]string{{"build", "-trimpath", "-ldflags", "-w -s", "./..."}, {"vet", "-trimpath", "./..."}} {
-				cmd := exec.Command(goBin, args...)
-				cmd.Dir = dir
-				cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
-				if out, err := cmd.CombinedOutput(); err != nil {
-					t.Fatalf("go %s in a copy of examples/%s: %v\n%s", strings.Join(args, " "), name, err, out)
+				if _, err := goOutput(goBin, dir, env, args...); err != nil {
+					t.Fatalf("go %s in a copy of examples/%s (%s %s): %v", strings.Join(args, " "), name, sdkModule, newest, err)
 				}
 			}
 		})
@@ -77,6 +93,24 @@ func TestEveryExampleBuildsWhenCopiedAlone(t *testing.T) {
 	if found < 4 {
 		t.Errorf("found %d examples, want at least 4", found)
 	}
+}
+
+// sdkModule is the Pulumi Go SDK, which a user's program requires beside
+// this module.
+const sdkModule = "github.com/pulumi/pulumi/sdk/v3"
+
+// goOutput runs the go command with args in dir and returns its standard
+// output, trimmed; its error includes what it printed.
+func goOutput(goBin, dir string, env []string, args ...string) (string, error) {
+	cmd := exec.Command(goBin, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%w\n%s%s", err, stdout.Bytes(), stderr.Bytes())
+	}
+	return strings.TrimSpace(stdout.String()), nil
 }
 
 // runWithoutRace is the command that runs the tests skipUnderRace skips.

@@ -17,6 +17,9 @@ import (
 	"github.com/langhost/callbacks/integration/clitest"
 )
 
+// The simulator plays the release of the CLI on PATH (newTwin), so these
+// tests hold it to each engine the suite runs under.
+
 // TestSimulatorMatchesTheEngine runs programs/trace, whose every callback
 // reports under its resource, through the same commands on the real CLI and
 // on the simulator of package enginetest: a preview and an update that
@@ -75,6 +78,7 @@ func TestSimulatorMatchesTheEngineOnPanics(t *testing.T) {
 // state its last update left.
 type twin struct {
 	project string
+	engine  string   // the release of the CLI, which the simulator plays
 	names   []string // the resources whose diagnostics are compared, besides the stack
 	cli     *clitest.Stack
 	bin     string
@@ -86,6 +90,7 @@ func newTwin(t *testing.T, project, pkg string, names ...string) *twin {
 	t.Helper()
 	return &twin{
 		project: project,
+		engine:  clitest.EngineVersion(t),
 		names:   append(names, project+"-dev"),
 		cli:     newStack(t, project, pkg, throttle),
 		bin:     builds.Program(t, pkg),
@@ -137,6 +142,7 @@ func (tw *twin) simulate(t *testing.T, runProgram bool, opts ...enginetest.Optio
 	opts = append([]enginetest.Option{
 		enginetest.WithProject(tw.project), enginetest.WithStack("dev"),
 		enginetest.WithConfig(tw.config), enginetest.WithProvider(simulatedRandom()),
+		enginetest.EngineVersion(tw.engine),
 	}, opts...)
 	if tw.state != nil {
 		opts = append(opts, enginetest.WithState(tw.state))

@@ -8,8 +8,12 @@
 // The tests need `pulumi` and `pulumi-language-go` on PATH and skip without
 // them; from the repository root,
 //
-//	export PATH="$(../shared/engine/install.sh "$HOME/.cache/pulumi-engine"):$PATH"
+//	export PATH="$(../shared/engine/install.sh "$HOME/.cache/pulumi-engine-3.274.1" 3.274.1):$PATH"
 //
-// puts the ones shipped beside the repository there. Each test runs in an
+// puts the newest release shipped beside the repository there (without
+// the directory and version, install.sh installs 3.260.0). They pass under
+// either: where the engines differ, a test reads the CLI's release
+// ([clitest.EngineVersion]) and says which behaves how, and the
+// differential test plays that release on the simulator. Each test runs in an
 // environment of its own (package clitest) and downloads nothing.
 package integration

@@ -32,7 +32,7 @@ import (
 
 // InstallHint is the command that puts the CLI and the Go language host,
 // shipped beside the repository, on PATH.
-const InstallHint = `export PATH="$(../shared/engine/install.sh "$HOME/.cache/pulumi-engine"):$PATH"`
+const InstallHint = `export PATH="$(../shared/engine/install.sh "$HOME/.cache/pulumi-engine-3.274.1" 3.274.1):$PATH"`
 
 // commandLimit bounds one CLI command, so that a hang fails the test with
 // the command's output instead of stopping the whole test binary. A command

@@ -79,3 +79,15 @@ func TestDeployment(t *testing.T) {
 	assert.Equal(t, []string{"a", "b"}, d.OfType("random:index/randomPet:RandomPet"))
 	assert.Equal(t, []string{"pulumi:pulumi:Stack::p-dev", "random:index/randomPet:RandomPet::b", "random:index/randomPet:RandomPet::a"}, d.Names())
 }
+
+func TestParseVersion(t *testing.T) {
+	for out, want := range map[string]string{"v3.274.1\n": "3.274.1", "3.260.0\n": "3.260.0"} {
+		got, err := parseVersion(out)
+		require.NoError(t, err, "%q", out)
+		assert.Equal(t, want, got, "%q", out)
+	}
+	for _, out := range []string{"", "\n", "warning: something\nv3.274.1\n", "dev"} {
+		_, err := parseVersion(out)
+		assert.Error(t, err, "%q", out)
+	}
+}
