@@ -146,7 +146,7 @@ func (r *Registry) lookup(token string) *entry {
 func (r *Registry) Invoke(ctx context.Context, token string, payload []byte) ([]byte, error) {
 	ctx, span := r.startSpan(ctx)
 	defer span.End()
-	return r.invoke(ctx, span, false, token, payload, false)
+	return r.invoke(ctx, span, false, token, payload, false, nil)
 }
 
 // InvokeOwned is [Registry.Invoke] for a payload handed over to the call:
@@ -156,19 +156,20 @@ func (r *Registry) Invoke(ctx context.Context, token string, payload []byte) ([]
 func (r *Registry) InvokeOwned(ctx context.Context, token string, payload []byte) ([]byte, error) {
 	ctx, span := r.startSpan(ctx)
 	defer span.End()
-	return r.invoke(ctx, span, false, token, payload, true)
+	return r.invoke(ctx, span, false, token, payload, true, nil)
 }
 
 // invoke is Invoke or InvokeOwned in span, which is the server's span for
-// the RPC when served.
-func (r *Registry) invoke(ctx context.Context, span trace.Span, served bool, token string, payload []byte, owned bool) ([]byte, error) {
+// the RPC when served; a server counts its functions while they run in
+// running (nil for none).
+func (r *Registry) invoke(ctx context.Context, span trace.Span, served bool, token string, payload []byte, owned bool, running *runningFuncs) ([]byte, error) {
 	e := r.lookup(token)
 	if e == nil {
 		ce := r.refuse(ctx, token)
 		traceCall(span, served, nil, &CallInfo{Token: token}, "", ce, nil)
 		return nil, ce
 	}
-	cs := &callState{reg: r, info: CallInfo{
+	cs := &callState{reg: r, running: running, info: CallInfo{
 		Kind: e.kind, Name: e.name, Token: token, AcceptsByteStrings: !e.rejectBytes}}
 	ctx = context.WithValue(ctx, callKey{}, cs)
 	timeout := e.timeout
@@ -255,8 +256,17 @@ func (r *Registry) decode(ctx context.Context, e *entry, cs *callState, payload 
 // until it returns; only its result is dropped), and a function that ends
 // its goroutine with runtime.Goexit (t.FailNow in a test, for one) fails
 // the call instead of leaving the engine waiting forever.
+//
+// A server's calls are counted while their functions run (see
+// Server.Invoke), so that the server can name those still running when it
+// stops; a function is counted out before its result is handed over.
 func (r *Registry) run(ctx context.Context, cs *callState, c call) error {
 	done := make(chan error, 1)
+	cs.running.add(cs)
+	finish := func(err error) {
+		cs.running.remove(cs)
+		done <- err
+	}
 	go func() {
 		returned := false
 		defer func() {
@@ -266,15 +276,15 @@ func (r *Registry) run(ctx context.Context, cs *callState, c call) error {
 			p := recover()
 			info := cs.snapshot()
 			if p != nil {
-				done <- r.panicked(ctx, &info, p)
+				finish(r.panicked(ctx, &info, p))
 				return
 			}
-			done <- &Error{Code: codes.Internal, Kind: info.Kind, Name: info.Name, Token: info.Token, Err: ErrPanicked,
-				Msg: fmt.Sprintf("callbacks: %s%s exited its goroutine (runtime.Goexit) without answering", label(info.Kind, info.Name), info.resourceSuffix())}
+			finish(&Error{Code: codes.Internal, Kind: info.Kind, Name: info.Name, Token: info.Token, Err: ErrPanicked,
+				Msg: fmt.Sprintf("callbacks: %s%s exited its goroutine (runtime.Goexit) without answering", label(info.Kind, info.Name), info.resourceSuffix())})
 		}()
 		err := c.run(ctx)
 		returned = true
-		done <- err
+		finish(err)
 	}()
 	select {
 	case err := <-done:
@@ -344,5 +354,62 @@ func (r *Registry) report(ctx context.Context, sev Severity, urn, msg string) {
 	if err := r.reporter().Report(ctx, sev, urn, msg); err != nil {
 		r.cfg.logger.LogAttrs(ctx, sev.level(), msg, slog.String("urn", urn),
 			slog.String("undelivered", status.Convert(err).Message()))
+	}
+}
+
+// runningFuncs is the set of a server's user functions whose goroutines
+// have not returned. A nil set counts nothing: a registry invoked without a
+// server does not track its functions.
+type runningFuncs struct {
+	mu sync.Mutex
+	m  map[*callState]struct{}
+}
+
+func (f *runningFuncs) add(cs *callState) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	if f.m == nil {
+		f.m = make(map[*callState]struct{})
+	}
+	f.m[cs] = struct{}{}
+	f.mu.Unlock()
+}
+
+func (f *runningFuncs) remove(cs *callState) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	delete(f.m, cs)
+	f.mu.Unlock()
+}
+
+// list returns the calls whose functions are still running, in no order.
+func (f *runningFuncs) list() []CallInfo {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	infos := make([]CallInfo, 0, len(f.m))
+	for cs := range f.m {
+		infos = append(infos, cs.snapshot())
+	}
+	return infos
+}
+
+// reportOutliving names, once each, the functions still running after their
+// server stopped: their calls have ended (the engine went away, or a
+// deadline or Shutdown's context ended them) but the functions ignored
+// their contexts and go on, holding whatever they hold, and nothing will
+// read their results. The engine is gone or going, so the report goes to
+// the logger at warning level, and to a Reporter set with WithReporter.
+func (r *Registry) reportOutliving(ctx context.Context, running *runningFuncs) {
+	for _, info := range running.list() {
+		msg := fmt.Sprintf("callbacks: %s%s is still running after its server stopped (its deployment ended); nothing will read its result",
+			label(info.Kind, info.Name), info.resourceSuffix())
+		r.cfg.logger.Log(ctx, slog.LevelWarn, msg, info.attrs()...)
+		if rep := r.cfg.reporter; rep != nil {
+			_ = rep.Report(ctx, SeverityWarning, info.URN, msg)
+		}
 	}
 }

@@ -37,6 +37,7 @@ type Server struct {
 	health   *health.Server
 	reporter *engineReporter // owned connection to Engine.Log, if any
 	flight   inflight
+	running  runningFuncs // user functions whose goroutines have not returned
 
 	mu      sync.Mutex
 	target  string
@@ -279,7 +280,7 @@ func (s *Server) Invoke(ctx context.Context, req *pulumirpc.CallbackInvokeReques
 	}
 	// The codec's own bytes: decoded strings may share them. The call's
 	// span is the RPC's, if it is traced.
-	out, err := s.reg.invoke(ctx, trace.SpanFromContext(ctx), true, req.GetToken(), p, true)
+	out, err := s.reg.invoke(ctx, trace.SpanFromContext(ctx), true, req.GetToken(), p, true, &s.running)
 	if err != nil {
 		return nil, err
 	}
@@ -291,6 +292,12 @@ func (s *Server) Invoke(ctx context.Context, req *pulumirpc.CallbackInvokeReques
 // completion, and then the server stops. If ctx ends first, the server is
 // stopped at once (cancelling the calls still running) and ctx's error is
 // returned. Shutdown is idempotent and safe to call concurrently with Close.
+//
+// A function still running once the server has stopped — its call ended
+// (the engine went away, or a deadline passed) but it ignored its context —
+// is named once, with its kind, name and resource, at warning level in the
+// server's logger and to a Reporter set with [WithReporter]: nothing will
+// read its result, and whatever it holds stays held until it returns.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.markClosed()
 	drained := s.flight.close()
@@ -317,7 +324,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // Close stops the server at once: listeners and connections are closed and
-// calls in flight are cancelled. It is idempotent.
+// calls in flight are cancelled. It is idempotent. Functions still running
+// afterwards are named as with [Server.Shutdown].
 func (s *Server) Close() error {
 	s.markClosed()
 	s.flight.close()
@@ -348,6 +356,7 @@ func (s *Server) stop(graceful bool) {
 			s.grpc.Stop()
 		}
 		s.serves.Wait()
+		s.reg.reportOutliving(context.Background(), &s.running)
 		s.closeReporter()
 		close(s.stopped)
 	})

@@ -288,3 +288,15 @@ func (r *Result) Diagnostics(name string) []string {
 	}
 	return lines
 }
+
+// Command returns `pulumi args...` set up as [Stack.Run] runs it (the
+// project directory, the stack's environment) but not started, for a test
+// that must act while the command runs: signal it, kill it, watch what it
+// starts. The caller starts it, waits for it, and bounds it with ctx.
+func (s *Stack) Command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "pulumi", args...)
+	cmd.Dir = s.Dir
+	cmd.Env = append(append([]string(nil), s.env...), s.project.Env...)
+	cmd.WaitDelay = 10 * time.Second
+	return cmd
+}

@@ -25,6 +25,11 @@
 // RANDOM_FAIL_CREATE to a message makes every Create (after the throttled
 // first attempt, if both are set) fail with that message, for tests of
 // what a user sees when a provider fails.
+//
+// Setting RANDOM_CRASH_ON_CREATE to a file's path makes the provider process
+// exit (status 2, without answering) in the first Create of any process that
+// finds no file at that path; it creates the file first, so that the crash
+// happens once across deployments.
 package main
 
 import (
@@ -59,6 +64,10 @@ const (
 	// FailEnv names the variable whose value, if not empty, is the
 	// message every Create fails with.
 	FailEnv = "RANDOM_FAIL_CREATE"
+
+	// CrashEnv names the variable holding the path of the file whose
+	// absence makes a Create crash the provider.
+	CrashEnv = "RANDOM_CRASH_ON_CREATE"
 )
 
 func main() {
@@ -149,6 +158,13 @@ func (p *Provider) Diff(_ context.Context, req *pulumirpc.DiffRequest) (*pulumir
 func (p *Provider) Create(_ context.Context, req *pulumirpc.CreateRequest) (*pulumirpc.CreateResponse, error) {
 	if err := knownType(req.GetType()); err != nil {
 		return nil, err
+	}
+	if marker := os.Getenv(CrashEnv); marker != "" {
+		if f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+			_ = f.Close()
+			fmt.Fprintln(os.Stderr, "random provider: crashing in the Create of", req.GetUrn())
+			os.Exit(2)
+		}
 	}
 	if p.throttle && p.firstAttempt(req.GetUrn()) {
 		return nil, status.Errorf(codes.Unavailable, "throttled: too many requests for %s, try again", req.GetName())
