@@ -65,6 +65,23 @@ func TestInvalidOptionsAreErrors(t *testing.T) {
 	assert.Equal(t, 0, reg.Len())
 }
 
+// ReadRegistration gives back what the options set, the defaults for the
+// rest, and the error registering would give for an invalid value.
+func TestReadRegistration(t *testing.T) {
+	t.Parallel()
+	got, err := callbacks.ReadRegistration()
+	require.NoError(t, err)
+	assert.Equal(t, callbacks.Registration{AcceptsByteStrings: true}, got)
+
+	got, err = callbacks.ReadRegistration(callbacks.Name("tag"), nil, callbacks.Timeout(time.Second),
+		callbacks.FailOpen(), callbacks.AcceptsByteStrings(false))
+	require.NoError(t, err)
+	assert.Equal(t, callbacks.Registration{Name: "tag", Timeout: time.Second, FailOpen: true}, got)
+
+	_, err = callbacks.ReadRegistration(callbacks.Timeout(-time.Second))
+	assert.ErrorIs(t, err, callbacks.ErrInvalidOption)
+}
+
 // WithRegistry serves the registry given; registry options given with it
 // would be dropped, so they are an error.
 func TestWithRegistry(t *testing.T) {

@@ -31,9 +31,10 @@ import (
 // Names registered in mon's deployment must be of the right kind: resource
 // hooks at the lifecycle points, error hooks under OnError. The engine must
 // support transforms and resource hooks (and error hooks, if b binds any).
-// b is copied; later changes to it have no effect. Every error is a
-// [*callbacks.Error].
-func Attach(ctx context.Context, mon *monitor.Monitor, scope transforms.Scope, b *transforms.HooksBinding) error {
+// b is copied; later changes to it have no effect. opts apply to the
+// binding as they do in transforms.Attach (a name for its messages, a
+// timeout, failing open). Every error is a [*callbacks.Error].
+func Attach(ctx context.Context, mon *monitor.Monitor, scope transforms.Scope, b *transforms.HooksBinding, opts ...callbacks.RegisterOption) error {
 	const what = "hooks: attaching hooks"
 	if err := checkAttach(mon, b); err != nil {
 		return registration.Failed(callbacks.KindResourceTransform, what, err)
@@ -55,7 +56,7 @@ func Attach(ctx context.Context, mon *monitor.Monitor, scope transforms.Scope, b
 			return nil, nil
 		}
 		return &transforms.Result{Options: args.Options}, nil
-	})
+	}, opts...)
 	if err != nil {
 		return registration.Failed(callbacks.KindResourceTransform, what, err)
 	}

@@ -245,9 +245,19 @@ func TestAttachRefused(t *testing.T) {
 		setup   func(t *testing.T, srv *callbacks.Server, mon *monitor.Monitor)
 		scope   *transforms.Scope
 		bind    *transforms.HooksBinding
+		opts    []callbacks.RegisterOption
 		wantMsg []string
 		wantIs  error
 	}{
+		{
+			name: "option-for-the-shared-transform", bind: &transforms.HooksBinding{BeforeCreate: names("audit")},
+			opts:    []callbacks.RegisterOption{callbacks.AcceptsByteStrings(false)},
+			wantMsg: []string{"AcceptsByteStrings(false) applies to the deployment's shared transform"}, wantIs: callbacks.ErrInvalidOption,
+		},
+		{
+			name: "invalid-option", bind: &transforms.HooksBinding{BeforeCreate: names("audit")},
+			opts: []callbacks.RegisterOption{callbacks.Timeout(0)}, wantMsg: []string{"Timeout(0s)"}, wantIs: callbacks.ErrInvalidOption,
+		},
 		{
 			name: "no-scope", scope: &transforms.Scope{}, bind: &transforms.HooksBinding{BeforeCreate: names("audit")},
 			wantMsg: []string{"the scope is empty"}, wantIs: transforms.ErrNeverMatches,
@@ -318,7 +328,7 @@ func TestAttachRefused(t *testing.T) {
 				before = srv.Registry().Len()
 			}
 
-			err := hooks.Attach(t.Context(), wiretest.Bind(t, mon, srv), scope, tt.bind)
+			err := hooks.Attach(t.Context(), wiretest.Bind(t, mon, srv), scope, tt.bind, tt.opts...)
 			require.Error(t, err)
 			for _, w := range tt.wantMsg {
 				assert.Contains(t, err.Error(), w)

@@ -3,6 +3,7 @@ package transforms
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -38,12 +39,30 @@ import (
 // has children that were registered before the binding misses those
 // children: the deployment shows a warning under the component. Every error
 // is a [*callbacks.Error].
-func Attach(ctx context.Context, mon *monitor.Monitor, scope Scope, fn Func) error {
+//
+// The options apply to this binding's function: [callbacks.Name] names it
+// in errors and warnings; [callbacks.Timeout] bounds it, and a binding that
+// overruns fails the resource's registration with DeadlineExceeded and an
+// error wrapping [callbacks.ErrTimeout], even if it ignores its context;
+// with [callbacks.FailOpen], a binding that panics or overruns changes
+// nothing instead, the later bindings still run, and the deployment shows a
+// warning under the resource. AcceptsByteStrings(false) is refused with
+// [callbacks.ErrInvalidOption]: it is a choice about the shared transform,
+// not one binding (register a transform of its own with [RegisterStack]).
+func Attach(ctx context.Context, mon *monitor.Monitor, scope Scope, fn Func, opts ...callbacks.RegisterOption) error {
 	const what = "transforms: attaching"
 	if err := registration.Check(mon, fn == nil); err != nil {
 		return registration.Failed(callbacks.KindResourceTransform, what, err)
 	}
-	if err := attached(mon).add(ctx, scope, fn, registration.Site()); err != nil {
+	reg, err := callbacks.ReadRegistration(opts...)
+	if err == nil && !reg.AcceptsByteStrings {
+		err = fmt.Errorf("%w: AcceptsByteStrings(false) applies to the deployment's shared transform, not one binding; "+
+			"register a transform of its own with transforms.RegisterStack", callbacks.ErrInvalidOption)
+	}
+	if err != nil {
+		return registration.Failed(callbacks.KindResourceTransform, what, err)
+	}
+	if err := attached(mon).add(ctx, &binding{scope: scope, fn: fn, site: registration.Site(), reg: reg}); err != nil {
 		return registration.Failed(callbacks.KindResourceTransform, fmt.Sprintf("%s to %s", what, scope.describe()), err)
 	}
 	return nil
@@ -77,7 +96,16 @@ type binding struct {
 	seq   int
 	scope Scope
 	fn    Func
-	site  string // where Attach was called
+	site  string                 // where Attach was called
+	reg   callbacks.Registration // its options
+}
+
+// String names b for messages: `the binding "tag" attached at main.go:12`.
+func (b *binding) String() string {
+	if b.reg.Name != "" {
+		return fmt.Sprintf("the binding %q attached at %s", b.reg.Name, b.site)
+	}
+	return "the binding attached at " + b.site
 }
 
 // report is a warning about a binding, for the user.
@@ -140,7 +168,8 @@ func (a *attachments) end() {
 
 // add registers the shared transform if it is not yet registered, then adds
 // the binding.
-func (a *attachments) add(ctx context.Context, scope Scope, fn Func, site string) error {
+func (a *attachments) add(ctx context.Context, b *binding) error {
+	scope := b.scope
 	if err := scope.check(); err != nil {
 		return err
 	}
@@ -153,7 +182,7 @@ func (a *attachments) add(ctx context.Context, scope Scope, fn Func, site string
 		return fmt.Errorf("%w: the engine has ended the deployment", ErrNeverMatches)
 	}
 	a.seq++
-	b := &binding{seq: a.seq, scope: scope, fn: fn, site: site}
+	b.seq = a.seq
 	switch {
 	case scope.everywhere:
 		a.everywhere = append(a.everywhere, b)
@@ -185,8 +214,8 @@ func (a *attachments) resolved(b *binding, urn resource.URN) error {
 	}
 	if child, ok := a.firstChild[urn]; ok {
 		a.reports = append(a.reports, report{urn: urn, msg: fmt.Sprintf(
-			"the binding attached at %s applies to the descendants of this resource registered after it; "+
-				"children registered before it, such as %s, do not get it", b.site, child.Name())})
+			"%s applies to the descendants of this resource registered after it; "+
+				"children registered before it, such as %s, do not get it", b, child.Name())})
 	}
 	a.byComponent[urn] = append(a.byComponent[urn], b)
 	return nil
@@ -227,10 +256,11 @@ func (a *attachments) transform(ctx context.Context, args *Args) (*Result, error
 		if b.scope.sel != nil && !b.scope.sel(args) {
 			continue
 		}
-		res, err := b.fn(ctx, args)
+		res, now, err := b.run(ctx, args)
 		if err != nil {
 			return nil, err
 		}
+		args = now
 		if res == nil {
 			continue
 		}
@@ -292,7 +322,7 @@ func (a *attachments) match(args *Args) ([]*binding, []report) {
 			}
 			if err != nil {
 				reports = append(reports, report{msg: fmt.Sprintf(
-					"the binding attached at %s to %s can never match a resource, and is dropped: %v", b.site, b.scope.describe(), err)})
+					"%s to %s can never match a resource, and is dropped: %v", b, b.scope.describe(), err)})
 			}
 		}
 		clear(a.pending[len(still):])
@@ -317,3 +347,98 @@ func (a *attachments) match(args *Args) ([]*binding, []report) {
 	slices.SortFunc(matched, func(x, y *binding) int { return cmp.Compare(x.seq, y.seq) })
 	return matched, reports
 }
+
+// run calls b's function on args, within b's own timeout if it has one, and
+// returns its result and the Args the later bindings see. A binding with a
+// timeout works on a copy of args, which its function may keep using after
+// it is left behind. A binding that fails open and panics or overruns
+// returns no result and the Args as they were before it ran, with a warning
+// under the resource. Both cost an encoding and a decoding of the resource
+// per call; bindings without these options cost nothing more.
+func (b *binding) run(ctx context.Context, args *Args) (*Result, *Args, error) {
+	if b.reg.Timeout == 0 && !b.reg.FailOpen {
+		res, err := b.fn(ctx, args)
+		return res, args, err
+	}
+	before, err := snapshot(args)
+	if err != nil {
+		return nil, nil, fmt.Errorf("transforms: copying the resource for %s: %w", b, err)
+	}
+	work := args
+	if b.reg.Timeout > 0 {
+		// A function left behind may go on using what it was given.
+		if work, err = decodePayload(before, true); err != nil {
+			return nil, nil, fmt.Errorf("transforms: copying the resource for %s: %w", b, err)
+		}
+	}
+	o := b.call(ctx, work)
+	switch {
+	case o.fault == nil:
+		return o.res, work, o.err
+	case !b.reg.FailOpen && o.panicked:
+		panic(o.value) // the callback's own recovery reports it
+	case !b.reg.FailOpen:
+		return nil, nil, o.fault
+	}
+	restored := args // untouched by a function given a copy
+	if work == args {
+		restored, err = decodePayload(before, true)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("transforms: restoring the resource after %s failed open: %w", b, err)
+	}
+	callbacks.ReportFor(ctx, callbacks.SeverityWarning, string(args.URN),
+		fmt.Sprintf("%v; it fails open, so it changed nothing", o.fault))
+	return nil, restored, nil
+}
+
+// outcome is how a binding's function ended: with a result or an error, or
+// with a fault (a panic, or its own deadline passed).
+type outcome struct {
+	res      *Result
+	err      error
+	fault    error
+	panicked bool
+	value    any // the panic's value
+}
+
+// call runs b's function, in a goroutine of its own when b has a timeout,
+// so that one that ignores its context is left behind when it overruns.
+func (b *binding) call(ctx context.Context, args *Args) outcome {
+	run := func(ctx context.Context) (o outcome) {
+		defer func() {
+			if v := recover(); v != nil {
+				o = outcome{fault: fmt.Errorf("%v panicked: %v", b, v), panicked: true, value: v}
+			}
+		}()
+		o.res, o.err = b.fn(ctx, args)
+		return o
+	}
+	if b.reg.Timeout == 0 {
+		return run(ctx)
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, b.reg.Timeout, errBindingDeadline)
+	defer cancel()
+	done := make(chan outcome, 1)
+	go func() { done <- run(ctx) }()
+	select {
+	case o := <-done:
+		return o
+	case <-ctx.Done():
+	}
+	select {
+	case o := <-done:
+		return o
+	default:
+	}
+	if err := context.Cause(ctx); err != errBindingDeadline {
+		// The call itself ended, not the binding's own time.
+		return outcome{err: ctx.Err()}
+	}
+	return outcome{fault: fmt.Errorf("%w: %v did not answer within %v: %w",
+		callbacks.ErrTimeout, b, b.reg.Timeout, context.DeadlineExceeded)}
+}
+
+// errBindingDeadline is the cause of a binding's own deadline, telling it
+// apart from the end of the call it runs in.
+var errBindingDeadline = errors.New("transforms: the binding's deadline")

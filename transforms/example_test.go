@@ -96,7 +96,7 @@ func ExampleAttach() {
 		err = transforms.Attach(ctx, mon, transforms.Descendants(resource.URN(comp.GetUrn())),
 			func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
 				return a.WithProperties(func(p resource.PropertyMap) { p["team"] = resource.NewProperty(team) }), nil
-			})
+			}, callbacks.Name("team-label")) // registration options apply to this binding alone
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -1,0 +1,144 @@
+package transforms_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/testkit/wiretest"
+	"github.com/langhost/callbacks/transforms"
+)
+
+// spoil changes everything of a resource it can reach, then fails as
+// fail says: by panicking, or by blocking until the test ends, whatever
+// its context says.
+func spoil(t *testing.T, fail string) transforms.Func {
+	return func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+		a.Name, a.Type = "renamed", "other:index:Thing"
+		a.Properties()["seen"] = resource.NewProperty("spoiled")
+		delete(a.Properties(), "acl")
+		a.Options.Protect = new(true)
+		a.Options.DependsOn = append(a.Options.DependsOn, "urn:pulumi:dev::shop::x:y:Z::w")
+		a.Options.Hooks = nil
+		if fail == "panic" {
+			panic("spoiled")
+		}
+		<-t.Context().Done()
+		return a.Result(), nil
+	}
+}
+
+// echo sends back all of the resource as it sees it.
+func echo(_ context.Context, a *transforms.Args) (*transforms.Result, error) { return a.Result(), nil }
+
+// A binding that fails open and panics or overruns changes nothing: the
+// bindings after it see the resource exactly as they would have without it,
+// every option and property included, and the deployment gets a warning
+// naming it.
+func TestAttachFailOpen(t *testing.T) {
+	t.Parallel()
+	full := request(fullOptions())
+	full.Parent = teamURN
+
+	fake, mon, _ := attachEngine(t)
+	require.NoError(t, transforms.Attach(t.Context(), mon, transforms.Matching(nil), echo))
+	var want pulumirpc.TransformResponse
+	require.NoError(t, wiretest.Call(t, theTransform(t, fake), full, &want))
+
+	for _, fail := range []string{"panic", "overrun"} {
+		t.Run(fail, func(t *testing.T) {
+			t.Parallel()
+			fake, mon, rep := attachEngine(t)
+			opts := []callbacks.RegisterOption{callbacks.Name("flaky"), callbacks.FailOpen()}
+			if fail == "overrun" {
+				opts = append(opts, callbacks.Timeout(50*time.Millisecond))
+			}
+			require.NoError(t, transforms.Attach(t.Context(), mon, transforms.Matching(nil), spoil(t, fail), opts...))
+			require.NoError(t, transforms.Attach(t.Context(), mon, transforms.Matching(nil), echo))
+			var got pulumirpc.TransformResponse
+			require.NoError(t, wiretest.Call(t, theTransform(t, fake), full, &got))
+			assert.True(t, proto.Equal(&want, &got), "the failed binding changed the resource:\nwant %v\ngot  %v", &want, &got)
+
+			msgs := rep.all()
+			require.Len(t, msgs, 1, "one warning")
+			assert.Contains(t, msgs[0], "urn:pulumi:dev::shop::teams:index:Team$aws:s3/bucket:Bucket::b: ", "under the resource")
+			assert.Contains(t, msgs[0], `the binding "flaky" attached at github.com/langhost/callbacks/transforms/attachopts_test.go:`)
+			assert.Contains(t, msgs[0], "it fails open, so it changed nothing")
+			if fail == "panic" {
+				assert.Contains(t, msgs[0], "panicked: spoiled")
+			} else {
+				assert.Contains(t, msgs[0], "did not answer within 50ms")
+			}
+		})
+	}
+}
+
+// A binding's own timeout fails the resource's registration when it
+// overruns, even if it ignores its context, and its panic is the call's
+// panic, whether or not it runs on a goroutine of its own.
+func TestAttachTimeout(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		fail string
+		code codes.Code
+		msg  string
+	}{
+		{"overrun", codes.DeadlineExceeded, `the binding "slow" attached at github.com/langhost/callbacks/transforms/attachopts_test.go:`},
+		{"panic", codes.Internal, "spoiled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fail, func(t *testing.T) {
+			t.Parallel()
+			fake, mon, _ := attachEngine(t)
+			require.NoError(t, transforms.Attach(t.Context(), mon, transforms.Matching(nil), spoil(t, tt.fail),
+				callbacks.Name("slow"), callbacks.Timeout(50*time.Millisecond)))
+			var resp pulumirpc.TransformResponse
+			err := wiretest.Call(t, theTransform(t, fake), request(fullOptions()), &resp)
+			require.Error(t, err)
+			assert.Equal(t, tt.code, status.Code(err), "%v", err)
+			assert.Contains(t, err.Error(), tt.msg)
+			if tt.fail == "overrun" {
+				assert.Contains(t, err.Error(), "did not answer within 50ms")
+			}
+		})
+	}
+}
+
+// A binding's timeout is a deadline on its context: one that heeds it ends
+// as the function chooses.
+func TestAttachTimeoutIsOnTheContext(t *testing.T) {
+	t.Parallel()
+	fake, mon, _ := attachEngine(t)
+	require.NoError(t, transforms.Attach(t.Context(), mon, transforms.Matching(nil),
+		func(ctx context.Context, a *transforms.Args) (*transforms.Result, error) {
+			deadline, ok := ctx.Deadline()
+			if !ok || time.Until(deadline) > time.Minute {
+				return nil, status.Errorf(codes.FailedPrecondition, "no deadline of the binding's own: %v %v", deadline, ok)
+			}
+			return label("heeded")(ctx, a)
+		}, callbacks.Timeout(time.Minute)))
+	resp := engineCall(t, theTransform(t, fake), petType, "p", teamURN, nil)
+	assert.Equal(t, "heeded", seen(resp))
+}
+
+// Options that cannot apply to one binding, or have invalid values, are
+// refused before anything is registered.
+func TestAttachRefusesOptions(t *testing.T) {
+	t.Parallel()
+	fake, mon, _ := attachEngine(t)
+	for _, opt := range []callbacks.RegisterOption{callbacks.AcceptsByteStrings(false), callbacks.Timeout(-time.Second)} {
+		err := transforms.Attach(t.Context(), mon, transforms.Matching(nil), echo, opt)
+		require.ErrorIs(t, err, callbacks.ErrInvalidOption)
+		assert.Equal(t, codes.InvalidArgument, status.Code(err))
+	}
+	assert.Zero(t, fake.Count("RegisterStackTransform"), "nothing registered")
+}
