@@ -183,7 +183,7 @@ func over(m *monitor.Monitor) bool {
 func runInfo(ctx *pulumi.Context) (pulumi.RunInfo, error) {
 	fail := func(what string) (pulumi.RunInfo, error) {
 		return pulumi.RunInfo{}, fmt.Errorf("program: this version of the Go SDK keeps no %s in *pulumi.Context; "+
-			"the module supports github.com/pulumi/pulumi/sdk/v3 v3.263.0", what)
+			"the module supports github.com/pulumi/pulumi/sdk/v3 v3.263.0 to v3.274.1", what)
 	}
 	state := reflect.ValueOf(ctx).Elem().FieldByName("state")
 	if !state.IsValid() || state.Kind() != reflect.Pointer || state.IsNil() {

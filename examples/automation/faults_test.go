@@ -208,7 +208,7 @@ func TestDeploymentThatDiesLeavesNothing(t *testing.T) {
 	endOrphanProviders(t, builds.Provider(t, "github.com/langhost/callbacks/integration/providers/random", "random")+"/pulumi-resource-random")
 	deployMany(t, "warm", 1, func(stack string) pulumi.RunFunc { return inline(&tally{stack: stack}) })
 	// A subtest runs on a goroutine of its own, beside its parent's.
-	start := settleWithin(t, measure(t))
+	start := settle(t, measure(t))
 	start.goroutines++
 
 	ways := []struct {
@@ -222,7 +222,7 @@ func TestDeploymentThatDiesLeavesNothing(t *testing.T) {
 	}
 	for i, way := range ways {
 		t.Run(way.name, func(t *testing.T) {
-			base := settleWithin(t, start) // the previous deployment has ended
+			base := settle(t, start) // the previous deployment has ended
 			b := newBlocker(way.honour)
 			t.Cleanup(b.free)
 			var logs lockedBuffer
@@ -233,7 +233,7 @@ func TestDeploymentThatDiesLeavesNothing(t *testing.T) {
 			if !way.honour {
 				want.goroutines++ // the function that never returns
 			}
-			u := settleWithin(t, want)
+			u := settle(t, want)
 			t.Logf("after the deployment died: %v (baseline %v); listening at %v", u, base, listening(t))
 			assert.Equal(t, base.listeners, u.listeners, "listening sockets left behind")
 			if !assert.LessOrEqual(t, u.goroutines, want.goroutines, "goroutines left behind") {
@@ -249,7 +249,7 @@ func TestDeploymentThatDiesLeavesNothing(t *testing.T) {
 					assert.Contains(t, lines[0], s)
 				}
 				b.free()
-				u = settleWithin(t, base)
+				u = settle(t, base)
 				assert.LessOrEqual(t, u.goroutines, base.goroutines, "the function's goroutine, once it returned")
 			}
 
@@ -401,8 +401,11 @@ func TestInlineDestroyInterruptedWhileADeleteHookRuns(t *testing.T) {
 	assert.Equal(t, int32(2), calls, "the delete hook runs again")
 }
 
-// settleWithin is settle bounded by the hang bound.
-func settleWithin(t *testing.T, base usage) usage {
+// settle waits until the usage is back to at most base, or the hang bound
+// passes, and returns the last measure. A deployment's server shuts itself
+// down once the engine has ended the deployment, which is slightly after Up
+// returns.
+func settle(t *testing.T, base usage) usage {
 	t.Helper()
 	limit := time.After(hangBound)
 	for {

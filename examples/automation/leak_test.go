@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
@@ -91,25 +90,6 @@ func deployMany(t *testing.T, project string, n int, body func(stack string) pul
 	wg.Wait()
 	for i, err := range errs {
 		require.NoError(t, err, "deployment %d", i)
-	}
-}
-
-// settle waits until the usage is back to at most base, or the test's
-// context ends, and returns the last measure. A deployment's server shuts
-// itself down once the engine has ended the deployment, which is slightly
-// after Up returns.
-func settle(t *testing.T, base usage) usage {
-	t.Helper()
-	for {
-		u := measure(t)
-		if u.listeners <= base.listeners && u.goroutines <= base.goroutines {
-			return u
-		}
-		select {
-		case <-t.Context().Done():
-			return u
-		case <-time.After(100 * time.Millisecond):
-		}
 	}
 }
 
