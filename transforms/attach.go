@@ -12,6 +12,7 @@ import (
 	"github.com/langhost/callbacks/internal/registration"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"google.golang.org/grpc/codes"
 )
 
 // Attach applies fn to the resources of scope registered from now on. It
@@ -362,7 +363,10 @@ func (b *binding) run(ctx context.Context, args *Args) (*Result, *Args, error) {
 	}
 	before, err := snapshot(args)
 	if err != nil {
-		return nil, nil, fmt.Errorf("transforms: copying the resource for %s: %w", b, err)
+		// What the bindings before it made does not encode: their result
+		// is broken, as it would be when sent.
+		err = fmt.Errorf("transforms: copying the resource for %s: %w", b, registration.ResultError(err, true))
+		return nil, nil, &callbacks.Error{Code: codes.Internal, Kind: callbacks.KindResourceTransform, Err: err, Msg: err.Error()}
 	}
 	work := args
 	if b.reg.Timeout > 0 {

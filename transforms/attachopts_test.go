@@ -142,3 +142,26 @@ func TestAttachRefusesOptions(t *testing.T) {
 	}
 	assert.Zero(t, fake.Count("RegisterStackTransform"), "nothing registered")
 }
+
+// A binding that must copy the resource (it fails open) after another made
+// it into something that does not encode fails the call as a broken result
+// would, and does not run.
+func TestAttachCopyOfABrokenResult(t *testing.T) {
+	t.Parallel()
+	fake, mon, _ := attachEngine(t)
+	require.NoError(t, transforms.Attach(t.Context(), mon, transforms.Matching(nil),
+		func(_ context.Context, a *transforms.Args) (*transforms.Result, error) {
+			return a.WithProperties(func(p resource.PropertyMap) { p["length"] = resource.PropertyValue{V: 3} }), nil
+		}))
+	ran := false
+	require.NoError(t, transforms.Attach(t.Context(), mon, transforms.Matching(nil),
+		func(context.Context, *transforms.Args) (*transforms.Result, error) { ran = true; return nil, nil },
+		callbacks.FailOpen()))
+	var resp pulumirpc.TransformResponse
+	err := wiretest.Call(t, theTransform(t, fake), request(fullOptions()), &resp)
+	require.Error(t, err)
+	assert.Equal(t, codes.Internal, status.Code(err), "%v", err)
+	assert.Contains(t, err.Error(), "copying the resource for the binding attached at")
+	assert.Contains(t, err.Error(), "length")
+	assert.False(t, ran)
+}
