@@ -93,9 +93,9 @@ func deployMany(t *testing.T, project string, n int, body func(stack string) pul
 	}
 }
 
-const deployments = 20
+const deployments = 12
 
-// A service that runs twenty inline deployments with this module's
+// A service that runs twelve inline deployments with this module's
 // callbacks ends with the listening sockets and goroutines it started with,
 // and its heap no larger than one deployment's worth of garbage. The Go
 // SDK's own callbacks, measured the same way, leave a listening socket and
@@ -110,7 +110,7 @@ func TestInlineDeploymentsLeaveNothing(t *testing.T) {
 	base := measure(t)
 	deployMany(t, "ours", deployments, func(stack string) pulumi.RunFunc { return inline(&tally{stack: stack}) })
 	ours := settle(t, base)
-	t.Logf("this module: before %v; after %d deployments %v", base, deployments, ours)
+	t.Logf("this module: before %v; after %d deployments %v (heap %+d bytes)", base, deployments, ours, int64(ours.heap)-int64(base.heap))
 	assert.Equal(t, base.listeners, ours.listeners, "listening sockets left behind")
 	assert.LessOrEqual(t, ours.goroutines, base.goroutines, "goroutines left behind")
 	// A leaked server, its connection and its registry would hold well over

@@ -17,7 +17,7 @@ import (
 )
 
 // EnvServiceDeployments sets how many deployments
-// TestLongLivedServiceStaysFlat runs each way (default 16, which CI runs;
+// TestLongLivedServiceStaysFlat runs each way (default 8, which CI runs;
 // BENCHMARKS.md has the figures of 500).
 const EnvServiceDeployments = "CALLBACKS_SERVICE_DEPLOYMENTS"
 
@@ -119,7 +119,7 @@ func deploySequence(t *testing.T, project string, from, n, width int) {
 // CALLBACKS_SERVICE_DEPLOYMENTS=500 gives the figures of BENCHMARKS.md.
 func TestLongLivedServiceStaysFlat(t *testing.T) {
 	hermetic(t, false)
-	n := 16
+	n := 8
 	if v := os.Getenv(EnvServiceDeployments); v != "" {
 		var err error
 		n, err = strconv.Atoi(v)
