@@ -2,12 +2,15 @@ package program_test
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/hooks"
+	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/program"
 	"github.com/langhost/callbacks/transforms"
 )
@@ -34,6 +37,28 @@ func ExampleMonitor() {
 		}
 		var bucket pulumi.CustomResourceState
 		return ctx.RegisterResource("aws:s3/bucket:Bucket", "logs", nil, &bucket)
+	})
+}
+
+// Code that cannot know whether its Monitor call is the deployment's first,
+// such as a component provider's Construct, which the engine may call for
+// several components at once, gives its server options and, if another
+// call started the server first, takes the Monitor that call configured.
+func ExampleMonitor_options() {
+	monitorFor := func(ctx *pulumi.Context) (*monitor.Monitor, error) {
+		mon, err := program.Monitor(ctx, callbacks.KindTimeout(callbacks.KindResourceHook, 2*time.Minute))
+		if errors.Is(err, program.ErrStarted) {
+			return program.Monitor(ctx) // started already, with the options of its first call
+		}
+		return mon, err
+	}
+	pulumi.Run(func(ctx *pulumi.Context) error {
+		mon, err := monitorFor(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = hooks.Register(ctx.Context(), mon, "audit", func(context.Context, *hooks.Args) error { return nil })
+		return err
 	})
 }
 

@@ -76,6 +76,13 @@ const shutdownTimeout = 30 * time.Second
 // instead: it runs the program against a simulated engine that calls them.
 var ErrNoEngine = errors.New("program: no engine to call callbacks back")
 
+// ErrStarted is wrapped by the error [Monitor] returns for server options
+// given after the deployment's callback server has started. It wraps
+// callbacks.ErrInvalidOption in turn; unlike that error, which an invalid
+// option on the first call also gives, it says that the server is running
+// and Monitor(ctx) without options returns its Monitor.
+var ErrStarted = fmt.Errorf("%w: program: the deployment's callback server has already started", callbacks.ErrInvalidOption)
+
 // sessions holds the live deployments of this process, by monitor address.
 var sessions = struct {
 	sync.Mutex
@@ -93,16 +100,16 @@ type session struct {
 // call. opts configure the server (a logger, an observer, deadlines per
 // kind; the engine's address is set already) and may be given only on that
 // first call, since the server is configured once: later calls with
-// options fail with an error wrapping callbacks.ErrInvalidOption, and calls
-// without options return the Monitor. A program can read its stack
-// configuration first and choose them from it.
+// options fail with an error wrapping [ErrStarted], and calls without
+// options return the Monitor. A program can read its stack configuration
+// first and choose them from it.
 //
 // Code that cannot know whether its call is the deployment's first, such as
 // the Construct of a component provider, which the engine may call for
 // several components at once, calls Monitor(ctx) without options; if it
-// must configure the server, it gives the options and, on
-// callbacks.ErrInvalidOption, calls Monitor(ctx) again without them to get
-// the Monitor that another call configured.
+// must configure the server, it gives the options and, on [ErrStarted],
+// calls Monitor(ctx) again without them to get the Monitor that another
+// call configured (see the example).
 //
 // The server shuts itself down when the engine ends the deployment: once it
 // has run the last step and hook, or when its process exits. A later
@@ -125,8 +132,8 @@ func Monitor(ctx *pulumi.Context, opts ...callbacks.ServerOption) (*monitor.Moni
 	defer sessions.Unlock()
 	if s := sessions.m[info.MonitorAddr]; s != nil && !over(s.mon) {
 		if len(opts) > 0 {
-			return nil, fmt.Errorf("%w: program: the deployment's callback server has already started, and options "+
-				"configure it on the deployment's first Monitor call only; call Monitor(ctx) without options to get it", callbacks.ErrInvalidOption)
+			return nil, fmt.Errorf("%w, and options configure it on the deployment's first Monitor call only; "+
+				"call Monitor(ctx) without options to get it", ErrStarted)
 		}
 		return s.mon, nil
 	}

@@ -3,6 +3,7 @@ package program_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -85,10 +86,28 @@ func TestMonitorIsOnePerDeployment(t *testing.T) {
 				return errors.New("a second call made a second monitor")
 			}
 			_, err = program.Monitor(ctx, callbacks.KindTimeout(callbacks.KindResourceHook, time.Second))
-			if !errors.Is(err, callbacks.ErrInvalidOption) {
-				return errors.New("options after the start were not refused")
+			if !errors.Is(err, program.ErrStarted) || !errors.Is(err, callbacks.ErrInvalidOption) {
+				return fmt.Errorf("options after the start were not refused with ErrStarted: %v", err)
 			}
 			return nil
+		})
+	})
+	require.NoError(t, res.ProgramErr)
+}
+
+// An invalid option on the deployment's first call is an invalid option,
+// not a server already started: code that retries without options on
+// ErrStarted does not drop it in silence.
+func TestMonitorInvalidOptionIsNotStarted(t *testing.T) {
+	eng := enginetest.New(t)
+	res := eng.Run(t, func() error {
+		return pulumi.RunErr(func(ctx *pulumi.Context) error {
+			_, err := program.Monitor(ctx, callbacks.KindTimeout(callbacks.KindResourceHook, 0))
+			if !errors.Is(err, callbacks.ErrInvalidOption) || errors.Is(err, program.ErrStarted) {
+				return fmt.Errorf("want an invalid option, not ErrStarted: %v", err)
+			}
+			_, err = program.Monitor(ctx)
+			return err
 		})
 	})
 	require.NoError(t, res.ProgramErr)
