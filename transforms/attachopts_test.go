@@ -15,6 +15,7 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/testkit/wiretest"
+	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/transforms"
 )
 
@@ -42,43 +43,56 @@ func echo(_ context.Context, a *transforms.Args) (*transforms.Result, error) { r
 
 // A binding that fails open and panics or overruns changes nothing: the
 // bindings after it see the resource exactly as they would have without it,
-// every option and property included, and the deployment gets a warning
-// naming it.
+// every option and property included, whether the properties were still as
+// the engine sent them or a binding before it had changed them, and the
+// deployment gets a warning naming it.
 func TestAttachFailOpen(t *testing.T) {
 	t.Parallel()
 	full := request(fullOptions())
 	full.Parent = teamURN
-
-	fake, mon, _ := attachEngine(t)
-	require.NoError(t, transforms.Attach(t.Context(), mon, transforms.Matching(nil), echo))
-	var want pulumirpc.TransformResponse
-	require.NoError(t, wiretest.Call(t, theTransform(t, fake), full, &want))
-
-	for _, fail := range []string{"panic", "overrun"} {
-		t.Run(fail, func(t *testing.T) {
-			t.Parallel()
-			fake, mon, rep := attachEngine(t)
-			opts := []callbacks.RegisterOption{callbacks.Name("flaky"), callbacks.FailOpen()}
-			if fail == "overrun" {
-				opts = append(opts, callbacks.Timeout(50*time.Millisecond))
+	for _, before := range []string{"unread", "changed"} {
+		// bindings attaches the bindings that run before the failing one.
+		bindings := func(t *testing.T, mon *monitor.Monitor) {
+			if before == "changed" {
+				require.NoError(t, transforms.Attach(t.Context(), mon, transforms.Matching(nil), label("before")))
 			}
-			require.NoError(t, transforms.Attach(t.Context(), mon, transforms.Matching(nil), spoil(t, fail), opts...))
-			require.NoError(t, transforms.Attach(t.Context(), mon, transforms.Matching(nil), echo))
-			var got pulumirpc.TransformResponse
-			require.NoError(t, wiretest.Call(t, theTransform(t, fake), full, &got))
-			assert.True(t, proto.Equal(&want, &got), "the failed binding changed the resource:\nwant %v\ngot  %v", &want, &got)
+		}
+		fake, mon, _ := attachEngine(t)
+		bindings(t, mon)
+		require.NoError(t, transforms.Attach(t.Context(), mon, transforms.Matching(nil), echo))
+		var want pulumirpc.TransformResponse
+		require.NoError(t, wiretest.Call(t, theTransform(t, fake), full, &want))
+		if before == "changed" {
+			require.Equal(t, "before", seen(&want))
+		}
 
-			msgs := rep.all()
-			require.Len(t, msgs, 1, "one warning")
-			assert.Contains(t, msgs[0], "urn:pulumi:dev::shop::teams:index:Team$aws:s3/bucket:Bucket::b: ", "under the resource")
-			assert.Contains(t, msgs[0], `the binding "flaky" attached at github.com/langhost/callbacks/transforms/attachopts_test.go:`)
-			assert.Contains(t, msgs[0], "it fails open, so it changed nothing")
-			if fail == "panic" {
-				assert.Contains(t, msgs[0], "panicked: spoiled")
-			} else {
-				assert.Contains(t, msgs[0], "did not answer within 50ms")
-			}
-		})
+		for _, fail := range []string{"panic", "overrun"} {
+			t.Run(before+"/"+fail, func(t *testing.T) {
+				t.Parallel()
+				fake, mon, rep := attachEngine(t)
+				bindings(t, mon)
+				opts := []callbacks.RegisterOption{callbacks.Name("flaky"), callbacks.FailOpen()}
+				if fail == "overrun" {
+					opts = append(opts, callbacks.Timeout(50*time.Millisecond))
+				}
+				require.NoError(t, transforms.Attach(t.Context(), mon, transforms.Matching(nil), spoil(t, fail), opts...))
+				require.NoError(t, transforms.Attach(t.Context(), mon, transforms.Matching(nil), echo))
+				var got pulumirpc.TransformResponse
+				require.NoError(t, wiretest.Call(t, theTransform(t, fake), full, &got))
+				assert.True(t, proto.Equal(&want, &got), "the failed binding changed the resource:\nwant %v\ngot  %v", &want, &got)
+
+				msgs := rep.all()
+				require.Len(t, msgs, 1, "one warning")
+				assert.Contains(t, msgs[0], "urn:pulumi:dev::shop::teams:index:Team$aws:s3/bucket:Bucket::b: ", "under the resource")
+				assert.Contains(t, msgs[0], `the binding "flaky" attached at github.com/langhost/callbacks/transforms/attachopts_test.go:`)
+				assert.Contains(t, msgs[0], "it fails open, so it changed nothing")
+				if fail == "panic" {
+					assert.Contains(t, msgs[0], "panicked: spoiled")
+				} else {
+					assert.Contains(t, msgs[0], "did not answer within 50ms")
+				}
+			})
+		}
 	}
 }
 

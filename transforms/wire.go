@@ -59,14 +59,12 @@ func encodePayload(a *Args, res *Result, acceptsByteStrings bool) ([]byte, error
 // snapshot encodes a as a request that decodes (see decodePayload) to Args
 // equal to a, whatever is done to a afterwards.
 func snapshot(a *Args) ([]byte, error) {
-	b, err := encodePayload(a, a.Result(), true)
-	if err != nil {
-		return nil, err
+	req := &pulumirpc.TransformRequest{Type: a.Type, Name: a.Name, Custom: a.Custom, Parent: string(a.Parent)}
+	if a.Options != nil {
+		var err error
+		if req.Options, err = a.Options.toProto(true); err != nil {
+			return nil, err
+		}
 	}
-	var res pulumirpc.TransformResponse
-	if err := proto.Unmarshal(b, &res); err != nil {
-		return nil, err
-	}
-	return proto.Marshal(&pulumirpc.TransformRequest{Type: a.Type, Name: a.Name, Custom: a.Custom,
-		Parent: string(a.Parent), Properties: res.GetProperties(), Options: res.GetOptions()})
+	return a.props.Copy(requestProperties, req)
 }

@@ -59,6 +59,15 @@ func (p *Props) Reply(num protowire.Number, props resource.PropertyMap, from *Pr
 	return p.msg.EncodeReply(r, acceptsByteStrings)
 }
 
+// Copy encodes a message whose map field is num, holding the map as it is
+// (its bytes while unread), followed by rest's fields (rest may be nil).
+// Unlike Reply, it never uses the request's own bytes, which it leaves as
+// they are: the copy is for decoding again, not for answering.
+func (p *Props) Copy(num protowire.Number, rest proto.Message) ([]byte, error) {
+	var none *wire.Message
+	return none.EncodeReply(wire.Reply{Num: num, From: &p.lazy, Rest: rest}, true)
+}
+
 // Options returns *o, made empty first if it is nil, after edit (if not
 // nil) changed it: what WithOptions of both kinds does.
 func Options[O any](o **O, edit func(*O)) *O {
