@@ -379,7 +379,7 @@ func (b *binding) run(ctx context.Context, args *Args) (*Result, *Args, error) {
 	switch {
 	case o.fault == nil:
 		return o.res, work, o.err
-	case !b.reg.FailOpen && o.panicked:
+	case !b.reg.FailOpen && o.value != nil:
 		panic(o.value) // the callback's own recovery reports it
 	case !b.reg.FailOpen:
 		return nil, nil, o.fault
@@ -399,11 +399,10 @@ func (b *binding) run(ctx context.Context, args *Args) (*Result, *Args, error) {
 // outcome is how a binding's function ended: with a result or an error, or
 // with a fault (a panic, or its own deadline passed).
 type outcome struct {
-	res      *Result
-	err      error
-	fault    error
-	panicked bool
-	value    any // the panic's value
+	res   *Result
+	err   error
+	fault error
+	value any // the panic's value, if it panicked (never nil then)
 }
 
 // call runs b's function, in a goroutine of its own when b has a timeout,
@@ -412,7 +411,7 @@ func (b *binding) call(ctx context.Context, args *Args) outcome {
 	run := func(ctx context.Context) (o outcome) {
 		defer func() {
 			if v := recover(); v != nil {
-				o = outcome{fault: fmt.Errorf("%v panicked: %v", b, v), panicked: true, value: v}
+				o = outcome{fault: fmt.Errorf("%v panicked: %v", b, v), value: v}
 			}
 		}()
 		o.res, o.err = b.fn(ctx, args)
