@@ -1,11 +1,9 @@
 package callbacks_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -17,31 +15,13 @@ import (
 	"github.com/langhost/callbacks"
 )
 
-// lockedBuffer is a bytes.Buffer safe for a logger and a test at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) lines() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Split(strings.TrimSpace(l.b.String()), "\n")
-}
-
 // A function that ignores its context and is still running when its server
 // stops (the engine gave up on the call, as when a deployment dies) is
 // named once, with its kind, name and resource, in the server's logger and
 // to a Reporter set with WithReporter. A function that answered is not.
 func TestFunctionOutlivingItsServerIsReported(t *testing.T) {
 	t.Parallel()
-	var logs lockedBuffer
+	var logs syncBuffer
 	rep := &recordingReporter{}
 	env := serve(t, callbacks.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))),
 		callbacks.WithReporter(rep))
@@ -88,7 +68,7 @@ func TestFunctionOutlivingItsServerIsReported(t *testing.T) {
 
 	require.NoError(t, env.srv.Shutdown(guard))
 	require.NoError(t, env.srv.Close()) // stopping again reports nothing again
-	got := logs.lines()
+	got := strings.Split(strings.TrimSpace(logs.String()), "\n")
 	require.Len(t, got, 1, "%q", got)
 	for _, want := range []string{"level=WARN", `resource hook \"stuck\"`, hookURN, "still running after its server stopped",
 		"kind=\"resource hook\"", "name=stuck", "urn=" + hookURN} {

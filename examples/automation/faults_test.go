@@ -420,32 +420,3 @@ func settle(t *testing.T, base usage) usage {
 		}
 	}
 }
-
-// listening returns the local addresses (hexadecimal, as /proc shows them)
-// of this process's listening TCP sockets.
-func listening(t *testing.T) []string {
-	t.Helper()
-	fds, err := os.ReadDir("/proc/self/fd")
-	require.NoError(t, err)
-	mine := map[string]bool{}
-	for _, fd := range fds {
-		link, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
-		if err == nil && strings.HasPrefix(link, "socket:[") {
-			mine[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] = true
-		}
-	}
-	var addrs []string
-	for _, table := range []string{"/proc/self/net/tcp", "/proc/self/net/tcp6"} {
-		data, err := os.ReadFile(table)
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(data), "\n")[1:] {
-			f := strings.Fields(line)
-			if len(f) > 9 && f[3] == "0A" && mine[f[9]] {
-				addrs = append(addrs, f[1])
-			}
-		}
-	}
-	return addrs
-}

@@ -34,12 +34,13 @@ func measure(t *testing.T) usage {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return usage{listeners: listeners(t), goroutines: runtime.NumGoroutine(), heap: ms.HeapAlloc}
+	return usage{listeners: len(listening(t)), goroutines: runtime.NumGoroutine(), heap: ms.HeapAlloc}
 }
 
-// listeners counts this process's listening TCP sockets: its socket file
-// descriptors whose inode /proc/net/tcp{,6} lists in state LISTEN (0A).
-func listeners(t *testing.T) int {
+// listening returns the local addresses (hexadecimal, as /proc shows them)
+// of this process's listening TCP sockets: its socket file descriptors
+// whose inode /proc/net/tcp{,6} lists in state LISTEN (0A).
+func listening(t *testing.T) []string {
 	t.Helper()
 	fds, err := os.ReadDir("/proc/self/fd")
 	require.NoError(t, err)
@@ -50,7 +51,7 @@ func listeners(t *testing.T) int {
 			mine[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] = true
 		}
 	}
-	n := 0
+	var addrs []string
 	for _, table := range []string{"/proc/self/net/tcp", "/proc/self/net/tcp6"} {
 		data, err := os.ReadFile(table)
 		if os.IsNotExist(err) {
@@ -60,11 +61,11 @@ func listeners(t *testing.T) int {
 		for _, line := range strings.Split(string(data), "\n")[1:] {
 			f := strings.Fields(line)
 			if len(f) > 9 && f[3] == "0A" && mine[f[9]] {
-				n++
+				addrs = append(addrs, f[1])
 			}
 		}
 	}
-	return n
+	return addrs
 }
 
 // deployMany runs n inline deployments of body, each a new stack of one
