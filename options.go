@@ -321,13 +321,8 @@ type Registration struct {
 // is an error wrapping [ErrInvalidOption], as it is when registering.
 func ReadRegistration(opts ...RegisterOption) (Registration, error) {
 	var e entry
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o.applyReg(&e); err != nil {
-			return Registration{}, err
-		}
+	if err := e.apply(opts); err != nil {
+		return Registration{}, err
 	}
 	return Registration{Name: e.name, Timeout: e.timeout, FailOpen: e.failOpen, AcceptsByteStrings: !e.rejectBytes}, nil
 }

@@ -76,16 +76,25 @@ func newEntry(f Func, opts []RegisterOption) (*entry, error) {
 			Msg: fmt.Sprintf("callbacks: registering %s: %v", f.kind, ErrNilFunc)}
 	}
 	e := &entry{kind: f.kind, decode: f.decode, site: callsite.Site()}
+	if err := e.apply(opts); err != nil {
+		return nil, &Error{Code: codes.InvalidArgument, Kind: f.kind, Err: err,
+			Msg: fmt.Sprintf("callbacks: registering %s: %v", f.kind, err)}
+	}
+	return e, nil
+}
+
+// apply applies opts to e, skipping nil ones, and stops at the first
+// invalid one.
+func (e *entry) apply(opts []RegisterOption) error {
 	for _, o := range opts {
 		if o == nil {
 			continue
 		}
 		if err := o.applyReg(e); err != nil {
-			return nil, &Error{Code: codes.InvalidArgument, Kind: f.kind, Err: err,
-				Msg: fmt.Sprintf("callbacks: registering %s: %v", f.kind, err)}
+			return err
 		}
 	}
-	return e, nil
+	return nil
 }
 
 func (r *Registry) store(e *entry) string {
