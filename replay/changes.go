@@ -1,0 +1,544 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/langhost/callbacks"
+)
+
+// Change is one value a call changed: at Path, Old became New.
+//
+// Paths start with what changed: "properties.tags.team" and
+// "options.protect" for a resource transform, "args.x" for an invoke
+// transform, "state[0].outputs.x" (the index in the new state, or in the
+// old one for a resource the migration removed) and "successors[URN]" for a
+// state migration, "retry" and "error" for hooks. A key that is not a plain
+// identifier is quoted: properties["a.b"].
+//
+// Old and New are the values rendered in a JSON-like form (strings quoted);
+// "" means absent. A secret value is "[secret]" unless the secrets were
+// asked for, an unknown value is "[unknown]".
+type Change struct {
+	Path     string
+	Old, New string
+}
+
+// Changes returns what the call changed, in path order: the properties and
+// options a transform changed (old is the request, new the response), the
+// state a migration changed, an error hook's retry decision (always one
+// Change, "retry"), a hook's refusal ("error"). A failed call, or payloads
+// that do not decode, changed nothing. Secret values are shown as "[secret]"
+// unless secrets is true.
+func (c *Call) Changes(secrets bool) []Change {
+	if c.Err != "" {
+		return nil
+	}
+	req, res, err := c.Messages()
+	if err != nil || res == nil {
+		return nil
+	}
+	switch req := req.(type) {
+	case *pulumirpc.TransformRequest:
+		return diffResponses(req, &pulumirpc.TransformResponse{Properties: req.GetProperties(), Options: req.GetOptions()}, res, secrets)
+	case *pulumirpc.TransformInvokeRequest:
+		return diffResponses(req, &pulumirpc.TransformInvokeResponse{Args: req.GetArgs(), Options: req.GetOptions()}, res, secrets)
+	case *pulumirpc.StateMigrationRequest:
+		return diffResponses(req, &pulumirpc.StateMigrationResponse{NewState: req.GetOldState()}, res, secrets)
+	case *pulumirpc.ErrorHookRequest:
+		res := res.(*pulumirpc.ErrorHookResponse)
+		out := []Change{{Path: "retry", New: strconv.FormatBool(res.GetRetry())}}
+		if res.GetError() != "" {
+			out = append(out, Change{Path: "error", New: strconv.Quote(res.GetError())})
+		}
+		return out
+	}
+	return diffResponses(req, newResponse(c.Kind), res, secrets)
+}
+
+func newResponse(k callbacks.Kind) proto.Message {
+	_, res := newMessages(k)
+	return res
+}
+
+// Outcome sums the call up in a word, and the message that goes with it:
+//   - "failed" and the error, for a call the engine got an error from;
+//   - "changed" or "unchanged" for a transform;
+//   - "refused" and the hook's message, or "ok", for a resource hook;
+//   - "retry" or "no retry" for an error hook ("failed" and its message if
+//     it answered with an error);
+//   - "migrated" or "unchanged" for a state migration.
+func (c *Call) Outcome() (word, message string) {
+	if c.Err != "" {
+		return "failed", c.Err
+	}
+	_, res, err := c.Messages()
+	if err != nil {
+		return "failed", err.Error()
+	}
+	if res == nil {
+		return "failed", ""
+	}
+	switch res := res.(type) {
+	case *pulumirpc.ResourceHookResponse:
+		if res.GetError() != "" {
+			return "refused", res.GetError()
+		}
+		return "ok", ""
+	case *pulumirpc.ErrorHookResponse:
+		if res.GetError() != "" {
+			return "failed", res.GetError()
+		}
+		if res.GetRetry() {
+			return "retry", ""
+		}
+		return "no retry", ""
+	case *pulumirpc.StateMigrationResponse:
+		if len(c.Changes(false)) == 0 {
+			return "unchanged", ""
+		}
+		return "migrated", ""
+	}
+	if len(c.Changes(false)) == 0 {
+		return "unchanged", ""
+	}
+	return "changed", ""
+}
+
+// diffResponses compares two responses a and b of the same kind, answers to
+// req: a transform's properties and options (a field a response leaves out
+// keeps the request's), a migration's new state and successors, a hook's
+// error and retry decision. Replaying uses it for "recorded answer against
+// current answer"; Changes, with a response that changes nothing as a.
+func diffResponses(req, a, b proto.Message, secrets bool) []Change {
+	d := &differ{secrets: secrets}
+	switch a := a.(type) {
+	case *pulumirpc.TransformResponse:
+		b, _ := b.(*pulumirpc.TransformResponse)
+		r, _ := req.(*pulumirpc.TransformRequest)
+		d.structs("properties", orStruct(a.GetProperties(), r.GetProperties()), orStruct(b.GetProperties(), r.GetProperties()))
+		d.options("options", orMessage(a.GetOptions(), r.GetOptions()), orMessage(b.GetOptions(), r.GetOptions()))
+	case *pulumirpc.TransformInvokeResponse:
+		b, _ := b.(*pulumirpc.TransformInvokeResponse)
+		r, _ := req.(*pulumirpc.TransformInvokeRequest)
+		d.structs("args", orStruct(a.GetArgs(), r.GetArgs()), orStruct(b.GetArgs(), r.GetArgs()))
+		d.options("options", orMessage(a.GetOptions(), r.GetOptions()), orMessage(b.GetOptions(), r.GetOptions()))
+	case *pulumirpc.ResourceHookResponse:
+		b, _ := b.(*pulumirpc.ResourceHookResponse)
+		d.scalar("error", quoteOrEmpty(a.GetError()), quoteOrEmpty(b.GetError()))
+	case *pulumirpc.ErrorHookResponse:
+		b, _ := b.(*pulumirpc.ErrorHookResponse)
+		d.scalar("error", quoteOrEmpty(a.GetError()), quoteOrEmpty(b.GetError()))
+		d.scalar("retry", strconv.FormatBool(a.GetRetry()), strconv.FormatBool(b.GetRetry()))
+	case *pulumirpc.StateMigrationResponse:
+		b, _ := b.(*pulumirpc.StateMigrationResponse)
+		r, _ := req.(*pulumirpc.StateMigrationRequest)
+		d.states(orBytes(a.GetNewState(), r.GetOldState()), orBytes(b.GetNewState(), r.GetOldState()))
+		d.successors(a.GetSuccessors(), b.GetSuccessors())
+	}
+	return d.out
+}
+
+func orStruct(s, dflt *structpb.Struct) *structpb.Struct {
+	if s == nil {
+		return dflt
+	}
+	return s
+}
+
+func orMessage[M proto.Message](m, dflt M) M {
+	if !m.ProtoReflect().IsValid() {
+		return dflt
+	}
+	return m
+}
+
+func orBytes(b, dflt []byte) []byte {
+	if len(b) == 0 {
+		return dflt
+	}
+	return b
+}
+
+func quoteOrEmpty(s string) string {
+	if s == "" {
+		return ""
+	}
+	return strconv.Quote(s)
+}
+
+type differ struct {
+	secrets bool
+	out     []Change
+}
+
+func (d *differ) scalar(path, a, b string) {
+	if a != b {
+		d.out = append(d.out, Change{Path: path, Old: a, New: b})
+	}
+}
+
+var unmarshalOpts = plugin.MarshalOptions{KeepSecrets: true, KeepUnknowns: true, KeepResources: true, KeepOutputValues: true}
+
+// properties converts a protobuf Struct into the SDK's property values; a
+// Struct the SDK refuses is compared as plain JSON instead.
+func properties(s *structpb.Struct) (resource.PropertyMap, bool) {
+	if s == nil {
+		return resource.PropertyMap{}, true
+	}
+	m, err := plugin.UnmarshalProperties(s, unmarshalOpts)
+	if err != nil {
+		return nil, false
+	}
+	return m, true
+}
+
+func (d *differ) structs(path string, a, b *structpb.Struct) {
+	pa, okA := properties(a)
+	pb, okB := properties(b)
+	if okA && okB {
+		d.propertyMaps(path, pa, pb)
+		return
+	}
+	d.json(path, a.AsMap(), b.AsMap())
+}
+
+func (d *differ) propertyMaps(path string, a, b resource.PropertyMap) {
+	keys := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		keys = append(keys, string(k))
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, string(k))
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		va, inA := a[resource.PropertyKey(k)]
+		vb, inB := b[resource.PropertyKey(k)]
+		p := joinPath(path, k)
+		switch {
+		case !inA:
+			d.out = append(d.out, Change{Path: p, New: d.render(vb)})
+		case !inB:
+			d.out = append(d.out, Change{Path: p, Old: d.render(va)})
+		default:
+			d.property(p, va, vb)
+		}
+	}
+}
+
+func (d *differ) property(path string, a, b resource.PropertyValue) {
+	if d.secrets {
+		// Shown in full: a secret and its value differ only in the mark.
+		if a.IsSecret() && b.IsSecret() {
+			d.property(path, a.SecretValue().Element, b.SecretValue().Element)
+			return
+		}
+	}
+	switch {
+	case a.IsObject() && b.IsObject():
+		d.propertyMaps(path, a.ObjectValue(), b.ObjectValue())
+	case a.IsArray() && b.IsArray():
+		xa, xb := a.ArrayValue(), b.ArrayValue()
+		for i := range max(len(xa), len(xb)) {
+			p := path + "[" + strconv.Itoa(i) + "]"
+			switch {
+			case i >= len(xa):
+				d.out = append(d.out, Change{Path: p, New: d.render(xb[i])})
+			case i >= len(xb):
+				d.out = append(d.out, Change{Path: p, Old: d.render(xa[i])})
+			default:
+				d.property(p, xa[i], xb[i])
+			}
+		}
+	case a.DeepEquals(b):
+	default:
+		ra, rb := d.render(a), d.render(b)
+		if ra == rb && !d.secrets {
+			// Two different secrets: say so without showing either.
+			ra, rb = "[secret]", "[another secret]"
+		}
+		d.out = append(d.out, Change{Path: path, Old: ra, New: rb})
+	}
+}
+
+// render writes a property value in a JSON-like form.
+func (d *differ) render(v resource.PropertyValue) string {
+	var b strings.Builder
+	d.write(&b, v)
+	return b.String()
+}
+
+func (d *differ) write(b *strings.Builder, v resource.PropertyValue) {
+	switch {
+	case v.IsNull():
+		b.WriteString("null")
+	case v.IsBool():
+		b.WriteString(strconv.FormatBool(v.BoolValue()))
+	case v.IsNumber():
+		b.WriteString(strconv.FormatFloat(v.NumberValue(), 'f', -1, 64))
+	case v.IsString():
+		b.WriteString(strconv.Quote(v.StringValue()))
+	case v.IsArray():
+		b.WriteByte('[')
+		for i, x := range v.ArrayValue() {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			d.write(b, x)
+		}
+		b.WriteByte(']')
+	case v.IsObject():
+		m := v.ObjectValue()
+		b.WriteByte('{')
+		for i, k := range m.StableKeys() {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(strconv.Quote(string(k)))
+			b.WriteString(": ")
+			d.write(b, m[k])
+		}
+		b.WriteByte('}')
+	case v.IsSecret():
+		if !d.secrets {
+			b.WriteString("[secret]")
+			return
+		}
+		d.write(b, v.SecretValue().Element)
+	case v.IsComputed():
+		b.WriteString("[unknown]")
+	case v.IsOutput():
+		o := v.OutputValue()
+		switch {
+		case o.Secret && !d.secrets:
+			b.WriteString("[secret]")
+		case !o.Known:
+			b.WriteString("[unknown]")
+		default:
+			d.write(b, o.Element)
+		}
+	case v.IsResourceReference():
+		fmt.Fprintf(b, "resource(%s)", v.ResourceReferenceValue().URN)
+	case v.IsAsset():
+		fmt.Fprintf(b, "asset(%s)", v.AssetValue().Hash)
+	case v.IsArchive():
+		fmt.Fprintf(b, "archive(%s)", v.ArchiveValue().Hash)
+	default:
+		b.WriteString(v.String())
+	}
+}
+
+// options compares two option messages field by field, through their JSON
+// form, so every field the protocol adds is compared too.
+func (d *differ) options(path string, a, b proto.Message) {
+	d.json(path, messageMap(a), messageMap(b))
+}
+
+func messageMap(m proto.Message) map[string]any {
+	if m == nil || !m.ProtoReflect().IsValid() {
+		return map[string]any{}
+	}
+	bs, err := protojson.Marshal(m)
+	if err != nil {
+		return map[string]any{}
+	}
+	var out map[string]any
+	if json.Unmarshal(bs, &out) != nil {
+		return map[string]any{}
+	}
+	return out
+}
+
+// json compares decoded JSON values; secret envelopes are shown as
+// "[secret]" unless secrets were asked for.
+func (d *differ) json(path string, a, b any) {
+	if ma, ok := a.(map[string]any); ok && !isSecretEnvelope(ma) {
+		if mb, ok := b.(map[string]any); ok && !isSecretEnvelope(mb) {
+			keys := make([]string, 0, len(ma)+len(mb))
+			for k := range ma {
+				keys = append(keys, k)
+			}
+			for k := range mb {
+				if _, ok := ma[k]; !ok {
+					keys = append(keys, k)
+				}
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				va, inA := ma[k]
+				vb, inB := mb[k]
+				p := joinPath(path, k)
+				switch {
+				case !inA:
+					d.out = append(d.out, Change{Path: p, New: d.renderJSON(vb)})
+				case !inB:
+					d.out = append(d.out, Change{Path: p, Old: d.renderJSON(va)})
+				default:
+					d.json(p, va, vb)
+				}
+			}
+			return
+		}
+	}
+	if xa, ok := a.([]any); ok {
+		if xb, ok := b.([]any); ok {
+			for i := range max(len(xa), len(xb)) {
+				p := path + "[" + strconv.Itoa(i) + "]"
+				switch {
+				case i >= len(xa):
+					d.out = append(d.out, Change{Path: p, New: d.renderJSON(xb[i])})
+				case i >= len(xb):
+					d.out = append(d.out, Change{Path: p, Old: d.renderJSON(xa[i])})
+				default:
+					d.json(p, xa[i], xb[i])
+				}
+			}
+			return
+		}
+	}
+	ra, rb := d.renderJSON(a), d.renderJSON(b)
+	if ra == rb {
+		if jsonEqual(a, b) {
+			return
+		}
+		ra, rb = "[secret]", "[another secret]"
+	}
+	d.out = append(d.out, Change{Path: path, Old: ra, New: rb})
+}
+
+func jsonEqual(a, b any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return bytes.Equal(ja, jb)
+}
+
+func (d *differ) renderJSON(v any) string {
+	if !d.secrets {
+		v = redactJSON(v)
+	}
+	bs, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.ReplaceAll(string(bs), `"\u003csecret\u003e"`, "[secret]")
+}
+
+// redactJSON returns v with every secret envelope replaced.
+func redactJSON(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		if isSecretEnvelope(v) {
+			return "<secret>"
+		}
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = redactJSON(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = redactJSON(x)
+		}
+		return out
+	}
+	return v
+}
+
+// states compares two migration states (JSON arrays of checkpoint
+// resources), resources matched by URN.
+func (d *differ) states(a, b []byte) {
+	ra, errA := decodeState(a)
+	rb, errB := decodeState(b)
+	if errA != nil || errB != nil {
+		if !bytes.Equal(a, b) {
+			d.out = append(d.out, Change{Path: "state", Old: d.stateText(a), New: d.stateText(b)})
+		}
+		return
+	}
+	old := map[string]int{}
+	for i, r := range ra {
+		if u, ok := r["urn"].(string); ok {
+			old[u] = i
+		}
+	}
+	kept := map[int]bool{}
+	for i, r := range rb {
+		p := "state[" + strconv.Itoa(i) + "]"
+		u, _ := r["urn"].(string)
+		j, ok := old[u]
+		if !ok {
+			d.out = append(d.out, Change{Path: p, New: d.renderJSON(r)})
+			continue
+		}
+		kept[j] = true
+		d.json(p, ra[j], r)
+	}
+	for j, r := range ra {
+		if !kept[j] {
+			d.out = append(d.out, Change{Path: "state[" + strconv.Itoa(j) + "]", Old: d.renderJSON(r)})
+		}
+	}
+}
+
+func (d *differ) stateText(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return "[not JSON]"
+	}
+	return d.renderJSON(v)
+}
+
+func decodeState(b []byte) ([]map[string]any, error) {
+	var out []map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (d *differ) successors(a, b map[string]string) {
+	keys := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		d.scalar("successors["+k+"]", quoteOrEmpty(a[k]), quoteOrEmpty(b[k]))
+	}
+}
+
+var identifier = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$-]*$`)
+
+func joinPath(path, key string) string {
+	if identifier.MatchString(key) {
+		return path + "." + key
+	}
+	return path + "[" + strconv.Quote(key) + "]"
+}

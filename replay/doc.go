@@ -1,0 +1,24 @@
+// Package replay reads the engine's own gRPC log of a deployment and
+// recovers every callback call in it: which transform, hook, error hook or
+// state migration the engine called, for which resource, what it asked and
+// what it got back, how long it took.
+//
+// The log is what `PULUMI_DEBUG_GRPC=FILE pulumi up` writes: one JSON object
+// per line for every gRPC call the engine makes or serves. Callback calls are
+// the engine's /pulumirpc.Callbacks/Invoke requests, whose payloads are the
+// protocol's messages in base64; the monitor's own entries of the same log
+// (RegisterStackTransform, RegisterResourceHook, RegisterErrorHook,
+// RegisterResource …) say which function each token names. [Read] streams
+// the calls as [Call] values, whatever language the program was written in.
+// [Call.Changes] and [Call.Outcome] say what a call did, by property path.
+//
+// A log holds secrets in plain text: the stack's configuration, and secret
+// values inside the callback payloads. [Scrub] replaces them, and every
+// configuration value, with stable placeholders, so that a log can be kept
+// as test data.
+//
+// A malformed line, a payload that does not decode, a token the log never
+// registered or a callback kind this module does not know yields a
+// [*LineError] naming the line, and reading goes on. Nothing in this package
+// keeps state between calls; a Call may be read from several goroutines.
+package replay

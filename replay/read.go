@@ -1,0 +1,527 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"strings"
+	"time"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/langhost/callbacks"
+)
+
+// maxHeld bounds the calls an old log (one entry per call) may hold back
+// while the first of them waits for its token's registration, which such a
+// log writes after the resource's transform calls. Past it, the waiting call
+// is reported unregistered, so memory does not grow with the log.
+const maxHeld = 1 << 14
+
+const (
+	invokeMethod    = "/pulumirpc.Callbacks/Invoke"
+	monitorPrefix   = "/pulumirpc.ResourceMonitor/"
+	runMethod       = "/pulumirpc.LanguageRuntime/Run"
+	deploymentInfo  = monitorPrefix + "GetDeploymentInfo"
+	requestStarted  = "request_started"
+	rootStackType   = "pulumi:pulumi:Stack"
+	registerRes     = "RegisterResource"
+	stackTransform  = "RegisterStackTransform"
+	invokeTransform = "RegisterStackInvokeTransform"
+	resourceHook    = "RegisterResourceHook"
+	errorHook       = "RegisterErrorHook"
+)
+
+// Read streams the callback calls of an engine gRPC log (the file
+// PULUMI_DEBUG_GRPC names) in the order they completed. A line that cannot
+// be read, or a call that cannot be understood, yields a *LineError and
+// reading goes on; an error reading r itself ends the sequence with that
+// error.
+//
+// Read accepts both forms of the log: two entries per call
+// (request_started, then response_completed, from CLI 3.200-odd on) and one
+// entry per call. It learns each token's kind and registration from the
+// monitor's entries of the same log; in a log of one entry per call, where a
+// resource's registration comes after its transforms' calls, a call waits
+// for its registration and the calls after it wait with it, so the order
+// holds. Lines that are not about callbacks are skipped, and unknown methods
+// and fields are ignored. Memory holds one line, the tokens, and the calls
+// waiting for a registration.
+func Read(r io.Reader) iter.Seq2[*Call, error] {
+	return func(yield func(*Call, error) bool) {
+		rd := &reader{lines: newLineReader(r), tokens: map[string]*reg{}}
+		rd.run(yield)
+	}
+}
+
+// reg is what the log said about a token.
+type reg struct {
+	kind   callbacks.Kind // 0: a kind this module does not know
+	method string         // the registering method's name, for errors
+	r      Registration
+}
+
+// held is a call read but not yet yielded.
+type held struct {
+	call *Call
+	err  error
+	wait bool // the token is not registered yet
+}
+
+type reader struct {
+	lines  *lineReader
+	tokens map[string]*reg
+	queue  []held
+	twoWay bool // an entry had progress: registrations come before calls
+	seq    int
+
+	// Per run of the program (LanguageRuntime/Run).
+	stack, project       string
+	root                 resource.URN
+	stackOrder, invOrder int
+}
+
+func (rd *reader) run(yield func(*Call, error) bool) {
+	for {
+		line, ended, err := rd.lines.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if !rd.flush(yield, true) {
+				return
+			}
+			yield(nil, fmt.Errorf("replay: reading the log after line %d: %w", rd.lines.line, err))
+			return
+		}
+		if !rd.line(line, ended) {
+			continue
+		}
+		if !rd.flush(yield, false) {
+			return
+		}
+	}
+	rd.flush(yield, true)
+}
+
+// header is what every entry is first read for.
+type header struct {
+	Method   string `json:"method"`
+	Progress string `json:"progress"`
+}
+
+// line reads one line; it reports whether the queue may have something to
+// yield.
+func (rd *reader) line(line []byte, ended bool) bool {
+	n := rd.lines.line
+	if len(bytes.TrimSpace(line)) == 0 {
+		return false
+	}
+	var h header
+	if err := json.Unmarshal(line, &h); err != nil {
+		rd.fail(n, badLine(line, ended, err))
+		return true
+	}
+	if h.Progress != "" {
+		rd.twoWay = true
+	}
+	switch {
+	case h.Method == invokeMethod:
+		if h.Progress == requestStarted {
+			return false
+		}
+		rd.invoke(n, line)
+		return true
+	case h.Method == runMethod:
+		rd.runEntry(line, h.Progress)
+		return false
+	case h.Method == deploymentInfo:
+		rd.deploymentInfo(line)
+		return false
+	case strings.HasPrefix(h.Method, monitorPrefix):
+		return rd.monitor(n, line, strings.TrimPrefix(h.Method, monitorPrefix))
+	}
+	return false
+}
+
+func badLine(line []byte, ended bool, err error) error {
+	if !ended {
+		return fmt.Errorf("truncated entry: the log ends inside it (%v)", err)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("not a JSON entry: %v at byte %d", err, se.Offset)
+	}
+	return fmt.Errorf("not a log entry: %v", err)
+}
+
+// fail queues a line's error in its place among the calls.
+func (rd *reader) fail(line int, err error) {
+	rd.queue = append(rd.queue, held{err: &LineError{Line: line, Err: err}})
+}
+
+// runEntry starts a new run of the program: stack transform orders count
+// from 1 again, and the run's stack and project name the root resource.
+func (rd *reader) runEntry(line []byte, progress string) {
+	var e struct {
+		Request struct {
+			Project string `json:"project"`
+			Stack   string `json:"stack"`
+		} `json:"request"`
+	}
+	if json.Unmarshal(line, &e) != nil {
+		return
+	}
+	// In a log of two entries per call, the run starts with request_started;
+	// in a log of one entry per call, Run's only entry ends the run.
+	if progress == requestStarted || progress == "" {
+		rd.stackOrder, rd.invOrder = 0, 0
+		rd.root = ""
+		rd.stack, rd.project = e.Request.Stack, e.Request.Project
+	}
+}
+
+func (rd *reader) deploymentInfo(line []byte) {
+	var e struct {
+		Response struct {
+			Project string `json:"project"`
+			Stack   string `json:"stack"`
+		} `json:"response"`
+	}
+	if json.Unmarshal(line, &e) == nil && e.Response.Stack != "" {
+		rd.stack, rd.project = e.Response.Stack, e.Response.Project
+	}
+}
+
+type callbackJSON struct {
+	Target string `json:"target"`
+	Token  string `json:"token"`
+}
+
+// monitor learns tokens from a monitor entry; it reports whether a waiting
+// call may have been resolved.
+func (rd *reader) monitor(n int, line []byte, method string) bool {
+	switch method {
+	case stackTransform, invokeTransform:
+		var e struct {
+			Request callbackJSON `json:"request"`
+		}
+		if json.Unmarshal(line, &e) != nil || e.Request.Token == "" || rd.tokens[e.Request.Token] != nil {
+			return false
+		}
+		r := &reg{method: method, kind: callbacks.KindResourceTransform, r: Registration{Method: method}}
+		if method == invokeTransform {
+			rd.invOrder++
+			r.kind, r.r.Order = callbacks.KindInvokeTransform, rd.invOrder
+		} else {
+			rd.stackOrder++
+			r.r.Order = rd.stackOrder
+		}
+		return rd.learn(e.Request.Token, r)
+	case resourceHook, errorHook:
+		var e struct {
+			Request struct {
+				Name     string        `json:"name"`
+				Callback *callbackJSON `json:"callback"`
+			} `json:"request"`
+		}
+		if json.Unmarshal(line, &e) != nil || e.Request.Callback == nil || e.Request.Callback.Token == "" {
+			return false
+		}
+		kind := callbacks.KindResourceHook
+		if method == errorHook {
+			kind = callbacks.KindErrorHook
+		}
+		return rd.learn(e.Request.Callback.Token, &reg{method: method, kind: kind, r: Registration{Method: method, Name: e.Request.Name}})
+	case registerRes:
+		return rd.registerResource(line)
+	}
+	// A method this module does not know: any Callback in its request names
+	// a kind of callback it does not know either.
+	if !bytes.Contains(line, []byte(`"token"`)) {
+		return false
+	}
+	var e struct {
+		Request any `json:"request"`
+	}
+	if json.Unmarshal(line, &e) != nil {
+		return false
+	}
+	changed := false
+	for _, tok := range callbackTokens(e.Request, nil) {
+		if rd.tokens[tok] == nil && rd.learn(tok, &reg{method: method, r: Registration{Method: method}}) {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// callbackTokens appends the tokens of the objects shaped like a Callback
+// (string target and token) found in v.
+func callbackTokens(v any, tokens []string) []string {
+	switch v := v.(type) {
+	case map[string]any:
+		tok, ok1 := v["token"].(string)
+		_, ok2 := v["target"].(string)
+		if ok1 && ok2 && tok != "" {
+			tokens = append(tokens, tok)
+		}
+		for _, x := range v {
+			tokens = callbackTokens(x, tokens)
+		}
+	case []any:
+		for _, x := range v {
+			tokens = callbackTokens(x, tokens)
+		}
+	}
+	return tokens
+}
+
+func (rd *reader) registerResource(line []byte) bool {
+	var e struct {
+		Request struct {
+			Type            string         `json:"type"`
+			Name            string         `json:"name"`
+			Parent          string         `json:"parent"`
+			Transforms      []callbackJSON `json:"transforms"`
+			StateMigrations []callbackJSON `json:"stateMigrations"`
+		} `json:"request"`
+		Response struct {
+			URN string `json:"urn"`
+		} `json:"response"`
+	}
+	if json.Unmarshal(line, &e) != nil {
+		return false
+	}
+	req := &e.Request
+	urn := resource.URN(e.Response.URN)
+	if urn == "" {
+		urn = rd.resourceURN(req.Parent, req.Type, req.Name)
+	}
+	if req.Type == rootStackType && req.Parent == "" && urn != "" {
+		rd.root = urn
+	}
+	changed := false
+	lists := [...]struct {
+		cbs  []callbackJSON
+		kind callbacks.Kind
+	}{{req.Transforms, callbacks.KindResourceTransform}, {req.StateMigrations, callbacks.KindStateMigration}}
+	for _, list := range lists {
+		for i, cb := range list.cbs {
+			if cb.Token == "" {
+				continue
+			}
+			if known := rd.tokens[cb.Token]; known != nil {
+				// The completing entry knows the URN for sure.
+				if urn != "" {
+					known.r.Resource = urn
+				}
+				continue
+			}
+			if rd.learn(cb.Token, &reg{method: registerRes, kind: list.kind, r: Registration{Method: registerRes, Order: i + 1, Resource: urn}}) {
+				changed = true
+			}
+		}
+	}
+	return changed
+}
+
+// resourceURN computes the URN the engine gives a resource registered with
+// parent, type and name, or "" when the log has not said enough.
+func (rd *reader) resourceURN(parent, typ, name string) resource.URN {
+	if typ == "" {
+		return ""
+	}
+	if parent == "" {
+		if typ == rootStackType {
+			if rd.stack == "" {
+				return ""
+			}
+			return resource.NewURN(tokens.QName(rd.stack), tokens.PackageName(rd.project), "", tokens.Type(typ), name)
+		}
+		parent = string(rd.root)
+	}
+	return childURN(resource.URN(parent), typ, name)
+}
+
+// childURN is the URN of a resource of type typ named name under parent, or
+// "" if parent is not a URN.
+func childURN(parent resource.URN, typ, name string) resource.URN {
+	if parent == "" || !parent.IsValid() {
+		return ""
+	}
+	return resource.NewURN(parent.Stack(), parent.Project(), parent.QualifiedType(), tokens.Type(typ), name)
+}
+
+// learn records a token's registration and resolves the calls waiting for
+// it; it reports whether any was.
+func (rd *reader) learn(token string, r *reg) bool {
+	rd.tokens[token] = r
+	resolved := false
+	for i := range rd.queue {
+		h := &rd.queue[i]
+		if h.wait && h.call.Token == token {
+			h.wait = false
+			h.err = rd.complete(h.call, r)
+			resolved = true
+		}
+	}
+	return resolved
+}
+
+// invokeEntry is a completed Callbacks/Invoke entry.
+type invokeEntry struct {
+	Request struct {
+		Token   string `json:"token"`
+		Request []byte `json:"request"`
+	} `json:"request"`
+	Response *struct {
+		Response []byte `json:"response"`
+	} `json:"response"`
+	Errors    []string `json:"errors"`
+	Timestamp string   `json:"timestamp"`
+	Duration  int64    `json:"duration"`
+}
+
+func (rd *reader) invoke(n int, line []byte) {
+	rd.seq++
+	var e invokeEntry
+	if err := json.Unmarshal(line, &e); err != nil {
+		rd.fail(n, fmt.Errorf("callback call %d: %w", rd.seq, unwrapJSON(err)))
+		return
+	}
+	c := &Call{
+		Seq:      rd.seq,
+		Line:     n,
+		Token:    e.Request.Token,
+		Request:  e.Request.Request,
+		Err:      strings.Join(e.Errors, "; "),
+		Duration: time.Duration(e.Duration),
+	}
+	if c.Request == nil {
+		c.Request = []byte{}
+	}
+	if e.Response != nil && len(e.Errors) == 0 {
+		c.Response = e.Response.Response
+		if c.Response == nil {
+			c.Response = []byte{}
+		}
+	}
+	if end, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil {
+		c.Start = end.Add(-c.Duration)
+	}
+	if c.Token == "" {
+		rd.fail(n, fmt.Errorf("callback call %d names no token", rd.seq))
+		return
+	}
+	r := rd.tokens[c.Token]
+	if r == nil {
+		if rd.twoWay {
+			rd.queue = append(rd.queue, held{err: &LineError{Line: n, Err: fmt.Errorf("token %s was never registered before its call", c.Token)}})
+			return
+		}
+		rd.queue = append(rd.queue, held{call: c, wait: true})
+		return
+	}
+	rd.queue = append(rd.queue, held{call: c, err: rd.complete(c, r)})
+}
+
+// unwrapJSON says which field of an entry was wrong, and why, without the
+// Go type names encoding/json gives.
+func unwrapJSON(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Errorf("field %s holds a JSON %s", te.Field, te.Value)
+	}
+	if strings.Contains(err.Error(), "base64") || strings.Contains(err.Error(), "illegal") {
+		return fmt.Errorf("a payload is not valid base64: %v", err)
+	}
+	return err
+}
+
+// complete fills in what the registration and the payloads say about c; a
+// non-nil error is a LineError for c's line.
+func (rd *reader) complete(c *Call, r *reg) error {
+	if r.kind == 0 {
+		return &LineError{Line: c.Line, Err: fmt.Errorf("token %s is a callback kind this module does not know, registered by %s", c.Token, r.method)}
+	}
+	c.Kind = r.kind
+	c.Registration = r.r
+	if err := describe(c); err != nil {
+		return &LineError{Line: c.Line, Err: err}
+	}
+	return nil
+}
+
+// describe decodes c's payloads as its kind and sets the resource or invoke
+// they are about.
+func describe(c *Call) error {
+	req, res := newMessages(c.Kind)
+	if err := proto.Unmarshal(c.Request, req); err != nil {
+		return fmt.Errorf("the request of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
+	}
+	if c.Response != nil {
+		if err := proto.Unmarshal(c.Response, res); err != nil {
+			return fmt.Errorf("the response of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
+		}
+	}
+	switch req := req.(type) {
+	case *pulumirpc.TransformRequest:
+		c.Type, c.Name = req.GetType(), req.GetName()
+		c.URN = childURN(resource.URN(req.GetParent()), c.Type, c.Name)
+		if c.URN == "" && req.GetParent() == "" && c.Type == rootStackType {
+			c.URN = c.Registration.Resource
+		}
+	case *pulumirpc.TransformInvokeRequest:
+		c.Invoke = req.GetToken()
+	case *pulumirpc.ResourceHookRequest:
+		c.URN, c.Type, c.Name = resource.URN(req.GetUrn()), req.GetType(), req.GetName()
+	case *pulumirpc.ErrorHookRequest:
+		c.URN, c.Type, c.Name = resource.URN(req.GetUrn()), req.GetType(), req.GetName()
+	case *pulumirpc.StateMigrationRequest:
+		c.URN = resource.URN(req.GetUrn())
+		if c.URN.IsValid() {
+			c.Type, c.Name = string(c.URN.Type()), c.URN.Name()
+		}
+	}
+	return nil
+}
+
+// flush yields the calls at the head of the queue that are complete; at the
+// end (or when too many wait), a call still waiting is reported.
+func (rd *reader) flush(yield func(*Call, error) bool, end bool) bool {
+	i := 0
+	defer func() { rd.queue = rd.queue[i:] }()
+	for ; i < len(rd.queue); i++ {
+		h := &rd.queue[i]
+		if h.wait {
+			if !end && len(rd.queue)-i <= maxHeld {
+				break
+			}
+			h.err = &LineError{Line: h.call.Line, Err: fmt.Errorf("token %s was never registered in this log", h.call.Token)}
+		}
+		var ok bool
+		if h.err != nil {
+			ok = yield(nil, h.err)
+		} else {
+			ok = yield(h.call, nil)
+		}
+		*h = held{}
+		if !ok {
+			i++
+			return false
+		}
+	}
+	if i == len(rd.queue) {
+		// Reuse the queue's array from its start.
+		rd.queue = rd.queue[:0]
+		i = 0
+	}
+	return true
+}
