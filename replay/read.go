@@ -333,6 +333,23 @@ func (rd *reader) registerResource(line []byte) bool {
 			}
 		}
 	}
+	// A Callback in a field this module does not know is a kind of
+	// callback it does not know either.
+	if bytes.Contains(line, []byte(`"target"`)) {
+		var raw struct {
+			Request map[string]any `json:"request"`
+		}
+		if json.Unmarshal(line, &raw) == nil {
+			for _, k := range [...]string{"object", "propertyDependencies", "transforms", "stateMigrations"} {
+				delete(raw.Request, k)
+			}
+			for _, tok := range callbackTokens(raw.Request, nil) {
+				if rd.tokens[tok] == nil && rd.learn(tok, &reg{method: registerRes, r: Registration{Method: registerRes, Resource: urn}}) {
+					changed = true
+				}
+			}
+		}
+	}
 	return changed
 }
 

@@ -155,7 +155,7 @@ func TestScrubKeepsWhatIsNotSecret(t *testing.T) {
 			assert.Contains(t, outLines[i], scrubbedPrefix)
 		}
 	}
-	assert.Equal(t, 4, changed, "the unknown kind's and the undecodable payload's two entries")
+	assert.Equal(t, 6, changed, "the two entries of each call of an unknown kind (two) and of the undecodable payload")
 }
 
 func TestScrubSecretInsidePayloadOfUnknownKind(t *testing.T) {
