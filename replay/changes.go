@@ -196,10 +196,16 @@ var unmarshalOpts = plugin.MarshalOptions{KeepSecrets: true, KeepUnknowns: true,
 
 // properties converts a protobuf Struct into the SDK's property values; a
 // Struct the SDK refuses is compared as plain JSON instead.
-func properties(s *structpb.Struct) (resource.PropertyMap, bool) {
+func properties(s *structpb.Struct) (m resource.PropertyMap, ok bool) {
 	if s == nil {
 		return resource.PropertyMap{}, true
 	}
+	// The SDK's decoder trusts its input more than a log deserves.
+	defer func() {
+		if recover() != nil {
+			m, ok = nil, false
+		}
+	}()
 	m, err := plugin.UnmarshalProperties(s, unmarshalOpts)
 	if err != nil {
 		return nil, false
