@@ -74,7 +74,7 @@ func (w *logWriter) interceptor(ctx context.Context, req any, info *grpc.UnarySe
 // to a new file, and, where the engine would call back, makes the calls
 // script lists, logging each as the engine logs a callback call. It
 // returns the log's path.
-func recordLog(t *testing.T, info runInfo, program pulumi.RunFunc, script []recorded) string {
+func recordLog(t testing.TB, info runInfo, program pulumi.RunFunc, script []recorded) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "grpc.jsonl")
 	f, err := os.Create(path)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"iter"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -219,7 +221,7 @@ func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, firs
 		return nil
 	}
 	defer func() { _ = f.Close() }()
-	for c, err := range Read(f) {
+	for c, err := range readAhead(f) {
 		if err != nil {
 			var le *LineError
 			if errors.As(err, &le) {
@@ -346,5 +348,31 @@ func (d *dialer) close() {
 	defer d.mu.Unlock()
 	for _, c := range d.conns {
 		_ = c.Close()
+	}
+}
+
+// readAhead is Read(f) with the reading done on a goroutine of its own, a
+// few calls ahead of the caller, so that reading the log and replaying its
+// calls overlap. The calls still come in the log's order, and the caller
+// must take them all.
+func readAhead(f io.Reader) iter.Seq2[*Call, error] {
+	type item struct {
+		c   *Call
+		err error
+	}
+	return func(yield func(*Call, error) bool) {
+		ch := make(chan item, 64)
+		go func() {
+			defer close(ch)
+			for c, err := range Read(f) {
+				ch <- item{c, err}
+			}
+		}()
+		more := true
+		for it := range ch {
+			if more {
+				more = yield(it.c, it.err)
+			}
+		}
 	}
 }

@@ -350,3 +350,80 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestALogOfTwoRunsReplaysEachAgainstARunOfItsOwn joins the logs of a
+// preview and an update, whose transform answers differently in a
+// preview: each run's calls are replayed against a run of the program
+// with that run's dry-run flag.
+func TestALogOfTwoRunsReplaysEachAgainstARunOfItsOwn(t *testing.T) {
+	byDryRun := func(ctx *pulumi.Context) error {
+		b := recordedWith
+		if ctx.DryRun() {
+			b.prefix = "preview"
+		}
+		return testProgram(b)(ctx)
+	}
+	preview := testInfo
+	preview.DryRun = true
+	var joined []byte
+	for _, info := range []runInfo{preview, testInfo} {
+		b, err := os.ReadFile(recordLog(t, info, byDryRun, testScript()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		joined = append(joined, b...)
+	}
+	log := filepath.Join(t.TempDir(), "joined.jsonl")
+	if err := os.WriteFile(log, joined, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ft := &fakeT{TB: t}
+	Run(ft, log, byDryRun)
+	if len(ft.errors) > 0 {
+		t.Fatalf("a preview and an update, replayed run by run, differ:\n%s", ft.report())
+	}
+	// One program for both runs would answer the preview's calls as an
+	// update: each transform call of the preview differs.
+	ft = &fakeT{TB: t}
+	Run(ft, log, testProgram(recordedWith))
+	if len(ft.errors) != 2 {
+		t.Fatalf("want the preview's two transform calls to differ:\n%s", ft.report())
+	}
+}
+
+// TestOtherFormsOfTheLog replays the log without its LanguageRuntime/Run
+// entries (the project and stack then come from the calls' URNs), and in
+// the older form of one entry per call, with no progress.
+func TestOtherFormsOfTheLog(t *testing.T) {
+	b, err := os.ReadFile(recordLog(t, testInfo, testProgram(recordedWith), testScript()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var noRun, oneEntry []byte
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		if !bytes.Contains(line, []byte("LanguageRuntime/Run")) {
+			noRun = append(noRun, line...)
+		}
+		if !bytes.Contains(line, []byte(`"progress":"request_started"`)) {
+			oneEntry = append(oneEntry, bytes.Replace(line, []byte(`"progress":"response_completed",`), nil, 1)...)
+		}
+	}
+	for name, content := range map[string][]byte{"no run": noRun, "one entry per call": oneEntry} {
+		t.Run(name, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "log.jsonl")
+			if err := os.WriteFile(log, content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ft := &fakeT{TB: t}
+			Run(ft, log, testProgram(recordedWith))
+			if len(ft.errors) > 0 {
+				t.Fatalf("replay differs:\n%s", ft.report())
+			}
+			ft = &fakeT{TB: t}
+			Run(ft, log, testProgram(behaviour{prefix: "ty", refuse: "bad", retries: 3, team: "infra"}))
+			if len(ft.errors) != 2 {
+				t.Fatalf("want the two transform calls to differ:\n%s", ft.report())
+			}
+		})
+	}
+}
