@@ -97,7 +97,9 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc) {
 		}
 	}
 	for i := range runs {
-		r.runOnce(&runs[i], i == 0, deadline)
+		if !r.runOnce(&runs[i], i == 0, deadline) {
+			return // the program is still running: nothing more can be said
+		}
 	}
 	if r.calls == 0 && r.readErrs == 0 {
 		t.Errorf("replay: %s holds no callback call to replay", logFile)
@@ -120,6 +122,9 @@ type replayer struct {
 	calls    int
 	readErrs int
 	answers  map[int]answer // update mode: the current answers, by log line
+
+	mu       sync.Mutex
+	findings []finding // what replayRun found, for the test's goroutine
 }
 
 // answer is a callback's answer as the log records it.
@@ -130,29 +135,31 @@ type answer struct {
 
 // runOnce runs the program once against a new engine with run's
 // information, and replays run's calls inside its SignalAndWaitForShutdown.
-func (r *replayer) runOnce(run *logRun, first bool, deadline time.Time) {
+// It reports false if the program did not finish by the deadline.
+func (r *replayer) runOnce(run *logRun, first bool, deadline time.Time) bool {
 	t := r.t
 	t.Helper()
 	eng, err := newEngine(run.info)
 	if err != nil {
 		t.Errorf("replay: %v", err)
-		return
+		return true
 	}
 	defer eng.Stop()
-	var reported []string
 	eng.onShutdown = func(ctx context.Context) {
-		reported = r.replayRun(ctx, eng, run, first)
+		r.replayRun(ctx, eng, run, first)
 	}
 
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	done := make(chan error, 1)
+	done, finished := make(chan error, 1), true
 	go func() { done <- runProgram(ctx, eng, run.info, r.program) }()
 	select {
 	case err = <-done:
 	case <-ctx.Done():
 		err = fmt.Errorf("the program did not finish by %s", deadline.Format(time.RFC3339))
+		finished = false
 	}
+	r.flush()
 	what := "the program"
 	if run.line > 0 {
 		what = fmt.Sprintf("the program (the run of log line %d)", run.line)
@@ -169,9 +176,7 @@ func (r *replayer) runOnce(run *logRun, first bool, deadline time.Time) {
 	if err == nil && shutdowns == 0 {
 		t.Errorf("replay: %s never signalled the engine; nothing was replayed", what)
 	}
-	for _, msg := range reported {
-		t.Logf("%s", msg)
-	}
+	return finished
 }
 
 // runProgram runs program as pulumi.RunErr does: a context with the run's
@@ -208,8 +213,7 @@ func runProgram(ctx context.Context, eng *engine, info runInfo, program pulumi.R
 
 // replayRun replays the calls of run against eng's registrations, and
 // returns the messages about registrations the log never called.
-func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, first bool) []string {
-	t := r.t
+func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, first bool) {
 	order, regs := eng.registrations()
 	used := map[regKey]bool{}
 	conns := &dialer{conns: map[string]*grpc.ClientConn{}}
@@ -217,8 +221,8 @@ func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, firs
 
 	f, err := os.Open(r.file)
 	if err != nil {
-		t.Errorf("replay: %v", err)
-		return nil
+		r.fail("replay: %v", err)
+		return
 	}
 	defer func() { _ = f.Close() }()
 	for c, err := range readAhead(f) {
@@ -232,7 +236,7 @@ func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, firs
 				continue
 			}
 			r.readErrs++
-			t.Errorf("replay: %s: %v", r.file, err)
+			r.fail("replay: %s: %v", r.file, err)
 			continue
 		}
 		if !run.holds(c.Line) {
@@ -242,7 +246,7 @@ func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, firs
 		key := keyOf(c)
 		tgt, ok := regs[key]
 		if !ok {
-			t.Errorf("replay: %s: nothing is registered now in its place (the program registers %s)",
+			r.fail("replay: %s: nothing is registered now in its place (the program registers %s)",
 				callName(c, key), listRegs(order))
 			continue
 		}
@@ -253,16 +257,51 @@ func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, firs
 			continue
 		}
 		if diff := diffCall(c, tgt.Token, res, callErr); len(diff) > 0 {
-			t.Errorf("replay: %s: the answer differs from the recording:\n\t%s", callName(c, key), strings.Join(diff, "\n\t"))
+			r.fail("replay: %s: the answer differs from the recording:\n\t%s", callName(c, key), strings.Join(diff, "\n\t"))
 		}
 	}
-	var msgs []string
 	for _, k := range order {
 		if !used[k] {
-			msgs = append(msgs, fmt.Sprintf("replay: the program registers %s, which the log never called", k))
+			r.log("replay: the program registers %s, which the log never called", k)
 		}
 	}
-	return msgs
+}
+
+// fail notes a failure of the test, which runOnce reports on the test's
+// goroutine, so that it points at the test's call of Run.
+func (r *replayer) fail(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.findings = append(r.findings, finding{fail: true, msg: fmt.Sprintf(format, args...)})
+}
+
+// log notes a message for the test's log.
+func (r *replayer) log(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.findings = append(r.findings, finding{msg: fmt.Sprintf(format, args...)})
+}
+
+// flush reports the findings noted so far to t.
+func (r *replayer) flush() {
+	r.t.Helper()
+	r.mu.Lock()
+	fs := r.findings
+	r.findings = nil
+	r.mu.Unlock()
+	for _, f := range fs {
+		if f.fail {
+			r.t.Errorf("%s", f.msg)
+		} else {
+			r.t.Logf("%s", f.msg)
+		}
+	}
+}
+
+// finding is a failure or a message for the test.
+type finding struct {
+	fail bool
+	msg  string
 }
 
 // keyOf is the registration a recorded call is matched to.
