@@ -12,6 +12,14 @@
 // the calls as [Call] values, whatever language the program was written in.
 // [Call.Changes] and [Call.Outcome] say what a call did, by property path.
 //
+// [Run] turns a log into a Go test: it runs the program's body (the
+// function given to pulumi.Run) against an engine of its own, in the test's
+// process, sends each recorded request unchanged to the function now
+// registered in its place, and fails the test with a diff by property path
+// wherever the answer differs from the recorded one. With
+// CALLBACKS_REPLAY_UPDATE=1 it rewrites the recorded answers instead, as
+// golden files are updated.
+//
 // A log holds secrets in plain text: the stack's configuration, and secret
 // values inside the callback payloads. [Scrub] replaces them, and every
 // configuration value, with stable placeholders, so that a log can be kept
