@@ -68,10 +68,11 @@ const runLimit = 5 * time.Minute
 // fails or panics fail t too.
 //
 // With CALLBACKS_REPLAY_UPDATE=1 in the environment, Run instead rewrites
-// the recorded answers in logFile (the response and errors of each call's
-// completing entry) with the current ones, keeping every other line byte
-// for byte, through a temporary file renamed over it, and does not fail
-// for a differing answer; the rest is reported as above.
+// each recorded answer that differs (the response and errors of the call's
+// completing entry) with the current one, keeping every other line byte
+// for byte, through a temporary file renamed over logFile, logs what it
+// changed, and does not fail for a differing answer; the rest is reported
+// as above.
 //
 // Run does not change the process's environment. Callbacks registered by
 // the program through the SDK's own callback server (SDK transforms, hooks,
@@ -109,7 +110,7 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc) {
 			t.Errorf("replay: updating %s: %v", logFile, err)
 			return
 		}
-		t.Logf("replay: updated the recorded answers of %d calls in %s", len(r.answers), logFile)
+		t.Logf("replay: updated the recorded answers of %d call(s) in %s", len(r.answers), logFile)
 	}
 }
 
@@ -252,11 +253,15 @@ func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, firs
 		}
 		used[key] = true
 		res, callErr := conns.invoke(ctx, tgt, c.Request)
-		if r.update {
+		diff := diffCall(c, tgt.Token, res, callErr)
+		switch {
+		case len(diff) == 0:
+		case r.update:
+			// Only an answer that differs is rewritten: an equal answer
+			// in other bytes (maps encode in any order) stays as it was.
 			r.answers[c.Line] = answer{response: res, err: callErr}
-			continue
-		}
-		if diff := diffCall(c, tgt.Token, res, callErr); len(diff) > 0 {
+			r.log("replay: %s: the recorded answer is updated:\n\t%s", callName(c, key), strings.Join(diff, "\n\t"))
+		default:
 			r.fail("replay: %s: the answer differs from the recording:\n\t%s", callName(c, key), strings.Join(diff, "\n\t"))
 		}
 	}
