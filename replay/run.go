@@ -102,7 +102,7 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc) {
 			return // the program is still running: nothing more can be said
 		}
 	}
-	if r.calls == 0 && r.readErrs == 0 {
+	if r.calls == 0 && r.readErrs == 0 && !r.programFailed {
 		t.Errorf("replay: %s holds no callback call to replay", logFile)
 	}
 	if update && len(r.answers) > 0 {
@@ -116,13 +116,14 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc) {
 
 // replayer holds what one Run has found.
 type replayer struct {
-	t        testing.TB
-	file     string
-	program  pulumi.RunFunc
-	update   bool
-	calls    int
-	readErrs int
-	answers  map[int]answer // update mode: the current answers, by log line
+	t             testing.TB
+	file          string
+	program       pulumi.RunFunc
+	update        bool
+	calls         int
+	readErrs      int
+	programFailed bool
+	answers       map[int]answer // update mode: the current answers, by log line
 
 	mu       sync.Mutex
 	findings []finding // what replayRun found, for the test's goroutine
@@ -166,6 +167,7 @@ func (r *replayer) runOnce(run *logRun, first bool, deadline time.Time) bool {
 		what = fmt.Sprintf("the program (the run of log line %d)", run.line)
 	}
 	if err != nil {
+		r.programFailed = true
 		t.Errorf("replay: %s failed: %v", what, err)
 	}
 	eng.mu.Lock()

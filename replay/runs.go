@@ -72,11 +72,10 @@ func scanRuns(file string) ([]logRun, error) {
 		opts := protojson.UnmarshalOptions{DiscardUnknown: true}
 		if isInfo {
 			var di pulumirpc.DeploymentInfo
-			if len(e.Response) > 0 && opts.Unmarshal(e.Response, &di) == nil && !haveFeatures {
+			// A monitor that lists no feature (a hand-written log) is
+			// taken to have them all.
+			if len(e.Response) > 0 && opts.Unmarshal(e.Response, &di) == nil && !haveFeatures && len(di.GetSupportedFeatures()) > 0 {
 				features, haveFeatures = di.GetSupportedFeatures(), true
-				if features == nil {
-					features = []pulumirpc.ResourceMonitorFeature{}
-				}
 			}
 			continue
 		}
