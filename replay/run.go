@@ -22,10 +22,10 @@ import (
 	"github.com/langhost/callbacks"
 )
 
-// EnvUpdate is the environment variable that puts [Run] in update mode:
+// envUpdate is the environment variable that puts Run in update mode:
 // with CALLBACKS_REPLAY_UPDATE=1 it rewrites the log's recorded answers with
 // the current ones instead of comparing them.
-const EnvUpdate = "CALLBACKS_REPLAY_UPDATE"
+const envUpdate = "CALLBACKS_REPLAY_UPDATE"
 
 // runLimit bounds one run of the program when the test has no deadline of
 // its own, so that a program that never returns fails the test instead of
@@ -84,7 +84,7 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc) {
 		t.Errorf("replay: nil program")
 		return
 	}
-	update := os.Getenv(EnvUpdate) == "1"
+	update := os.Getenv(envUpdate) == "1"
 	runs, err := scanRuns(logFile)
 	if err != nil {
 		t.Errorf("replay: %v", err)

@@ -259,7 +259,7 @@ func TestUpdateRewritesTheAnswersThenReplayPasses(t *testing.T) {
 	}
 	changed := behaviour{prefix: "ty", refuse: "pet", retries: 1, team: "platform"}
 
-	t.Setenv(EnvUpdate, "1")
+	t.Setenv(envUpdate, "1")
 	ft := &fakeT{TB: t}
 	Run(ft, log, testProgram(changed))
 	if len(ft.errors) > 0 {
@@ -269,7 +269,7 @@ func TestUpdateRewritesTheAnswersThenReplayPasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(EnvUpdate, "")
+	t.Setenv(envUpdate, "")
 	ft = &fakeT{TB: t}
 	Run(ft, log, testProgram(changed))
 	if len(ft.errors) > 0 {
