@@ -93,7 +93,7 @@ func TestReplayOfARealUp(t *testing.T) {
 
 	got := outcomes(t, s.log)
 	assert.GreaterOrEqual(t, countSuffix(got, ": retry"), 1, "the throttled create's retry is in the log: %q", got)
-	assert.Equal(t, 2, countPrefix(got, "resource transform RegisterStackTransform #1 "), "%q", got)
+	assert.Equal(t, 2, countSuffix(got, ": changed"), "the pets' transforms (the stack's own, if any, changes nothing): %q", got)
 	assert.Equal(t, 2, countPrefix(got, "resource hook audit "), "%q", got)
 
 	replay.Run(t, s.log, app.Program(app.Prefix))
@@ -168,4 +168,30 @@ func countSuffix(ss []string, suffix string) int {
 		}
 	}
 	return n
+}
+
+// TestReplayOfARealUpWithItsPreview records `pulumi up` with its preview,
+// as a user runs it: the log holds two runs of the program, and each run's
+// calls replay against a run of the body with that run's dry-run flag.
+func TestReplayOfARealUpWithItsPreview(t *testing.T) {
+	t.Parallel()
+	s := newRecordingStack(t)
+	s.fresh(t)
+	s.Run("up", "--yes", "--non-interactive").MustSucceed(t)
+
+	b, err := os.ReadFile(s.log)
+	require.NoError(t, err)
+	assert.Equal(t, 4, strings.Count(string(b), `"method":"/pulumirpc.LanguageRuntime/Run"`),
+		"the preview's run and the update's, each logged when it started and when it completed")
+	got := outcomes(t, s.log)
+	// The pets' transforms; 3.260.0 may also call the transform for the
+	// stack itself, when the program's registration of the transform
+	// overtakes the SDK's of the stack.
+	assert.Equal(t, 4, countSuffix(got, ": changed"), "two pets transformed in each run: %q", got)
+
+	replay.Run(t, s.log, app.Program(app.Prefix))
+
+	changed := &recordingT{TB: t}
+	replay.Run(changed, s.log, app.Program("ty"))
+	assert.Len(t, changed.errors, 4, "one error per transform call, in both runs: %q", changed.errors)
 }
