@@ -214,8 +214,9 @@ func runProgram(ctx context.Context, eng *engine, info runInfo, program pulumi.R
 	return err
 }
 
-// replayRun replays the calls of run against eng's registrations, and
-// returns the messages about registrations the log never called.
+// replayRun replays the calls of run against eng's registrations, noting
+// each difference, each call with nothing in its place and each
+// registration the log never called, for runOnce to report.
 func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, first bool) {
 	order, regs := eng.registrations()
 	used := map[regKey]bool{}
