@@ -74,10 +74,11 @@ const runLimit = 5 * time.Minute
 // changed, and does not fail for a differing answer; the rest is reported
 // as above.
 //
-// Run does not change the process's environment. Callbacks registered by
-// the program through the SDK's own callback server (SDK transforms, hooks,
-// and this module's program.Migrations) are replayed as well. Run calls
-// t.Helper and may be used from parallel tests.
+// Run does not change the process's environment. Callbacks the SDK's own
+// callback server serves (a plain SDK program's transforms and hooks, and
+// this module's program.Migrations) are replayed as well; the SDK never
+// stops that server for a plain SDK program, after Run as after any
+// deployment. Run calls t.Helper and may be used from parallel tests.
 func Run(t testing.TB, logFile string, program pulumi.RunFunc) {
 	t.Helper()
 	if program == nil {

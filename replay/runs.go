@@ -59,9 +59,11 @@ func scanRuns(file string) ([]logRun, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", file, err)
 		}
-		head := line[:min(len(line), 80)]
-		isRun := bytes.Contains(head, []byte(`"/pulumirpc.LanguageRuntime/Run"`))
-		isInfo := bytes.Contains(head, []byte(`"/pulumirpc.ResourceMonitor/GetDeploymentInfo"`))
+		// Members may come in any order (a scrubbed log sorts them), so
+		// the whole line is searched, which costs little next to decoding
+		// it.
+		isRun := bytes.Contains(line, []byte(`"method":"/pulumirpc.LanguageRuntime/Run"`))
+		isInfo := !isRun && bytes.Contains(line, []byte(`"method":"/pulumirpc.ResourceMonitor/GetDeploymentInfo"`))
 		if !isRun && !isInfo {
 			continue
 		}
