@@ -25,6 +25,14 @@
 // a word: changed, unchanged, ok, refused, retry, no retry, migrated,
 // failed.
 //
+// [Run] turns a log into a Go test: it runs the program's body (the
+// function given to pulumi.Run) against an engine of its own, in the test's
+// process, sends each recorded request unchanged to the function now
+// registered in its place, and fails the test with a diff by property path
+// wherever the answer differs from the recorded one. With
+// CALLBACKS_REPLAY_UPDATE=1 it rewrites the recorded answers instead, as
+// golden files are updated.
+//
 // A log holds secrets in plain text: the stack's configuration, and secret
 // values inside the callback payloads. [Scrub] replaces them, and every
 // configuration value, with placeholders ("[secret 1]") that are the same

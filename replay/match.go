@@ -1,0 +1,67 @@
+package replay
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/langhost/callbacks"
+)
+
+// diffCall compares a call's recorded outcome with the current one and
+// returns the lines that say how they differ, none if they agree: the
+// answers' differences by property path (old → new), or an error now and
+// not then, or the reverse. token is the current registration's token,
+// which may appear in an error in place of the recorded one.
+func diffCall(c *Call, token string, current []byte, currentErr string) []string {
+	was := c.Err
+	if c.Token != "" {
+		was = strings.ReplaceAll(was, c.Token, token)
+	}
+	switch {
+	case was == "" && currentErr != "":
+		return []string{"an error now, none in the recording: " + currentErr}
+	case was != "" && currentErr == "":
+		return []string{"no error now; the recording failed with: " + c.Err}
+	case was != "":
+		if was != currentErr {
+			return []string{"error: " + strconv.Quote(c.Err) + " → " + strconv.Quote(currentErr)}
+		}
+		return nil
+	}
+	return diffAnswers(c, current)
+}
+
+// diffAnswers lists how the current answer differs from the recorded one,
+// by property path, as the reader's Changes does between a request and its
+// answer; answers that do not decode as the kind's response are compared as
+// bytes.
+func diffAnswers(c *Call, current []byte) []string {
+	if bytes.Equal(c.Response, current) {
+		return nil
+	}
+	req, was := newMessages(c.Kind)
+	now := newResponse(c.Kind)
+	if req == nil || proto.Unmarshal(c.Request, req) != nil ||
+		proto.Unmarshal(c.Response, was) != nil || proto.Unmarshal(current, now) != nil {
+		return []string{fmt.Sprintf("answer: %d bytes → %d other bytes", len(c.Response), len(current))}
+	}
+	var lines []string
+	for _, ch := range diffResponses(req, was, now, false) {
+		if c.Kind == callbacks.KindResourceHook && ch.Path == "error" {
+			ch.Path = "refusal" // a resource hook's error is its refusal of the step
+		}
+		lines = append(lines, fmt.Sprintf("%s: %s → %s", ch.Path, orAbsent(ch.Old), orAbsent(ch.New)))
+	}
+	return lines
+}
+
+func orAbsent(s string) string {
+	if s == "" {
+		return "(absent)"
+	}
+	return s
+}

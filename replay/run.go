@@ -1,0 +1,426 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/langhost/callbacks"
+)
+
+// envUpdate is the environment variable that puts Run in update mode:
+// with CALLBACKS_REPLAY_UPDATE=1 it rewrites the log's recorded answers with
+// the current ones instead of comparing them.
+const envUpdate = "CALLBACKS_REPLAY_UPDATE"
+
+// runLimit bounds one run of the program when the test has no deadline of
+// its own, so that a program that never returns fails the test instead of
+// hanging it.
+const runLimit = 5 * time.Minute
+
+// Run replays the callback calls of the engine gRPC log logFile (written by
+// PULUMI_DEBUG_GRPC=FILE) against the functions program registers now, and
+// fails t with a readable diff wherever the answer differs from the
+// recorded one. program is the body given to pulumi.Run.
+//
+// Run runs program as pulumi.Run does, against an engine of its own in
+// this process, with the project, stack, organization, configuration and
+// dry-run flag of the recording (the log's LanguageRuntime/Run request), so
+// that resources get the recorded URNs. That engine answers every
+// registration at once (inputs as outputs) and calls no callback. Once the
+// program has registered everything and signalled the engine, as the real
+// engine would still be calling back, Run sends each recorded request,
+// byte for byte, to the function now registered in the recorded call's
+// place, over gRPC, as the engine does:
+//
+//   - hooks and error hooks by name;
+//   - stack transforms and stack invoke transforms by the order in which
+//     the program registered them;
+//   - a resource's own transforms and state migrations by the resource's
+//     URN and their position in its list.
+//
+// A log of several runs of the program (a preview and an update) is
+// replayed run by run, each against a fresh run of program.
+//
+// Each call whose answer differs fails t once (t.Errorf), naming the call's
+// order in the log, its log line, its kind, its registration and its
+// resource, with what changed: a transform's properties and options by
+// property path (old → new), a hook's refusal, an error hook's retry
+// decision, a migration's new state by path, an error now but not then, or
+// the reverse. Secret values are shown as "[secret]". A recorded call with
+// nothing registered in its place now fails t; a current registration the
+// log never called is reported with t.Logf, never silently skipped. A log
+// that cannot be read, lines that cannot be understood, and a program that
+// fails or panics fail t too.
+//
+// With CALLBACKS_REPLAY_UPDATE=1 in the environment, Run instead rewrites
+// each recorded answer that differs (the response and errors of the call's
+// completing entry) with the current one, keeping every other line byte
+// for byte, through a temporary file renamed over logFile, logs what it
+// changed, and does not fail for a differing answer; the rest is reported
+// as above.
+//
+// Run does not change the process's environment. Callbacks the SDK's own
+// callback server serves (a plain SDK program's transforms and hooks, and
+// this module's program.Migrations) are replayed as well; the SDK never
+// stops that server for a plain SDK program, after Run as after any
+// deployment. Run calls t.Helper and may be used from parallel tests.
+func Run(t testing.TB, logFile string, program pulumi.RunFunc) {
+	t.Helper()
+	if program == nil {
+		t.Errorf("replay: nil program")
+		return
+	}
+	update := os.Getenv(envUpdate) == "1"
+	runs, err := scanRuns(logFile)
+	if err != nil {
+		t.Errorf("replay: %v", err)
+		return
+	}
+	r := &replayer{t: t, file: logFile, program: program, update: update, answers: map[int]answer{}}
+	deadline := time.Now().Add(runLimit)
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if dl, ok := d.Deadline(); ok {
+			deadline = dl.Add(-5 * time.Second)
+		}
+	}
+	for i := range runs {
+		if !r.runOnce(&runs[i], i == 0, deadline) {
+			return // the program is still running: nothing more can be said
+		}
+	}
+	if r.calls == 0 && r.readErrs == 0 && !r.programFailed {
+		t.Errorf("replay: %s holds no callback call to replay", logFile)
+	}
+	if update && len(r.answers) > 0 {
+		if err := rewrite(logFile, r.answers); err != nil {
+			t.Errorf("replay: updating %s: %v", logFile, err)
+			return
+		}
+		t.Logf("replay: updated the recorded answers of %d call(s) in %s", len(r.answers), logFile)
+	}
+}
+
+// replayer holds what one Run has found.
+type replayer struct {
+	t             testing.TB
+	file          string
+	program       pulumi.RunFunc
+	update        bool
+	calls         int
+	readErrs      int
+	programFailed bool
+	answers       map[int]answer // update mode: the current answers, by log line
+
+	mu       sync.Mutex
+	findings []finding // what replayRun found, for the test's goroutine
+}
+
+// answer is a callback's answer as the log records it.
+type answer struct {
+	response []byte
+	err      string
+}
+
+// runOnce runs the program once against a new engine with run's
+// information, and replays run's calls inside its SignalAndWaitForShutdown.
+// It reports false if the program did not finish by the deadline.
+func (r *replayer) runOnce(run *logRun, first bool, deadline time.Time) bool {
+	t := r.t
+	t.Helper()
+	eng, err := newEngine(run.info)
+	if err != nil {
+		t.Errorf("replay: %v", err)
+		return true
+	}
+	defer eng.Stop()
+	eng.onShutdown = func(ctx context.Context) {
+		r.replayRun(ctx, eng, run, first)
+	}
+
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	done, finished := make(chan error, 1), true
+	go func() { done <- runProgram(ctx, eng, run.info, r.program) }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("the program did not finish by %s", deadline.Format(time.RFC3339))
+		finished = false
+	}
+	r.flush()
+	what := "the program"
+	if run.line > 0 {
+		what = fmt.Sprintf("the program (the run of log line %d)", run.line)
+	}
+	if err != nil {
+		r.programFailed = true
+		t.Errorf("replay: %s failed: %v", what, err)
+	}
+	eng.mu.Lock()
+	shutdowns, logs := eng.shutdowns, eng.logs
+	eng.mu.Unlock()
+	for _, l := range logs {
+		t.Logf("replay: the program logged %s", l)
+	}
+	if err == nil && shutdowns == 0 {
+		t.Errorf("replay: %s never signalled the engine; nothing was replayed", what)
+	}
+	return finished
+}
+
+// runProgram runs program as pulumi.RunErr does: a context with the run's
+// information, the stack resource, the program, its outputs, and the
+// signal to the engine, whose SignalAndWaitForShutdown replays the calls.
+// A panic of the program becomes an error.
+func runProgram(ctx context.Context, eng *engine, info runInfo, program pulumi.RunFunc) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic: %v\n%s", v, debug.Stack())
+		}
+	}()
+	pctx, err := pulumi.NewContext(ctx, pulumi.RunInfo{
+		Project: info.Project, Stack: info.Stack, Organization: info.Organization,
+		RootDirectory: info.RootDirectory, Config: info.Config, ConfigSecretKeys: info.ConfigSecretKeys,
+		Parallel: info.Parallel, DryRun: info.DryRun,
+		MonitorAddr: eng.Addr(), EngineAddr: eng.Addr(),
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = pctx.Close() }()
+	if err := pulumi.RunWithContext(pctx, program); err != nil {
+		return err
+	}
+	conn, err := grpc.NewClient(eng.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close() }()
+	_, err = pulumirpc.NewResourceMonitorClient(conn).SignalAndWaitForShutdown(ctx, &emptypb.Empty{})
+	return err
+}
+
+// replayRun replays the calls of run against eng's registrations, noting
+// each difference, each call with nothing in its place and each
+// registration the log never called, for runOnce to report.
+func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, first bool) {
+	order, regs := eng.registrations()
+	used := map[regKey]bool{}
+	conns := &dialer{conns: map[string]*grpc.ClientConn{}}
+	defer conns.close()
+
+	f, err := os.Open(r.file)
+	if err != nil {
+		r.fail("replay: %v", err)
+		return
+	}
+	defer func() { _ = f.Close() }()
+	for c, err := range readAhead(f) {
+		if err != nil {
+			var le *LineError
+			if errors.As(err, &le) {
+				if !run.holds(le.Line) {
+					continue
+				}
+			} else if !first {
+				continue
+			}
+			r.readErrs++
+			r.fail("replay: %s: %v", r.file, err)
+			continue
+		}
+		if !run.holds(c.Line) {
+			continue
+		}
+		r.calls++
+		key := keyOf(c)
+		tgt, ok := regs[key]
+		if !ok {
+			r.fail("replay: %s: nothing is registered now in its place (the program registers %s)",
+				callName(c, key), listRegs(order))
+			continue
+		}
+		used[key] = true
+		res, callErr := conns.invoke(ctx, tgt, c.Request)
+		diff := diffCall(c, tgt.Token, res, callErr)
+		switch {
+		case len(diff) == 0:
+		case r.update:
+			// Only an answer that differs is rewritten: an equal answer
+			// in other bytes (maps encode in any order) stays as it was.
+			r.answers[c.Line] = answer{response: res, err: callErr}
+			r.log("replay: %s: the recorded answer is updated:\n\t%s", callName(c, key), strings.Join(diff, "\n\t"))
+		default:
+			r.fail("replay: %s: the answer differs from the recording:\n\t%s", callName(c, key), strings.Join(diff, "\n\t"))
+		}
+	}
+	for _, k := range order {
+		if !used[k] {
+			r.log("replay: the program registers %s, which the log never called", k)
+		}
+	}
+}
+
+// fail notes a failure of the test, which runOnce reports on the test's
+// goroutine, so that it points at the test's call of Run.
+func (r *replayer) fail(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.findings = append(r.findings, finding{fail: true, msg: fmt.Sprintf(format, args...)})
+}
+
+// log notes a message for the test's log.
+func (r *replayer) log(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.findings = append(r.findings, finding{msg: fmt.Sprintf(format, args...)})
+}
+
+// flush reports the findings noted so far to t.
+func (r *replayer) flush() {
+	r.t.Helper()
+	r.mu.Lock()
+	fs := r.findings
+	r.findings = nil
+	r.mu.Unlock()
+	for _, f := range fs {
+		if f.fail {
+			r.t.Errorf("%s", f.msg)
+		} else {
+			r.t.Logf("%s", f.msg)
+		}
+	}
+}
+
+// finding is a failure or a message for the test.
+type finding struct {
+	fail bool
+	msg  string
+}
+
+// keyOf is the registration a recorded call is matched to.
+func keyOf(c *Call) regKey {
+	reg := c.Registration
+	k := regKey{Method: reg.Method, Kind: c.Kind}
+	switch reg.Method {
+	case "RegisterResourceHook", "RegisterErrorHook":
+		k.Name = reg.Name
+	case "RegisterStackTransform", "RegisterStackInvokeTransform":
+		k.Order = reg.Order
+	default:
+		k.Order, k.Resource = reg.Order, reg.Resource
+	}
+	return k
+}
+
+// callName names a call for a person: its order, its log line, its kind,
+// its registration and its resource.
+func callName(c *Call, k regKey) string {
+	s := fmt.Sprintf("call %d (log line %d), %v, %v", c.Seq, c.Line, c.Kind, k)
+	switch {
+	case c.URN != "" && c.URN != k.Resource:
+		s += ", for " + string(c.URN)
+	case c.Invoke != "":
+		s += ", for " + c.Invoke
+	}
+	return s
+}
+
+// listRegs lists registrations for a message.
+func listRegs(order []regKey) string {
+	if len(order) == 0 {
+		return "no callback at all"
+	}
+	names := make([]string, 0, len(order))
+	for _, k := range order {
+		names = append(names, k.String())
+	}
+	if len(names) > 8 {
+		names = append(names[:8], fmt.Sprintf("and %d more", len(names)-8))
+	}
+	return strings.Join(names, ", ")
+}
+
+// dialer keeps one connection per callback server, dialled as the engine
+// dials them: 400 MiB limits both ways.
+type dialer struct {
+	mu    sync.Mutex
+	conns map[string]*grpc.ClientConn
+}
+
+func (d *dialer) invoke(ctx context.Context, tgt target, req []byte) ([]byte, string) {
+	conn, err := d.conn(tgt.Target)
+	if err != nil {
+		return nil, err.Error()
+	}
+	res, err := pulumirpc.NewCallbacksClient(conn).Invoke(ctx, &pulumirpc.CallbackInvokeRequest{Token: tgt.Token, Request: req})
+	if err != nil {
+		return nil, err.Error()
+	}
+	return res.GetResponse(), ""
+}
+
+func (d *dialer) conn(addr string) (*grpc.ClientConn, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if c := d.conns[addr]; c != nil {
+		return c, nil
+	}
+	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(callbacks.DefaultMaxMessageSize),
+			grpc.MaxCallSendMsgSize(callbacks.DefaultMaxMessageSize)))
+	if err != nil {
+		return nil, err
+	}
+	d.conns[addr] = c
+	return c, nil
+}
+
+func (d *dialer) close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range d.conns {
+		_ = c.Close()
+	}
+}
+
+// readAhead is Read(f) with the reading done on a goroutine of its own, a
+// few calls ahead of the caller, so that reading the log and replaying its
+// calls overlap. The calls still come in the log's order, and the caller
+// must take them all.
+func readAhead(f io.Reader) iter.Seq2[*Call, error] {
+	type item struct {
+		c   *Call
+		err error
+	}
+	return func(yield func(*Call, error) bool) {
+		ch := make(chan item, 64)
+		go func() {
+			defer close(ch)
+			for c, err := range Read(f) {
+				ch <- item{c, err}
+			}
+		}()
+		more := true
+		for it := range ch {
+			if more {
+				more = yield(it.c, it.err)
+			}
+		}
+	}
+}
