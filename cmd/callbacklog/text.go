@@ -99,7 +99,7 @@ func label(s string) string { return "  " + pad(s, len("time went to")+2, false)
 // subject names what a call was about, for the summary.
 func subject(r *record) string {
 	switch {
-	case r.URN != "":
+	case r.Name != "":
 		return r.Name
 	case r.Invoke != "":
 		return r.Invoke
