@@ -176,3 +176,28 @@ func section(dom, open string) string {
 	}
 	return rest
 }
+
+// TestTimelinesOfRecordedLogsInABrowser renders the timeline of each
+// recorded log in testdata/logs and checks what the page's script built.
+func TestTimelinesOfRecordedLogsInABrowser(t *testing.T) {
+	chromium(t)
+	for _, file := range logs(t) {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			f, err := os.Open(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, problems := readLog(f, false)
+			f.Close()
+			page := filepath.Join(t.TempDir(), "timeline.html")
+			if code, _, stderr := callbacklog("", "show", "-html", page, file); code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			dom, logged := browse(t, page, "--dump-dom")
+			checkPage(t, dom, logged, recs)
+			if len(problems) != 0 {
+				t.Errorf("unreadable lines in a recorded log: %v", problems)
+			}
+		})
+	}
+}
