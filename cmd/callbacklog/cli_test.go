@@ -154,3 +154,38 @@ func TestFlagsAfterTheLog(t *testing.T) {
 		t.Errorf("show LOG -json: exit %d, printed\n%s%s\nwant what show -json LOG prints", code, after, stderr)
 	}
 }
+
+// TestShowNamesAPayloadThatDoesNotDecode breaks the payload of one call of
+// a recorded log: the call's line is named, the other calls are shown.
+func TestShowNamesAPayloadThatDoesNotDecode(t *testing.T) {
+	file := filepath.Join("testdata", "logs", "errorhook.jsonl")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	payload := regexp.MustCompile(`("request":\{"token":"[^"]*","request":")[^"]*"`)
+	broken := -1
+	for i, l := range lines {
+		if strings.Contains(l, `"/pulumirpc.Callbacks/Invoke"`) && strings.Contains(l, `"response_completed"`) {
+			broken = i // the last call's
+		}
+	}
+	if broken < 0 {
+		t.Fatal("the log has no callback call")
+	}
+	lines[broken] = payload.ReplaceAllString(lines[broken], `${1}AAAA////"`)
+	_, whole, _ := callbacklog("", "show", file)
+	code, text, _ := callbacklog(strings.Join(lines, ""), "show", "-")
+	if code != exitUnreadable {
+		t.Errorf("exit %d, want %d", code, exitUnreadable)
+	}
+	if !regexp.MustCompile(`(?m)^  line ` + itoa(broken+1) + `: \S`).MatchString(text) {
+		t.Errorf("the account does not name line %d and why:\n%s", broken+1, text)
+	}
+	wholeCalls := regexp.MustCompile(`(?m)^  #\d+ `).FindAllString(whole, -1)
+	brokenCalls := regexp.MustCompile(`(?m)^  #\d+ `).FindAllString(text, -1)
+	if len(brokenCalls) < len(wholeCalls)-1 {
+		t.Errorf("with one payload broken the account shows %d calls, want at least %d:\n%s", len(brokenCalls), len(wholeCalls)-1, text)
+	}
+}
