@@ -138,7 +138,7 @@ func TestTimelineInABrowser(t *testing.T) {
 	// user's string as text, never as markup.
 	dom, _ = browse(t, file+"#call=1", "--dump-dom")
 	detail := section(dom, `<div id="detail"`)
-	for _, want := range []string{"#1 resource transform · stack transform #1 · changed", "properties.prefix", "(absent)", `"tx"`, "options.protect"} {
+	for _, want := range []string{"#1 resource transform · stack transform #1", "changed", "properties.prefix", "(absent)", `"tx"`, "options.protect"} {
 		if !strings.Contains(detail, want) {
 			t.Errorf("the details of call #1 do not show %q:\n%s", want, detail)
 		}

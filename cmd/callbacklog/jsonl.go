@@ -32,7 +32,7 @@ type jsonRegistration struct {
 }
 
 type jsonResource struct {
-	URN  string `json:"urn"`
+	URN  string `json:"urn,omitempty"` // "" when the log does not give it
 	Type string `json:"type,omitempty"`
 	Name string `json:"name,omitempty"`
 }
@@ -49,7 +49,7 @@ func toJSON(r *record) jsonCall {
 		Invoke:       r.Invoke, Outcome: r.Outcome, DurationNs: int64(r.Duration),
 		Changes: r.Changes, Message: r.Message, Attempt: r.Attempt, Operation: r.Op, Error: r.Err,
 	}
-	if r.URN != "" {
+	if r.URN != "" || r.Type != "" || r.Name != "" {
 		j.Resource = &jsonResource{URN: r.URN, Type: r.Type, Name: r.Name}
 	}
 	if !r.Start.IsZero() {
