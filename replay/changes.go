@@ -37,8 +37,8 @@ type Change struct {
 	Old, New string
 }
 
-// Changes returns what the call changed, in path order: the properties and
-// options a transform changed (old is the request, new the response), the
+// Changes returns what the call changed: the properties (then the options)
+// a transform changed, each in path order (old is the request, new the response), the
 // state a migration changed, an error hook's retry decision (always one
 // Change, "retry"), a hook's refusal ("error"). A failed call, or payloads
 // that do not decode, changed nothing. Secret values are shown as "[secret]"

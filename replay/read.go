@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,7 +56,7 @@ const (
 // waiting for a registration.
 func Read(r io.Reader) iter.Seq2[*Call, error] {
 	return func(yield func(*Call, error) bool) {
-		rd := &reader{lines: newLineReader(r), tokens: map[string]*reg{}}
+		rd := &reader{lines: newLineReader(r), tokens: map[string]*reg{}, hold: maxHeld}
 		rd.run(yield)
 	}
 }
@@ -79,7 +80,10 @@ type reader struct {
 	tokens map[string]*reg
 	queue  []held
 	twoWay bool // an entry had progress: registrations come before calls
+	hold   int  // how many calls may wait for a registration
 	seq    int
+	// learned, if set, is told of every token learnt (Scrub's hook).
+	learned func(token string)
 
 	// Per run of the program (LanguageRuntime/Run).
 	stack, project       string
@@ -363,6 +367,9 @@ func childURN(parent resource.URN, typ, name string) resource.URN {
 // it; it reports whether any was.
 func (rd *reader) learn(token string, r *reg) bool {
 	rd.tokens[token] = r
+	if rd.learned != nil {
+		rd.learned(token)
+	}
 	resolved := false
 	for i := range rd.queue {
 		h := &rd.queue[i]
@@ -378,15 +385,51 @@ func (rd *reader) learn(token string, r *reg) bool {
 // invokeEntry is a completed Callbacks/Invoke entry.
 type invokeEntry struct {
 	Request struct {
-		Token   string `json:"token"`
-		Request []byte `json:"request"`
+		Token   string  `json:"token"`
+		Request payload `json:"request"`
 	} `json:"request"`
 	Response *struct {
-		Response []byte `json:"response"`
+		Response payload `json:"response"`
 	} `json:"response"`
 	Errors    []string `json:"errors"`
 	Timestamp string   `json:"timestamp"`
 	Duration  int64    `json:"duration"`
+}
+
+// payload is a base64 payload; one Scrub removed is an error that says so.
+type payload []byte
+
+func (p *payload) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(b, []byte("null")) {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("a payload is not a base64 string but %s", kindOfJSON(b))
+	}
+	if strings.HasPrefix(s, scrubbedPrefix) {
+		return fmt.Errorf("the payload was removed when the log was scrubbed: %s", strings.TrimSuffix(strings.TrimPrefix(s, scrubbedPrefix), "]"))
+	}
+	out, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return fmt.Errorf("a payload is not valid base64: %v", err)
+	}
+	*p = out
+	return nil
+}
+
+func kindOfJSON(b []byte) string {
+	switch b[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
 }
 
 func (rd *reader) invoke(n int, line []byte) {
@@ -438,9 +481,6 @@ func unwrapJSON(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		return fmt.Errorf("field %s holds a JSON %s", te.Field, te.Value)
-	}
-	if strings.Contains(err.Error(), "base64") || strings.Contains(err.Error(), "illegal") {
-		return fmt.Errorf("a payload is not valid base64: %v", err)
 	}
 	return err
 }
@@ -501,7 +541,7 @@ func (rd *reader) flush(yield func(*Call, error) bool, end bool) bool {
 	for ; i < len(rd.queue); i++ {
 		h := &rd.queue[i]
 		if h.wait {
-			if !end && len(rd.queue)-i <= maxHeld {
+			if !end && len(rd.queue)-i <= rd.hold {
 				break
 			}
 			h.err = &LineError{Line: h.call.Line, Err: fmt.Errorf("token %s was never registered in this log", h.call.Token)}

@@ -1,14 +1,18 @@
 package replay
 
-// The signature key and value that mark a secret envelope, in property
-// values ({sig: secretSig, "value": …}) and in checkpoint state
-// ({sig: secretSig, "plaintext": "…"} or "ciphertext").
-const (
-	sigKey    = "4dabf18193072939515e22adb298388d"
-	secretSig = "1b47061264138c4ac30d75fd1eb44270"
-)
+import "github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
 
+// isSecretEnvelope reports whether m is a secret: a property value's
+// envelope ({sig.Key: sig.Secret, "value": …}), a checkpoint state's
+// ({sig.Key: sig.Secret, "plaintext" or "ciphertext": …}), or a secret
+// output value ({sig.Key: sig.OutputValue, "secret": true, …}).
 func isSecretEnvelope(m map[string]any) bool {
-	s, ok := m[sigKey].(string)
-	return ok && s == secretSig
+	switch m[sig.Key] {
+	case sig.Secret:
+		return true
+	case sig.OutputValue:
+		s, _ := m["secret"].(bool)
+		return s
+	}
+	return false
 }

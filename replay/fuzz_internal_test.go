@@ -1,0 +1,106 @@
+package replay
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// alnum maps fuzz bytes onto letters and digits, so that a secret can be
+// looked for in JSON text and in protobuf bytes alike.
+func alnum(b []byte) string {
+	const chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	out := make([]byte, len(b))
+	for i, c := range b {
+		out[i] = chars[int(c)%len(chars)]
+	}
+	return string(out)
+}
+
+// FuzzScrub writes random secrets into synthetic logs of every kind, in
+// both forms, and checks that no trace of them survives Scrub: not in the
+// text, not in a JSON string, not in a base64 payload once decoded. The
+// scrubbed log must still read.
+func FuzzScrub(f *testing.F) {
+	f.Add([]byte("hunter2"), []byte("us-west-2"), uint8(0))
+	f.Add([]byte(""), []byte(""), uint8(3))
+	f.Add([]byte{0, 1, 2, 250}, []byte{9}, uint8(6))
+	f.Add([]byte("tx"), []byte("length"), uint8(5))
+	f.Fuzz(func(t *testing.T, secret, plain []byte, shape uint8) {
+		o := synthetic{
+			resources: int(shape/4)%3 + 1,
+			oneEntry:  shape&1 != 0,
+			every:     shape&2 == 0,
+			secret:    "S3cr3t" + alnum(secret),
+			plain:     "Pl41n" + alnum(plain),
+		}
+		var log, out bytes.Buffer
+		if err := writeSynthetic(&log, o); err != nil {
+			t.Fatal(err)
+		}
+		if len(leaks(log.Bytes(), o.secret, o.plain)) == 0 {
+			t.Fatal("the synthetic log holds no secret: the test checks nothing")
+		}
+		if err := Scrub(&out, bytes.NewReader(log.Bytes())); err != nil {
+			t.Fatal(err)
+		}
+		if found := leaks(out.Bytes(), o.secret, o.plain); len(found) > 0 {
+			t.Fatalf("Scrub left secrets: %v", found)
+		}
+		for _, err := range Read(bytes.NewReader(out.Bytes())) {
+			var le *LineError
+			if err != nil && (!errors.As(err, &le) || le.Line <= 0) {
+				t.Fatalf("not a *LineError with a line: %v", err)
+			}
+		}
+	})
+}
+
+// FuzzRead feeds Read any bytes: it must not panic, and every error must be
+// a *LineError naming a line; every call it yields must answer Messages,
+// Changes and Outcome without panicking.
+func FuzzRead(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/*.jsonl")
+	for _, path := range seeds {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		f.Add(b[:len(b)*2/3])
+	}
+	for _, o := range []synthetic{
+		{resources: 1, every: true, secret: "s3cret-value", plain: "plain"},
+		{resources: 2, oneEntry: true, every: true, secret: "s3cret-value", plain: "plain"},
+	} {
+		var log bytes.Buffer
+		if err := writeSynthetic(&log, o); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(log.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for c, err := range Read(bytes.NewReader(data)) {
+			if err != nil {
+				var le *LineError
+				if !errors.As(err, &le) || le.Line <= 0 {
+					t.Fatalf("not a *LineError with a line: %v", err)
+				}
+				continue
+			}
+			if c == nil || c.Line <= 0 || c.Seq <= 0 {
+				t.Fatalf("bad call %+v", c)
+			}
+			_, _, _ = c.Messages()
+			c.Changes(false)
+			c.Changes(true)
+			c.Outcome()
+		}
+		var out bytes.Buffer
+		if err := Scrub(&out, bytes.NewReader(data)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

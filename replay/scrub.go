@@ -1,0 +1,735 @@
+package replay
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/langhost/callbacks"
+)
+
+// scrubbedPrefix starts every placeholder Scrub puts in place of something
+// it removed whole (a payload, a line), as opposed to a secret value.
+const scrubbedPrefix = "[scrubbed: "
+
+// minSubstring is the shortest secret Scrub also looks for inside longer
+// strings; shorter ones are replaced only where a whole string equals them.
+const minSubstring = 6
+
+// Scrub copies the log src to dst line by line, replacing every secret
+// value and every configuration value with a placeholder, so that the log
+// can be committed as test data:
+//
+//   - every secret envelope, in any entry's body, has its value replaced,
+//     and so has every secret inside the callback payloads, which are
+//     decoded by their kind (transform properties and invoke arguments, hook
+//     inputs and outputs, migration states whose secrets hold "plaintext"
+//     or "ciphertext") and encoded again, unknown fields kept;
+//   - every value of the program's configuration (LanguageRuntime/Run) and
+//     of the providers' (CheckConfig, DiffConfig, Configure) is replaced;
+//   - a string equal to a secret met before, or holding one of six
+//     characters or more, is replaced wherever it is.
+//
+// The same value gets the same placeholder throughout the log: "[secret 1]",
+// "[secret 2]", … numbered by first appearance, so the scrubbed log still
+// replays for functions that do not read the contents of secrets. What
+// cannot be scrubbed with certainty is removed whole and the placeholder
+// says why: a payload whose kind the log does not tell or that does not
+// decode ("[scrubbed: …]", which Read reports on that line), a line that is
+// not JSON. Entries that need no change are copied byte for byte.
+//
+// Scrub holds one line at a time, plus, in a log of one entry per call, the
+// lines after a call that waits for its token's registration. It returns
+// the first error reading src or writing dst.
+func Scrub(dst io.Writer, src io.Reader) error {
+	w := bufio.NewWriterSize(dst, 64<<10)
+	s := &scrubber{
+		lines:  newLineReader(src),
+		rd:     &reader{tokens: map[string]*reg{}},
+		values: map[string]string{},
+		exact:  map[string]string{},
+		w:      w,
+	}
+	s.rd.learned = s.learned
+	for {
+		line, ended, err := s.lines.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("replay: scrubbing the log after line %d: %w", s.lines.line, err)
+		}
+		if err := s.line(line, ended); err != nil {
+			return err
+		}
+	}
+	if err := s.flush(true); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+type scrubber struct {
+	lines  *lineReader
+	rd     *reader           // learns the tokens, as Read does
+	values map[string]string // a value's canonical JSON → its placeholder
+	exact  map[string]string // a secret string → its placeholder
+	long   []string          // the secret strings of minSubstring bytes or more, longest first
+	queue  []*scrubLine      // lines not written yet, in order
+	w      *bufio.Writer
+}
+
+// scrubLine is a line waiting to be written: done, or a callback call
+// whose token is not registered yet.
+type scrubLine struct {
+	n     int
+	out   []byte         // the line to write, when done
+	entry map[string]any // the entry, while it waits
+	token string
+}
+
+func (s *scrubber) line(line []byte, ended bool) error {
+	n := s.lines.line
+	if len(bytes.TrimSpace(line)) == 0 {
+		return s.push(&scrubLine{n: n, out: []byte{}})
+	}
+	var h header
+	if err := json.Unmarshal(line, &h); err != nil {
+		what := "not a JSON entry"
+		if !ended {
+			what = "a truncated entry"
+		}
+		return s.push(&scrubLine{n: n, out: []byte(scrubbedPrefix + "line " + strconv.Itoa(n) + " was " + what + " and was removed]")})
+	}
+	if h.Method != invokeMethod {
+		// Learn tokens (Read's own logic) from the unscrubbed entry.
+		s.rd.lines = s.lines
+		s.rd.line(line, ended)
+		s.rd.queue = s.rd.queue[:0]
+	}
+	entry, err := decodeEntry(line)
+	if err != nil {
+		return s.push(&scrubLine{n: n, out: []byte(scrubbedPrefix + "line " + strconv.Itoa(n) + " was not a JSON object and was removed]")})
+	}
+	if h.Progress != "" {
+		s.rd.twoWay = true
+	}
+	changed := false
+	if h.Method == invokeMethod {
+		token := invokeToken(entry)
+		if token != "" && s.rd.tokens[token] == nil && !s.rd.twoWay {
+			// A log of one entry per call registers a resource's own
+			// callbacks after their calls: wait for the registration.
+			return s.push(&scrubLine{n: n, entry: entry, token: token})
+		}
+		changed = s.payloads(entry, token)
+	}
+	changed = s.config(h.Method, entry) || changed
+	grew := len(s.values)
+	invoke := h.Method == invokeMethod
+	v := s.walkEntry(entry, invoke, &changed)
+	if len(s.values) != grew {
+		// Secrets met in this line are replaced in all of it.
+		v = s.walkEntry(entry, invoke, &changed)
+	}
+	if !changed {
+		return s.push(&scrubLine{n: n, out: bytes.Clone(line)})
+	}
+	out, err := encodeJSON(v)
+	if err != nil {
+		return err
+	}
+	return s.push(&scrubLine{n: n, out: out})
+}
+
+func decodeEntry(line []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, errors.New("null")
+	}
+	return m, nil
+}
+
+func encodeJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+func invokeToken(entry map[string]any) string {
+	req, _ := entry["request"].(map[string]any)
+	tok, _ := req["token"].(string)
+	return tok
+}
+
+// push queues a line and writes the lines at the head that are done.
+func (s *scrubber) push(l *scrubLine) error {
+	s.queue = append(s.queue, l)
+	return s.flush(false)
+}
+
+// learned is called when the log registers a token: the lines waiting for
+// it are scrubbed now.
+func (s *scrubber) learned(token string) {
+	for _, l := range s.queue {
+		if l.entry != nil && l.token == token {
+			s.finish(l)
+		}
+	}
+}
+
+// finish scrubs a waiting line with what the log now tells of its token.
+func (s *scrubber) finish(l *scrubLine) {
+	changed := s.payloads(l.entry, l.token)
+	s.walkEntry(l.entry, true, &changed)
+	v := s.walkEntry(l.entry, true, &changed)
+	out, err := encodeJSON(v)
+	if err != nil {
+		out = []byte(scrubbedPrefix + "line " + strconv.Itoa(l.n) + " could not be encoded again and was removed]")
+	}
+	l.out, l.entry = out, nil
+}
+
+func (s *scrubber) flush(end bool) error {
+	i := 0
+	for ; i < len(s.queue); i++ {
+		l := s.queue[i]
+		if l.entry != nil {
+			if !end && len(s.queue)-i <= maxHeld {
+				break
+			}
+			// Never registered: the payloads' kind is unknown.
+			s.finish(l)
+		}
+		if _, err := s.w.Write(l.out); err != nil {
+			return err
+		}
+		if err := s.w.WriteByte('\n'); err != nil {
+			return err
+		}
+		s.queue[i] = nil
+	}
+	s.queue = append(s.queue[:0], s.queue[i:]...)
+	return nil
+}
+
+// payloads scrubs a Callbacks/Invoke entry's request and response payloads
+// by the kind of token; it reports whether it changed them.
+func (s *scrubber) payloads(entry map[string]any, token string) bool {
+	r := s.rd.tokens[token]
+	var why string
+	switch {
+	case token == "":
+		why = "a call with no token"
+	case r == nil:
+		why = "a token this log never registered, so its kind is unknown"
+	case r.kind == 0:
+		why = "a callback kind this module does not know, registered by " + r.method
+	}
+	changed := false
+	for _, p := range [...]struct{ outer, inner string }{{"request", "request"}, {"response", "response"}} {
+		obj, _ := entry[p.outer].(map[string]any)
+		if obj == nil {
+			continue
+		}
+		raw, ok := obj[p.inner]
+		if !ok {
+			continue
+		}
+		str, _ := raw.(string)
+		if strings.HasPrefix(str, scrubbedPrefix) {
+			continue
+		}
+		if why != "" {
+			obj[p.inner] = scrubbedPrefix + "payload of " + why + "]"
+			changed = true
+			continue
+		}
+		out, err := s.payload(r.kind, p.outer == "request", str)
+		if err != nil {
+			obj[p.inner] = scrubbedPrefix + err.Error() + "]"
+			changed = true
+			continue
+		}
+		if out != str {
+			obj[p.inner] = out
+			changed = true
+		}
+	}
+	return changed
+}
+
+// payload scrubs one base64 payload of kind k.
+func (s *scrubber) payload(k callbacks.Kind, isRequest bool, b64 string) (string, error) {
+	bs, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return "", errors.New("payload that is not valid base64")
+	}
+	req, res := newMessages(k)
+	m, what := req, "request"
+	if !isRequest {
+		m, what = res, "response"
+	}
+	if err := proto.Unmarshal(bs, m); err != nil {
+		return "", fmt.Errorf("payload that does not decode as a %v %s", k, what)
+	}
+	if !s.message(m.ProtoReflect()) {
+		return b64, nil
+	}
+	out, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		return "", fmt.Errorf("payload that could not be encoded again as a %v %s", k, what)
+	}
+	return base64.StdEncoding.EncodeToString(out), nil
+}
+
+// message scrubs a protobuf message in place; it reports whether it changed
+// it.
+func (s *scrubber) message(m protoreflect.Message) bool {
+	switch x := m.Interface().(type) {
+	case *structpb.Struct:
+		return s.pbStruct(x)
+	case *structpb.Value:
+		return s.pbValue(x)
+	case *structpb.ListValue:
+		changed := false
+		for _, v := range x.GetValues() {
+			changed = s.pbValue(v) || changed
+		}
+		return changed
+	case *pulumirpc.StateMigrationRequest:
+		st, ok := s.state(x.GetOldState())
+		x.OldState = st
+		return s.fields(m) || ok
+	case *pulumirpc.StateMigrationResponse:
+		st, ok := s.state(x.GetNewState())
+		x.NewState = st
+		return s.fields(m) || ok
+	}
+	return s.fields(m)
+}
+
+// fields scrubs the strings and messages of m's fields, in field order so
+// that placeholders are numbered the same on every run.
+func (s *scrubber) fields(m protoreflect.Message) bool {
+	changed := false
+	fds := m.Descriptor().Fields()
+	for i := range fds.Len() {
+		fd := fds.Get(i)
+		if !m.Has(fd) {
+			continue
+		}
+		v := m.Get(fd)
+		switch {
+		case fd.IsList():
+			l := v.List()
+			for i := range l.Len() {
+				switch fd.Kind() {
+				case protoreflect.MessageKind, protoreflect.GroupKind:
+					changed = s.message(l.Get(i).Message()) || changed
+				case protoreflect.StringKind:
+					if r := s.replace(l.Get(i).String()); r != l.Get(i).String() {
+						l.Set(i, protoreflect.ValueOfString(r))
+						changed = true
+					}
+				}
+			}
+		case fd.IsMap():
+			mp := v.Map()
+			var keys []protoreflect.MapKey
+			mp.Range(func(k protoreflect.MapKey, _ protoreflect.Value) bool {
+				keys = append(keys, k)
+				return true
+			})
+			sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+			for _, k := range keys {
+				mv := mp.Get(k)
+				switch fd.MapValue().Kind() {
+				case protoreflect.MessageKind, protoreflect.GroupKind:
+					changed = s.message(mv.Message()) || changed
+				case protoreflect.StringKind:
+					if r := s.replace(mv.String()); r != mv.String() {
+						mp.Set(k, protoreflect.ValueOfString(r))
+						changed = true
+					}
+				}
+			}
+		case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
+			changed = s.message(v.Message()) || changed
+		case fd.Kind() == protoreflect.StringKind:
+			if r := s.replace(v.String()); r != v.String() {
+				m.Set(fd, protoreflect.ValueOfString(r))
+				changed = true
+			}
+		}
+	}
+	return changed
+}
+
+func (s *scrubber) pbStruct(st *structpb.Struct) bool {
+	if st == nil {
+		return false
+	}
+	if isPBSecret(st) {
+		changed := false
+		for _, k := range [...]string{"value", "plaintext", "ciphertext"} {
+			v, ok := st.Fields[k]
+			if !ok || isPlaceholder(v.GetStringValue()) {
+				continue
+			}
+			st.Fields[k] = structpb.NewStringValue(s.secret(v.AsInterface()))
+			changed = true
+		}
+		return changed
+	}
+	changed := false
+	for _, k := range sortedKeys(st.Fields) {
+		changed = s.pbValue(st.Fields[k]) || changed
+	}
+	return changed
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// isPlaceholder reports whether s is a placeholder Scrub wrote.
+func isPlaceholder(s string) bool {
+	return strings.HasPrefix(s, "[secret ") || strings.HasPrefix(s, scrubbedPrefix)
+}
+
+func isPBSecret(st *structpb.Struct) bool {
+	switch st.Fields[sig.Key].GetStringValue() {
+	case sig.Secret:
+		return true
+	case sig.OutputValue:
+		return st.Fields["secret"].GetBoolValue()
+	}
+	return false
+}
+
+func (s *scrubber) pbValue(v *structpb.Value) bool {
+	switch k := v.GetKind().(type) {
+	case *structpb.Value_StructValue:
+		return s.pbStruct(k.StructValue)
+	case *structpb.Value_ListValue:
+		changed := false
+		for _, x := range k.ListValue.GetValues() {
+			changed = s.pbValue(x) || changed
+		}
+		return changed
+	case *structpb.Value_StringValue:
+		if r := s.replace(k.StringValue); r != k.StringValue {
+			k.StringValue = r
+			return true
+		}
+	}
+	return false
+}
+
+// state scrubs a migration's JSON state; a state that is not JSON is
+// replaced whole.
+func (s *scrubber) state(b []byte) ([]byte, bool) {
+	if len(b) == 0 {
+		return b, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		out, _ := json.Marshal(scrubbedPrefix + "a state that is not JSON]")
+		return out, true
+	}
+	changed := false
+	v = s.walk(v, &changed)
+	v = s.walk(v, &changed)
+	if !changed {
+		return b, false
+	}
+	out, err := encodeJSON(v)
+	if err != nil {
+		out, _ = json.Marshal(scrubbedPrefix + "a state that could not be encoded again]")
+	}
+	return out, true
+}
+
+// walkEntry walks an entry, but not its callback payloads, which are
+// base64 and scrubbed by payloads.
+func (s *scrubber) walkEntry(entry map[string]any, invoke bool, changed *bool) any {
+	if !invoke {
+		return s.walk(entry, changed)
+	}
+	type saved struct {
+		obj map[string]any
+		key string
+		v   any
+	}
+	var keep []saved
+	for _, k := range [...]string{"request", "response"} {
+		if obj, ok := entry[k].(map[string]any); ok {
+			if v, ok := obj[k]; ok {
+				keep = append(keep, saved{obj, k, v})
+				delete(obj, k)
+			}
+		}
+	}
+	v := s.walk(entry, changed)
+	for _, x := range keep {
+		x.obj[x.key] = x.v
+	}
+	return v
+}
+
+// walk scrubs a decoded JSON value: secret envelopes, and strings holding
+// secrets.
+func (s *scrubber) walk(v any, changed *bool) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if isSecretEnvelope(x) {
+			for _, k := range [...]string{"value", "plaintext", "ciphertext"} {
+				inner, ok := x[k]
+				if !ok {
+					continue
+				}
+				if k == "plaintext" {
+					// The plaintext is the JSON text of the value.
+					text, _ := inner.(string)
+					var pv any
+					if json.Unmarshal([]byte(text), &pv) != nil {
+						pv = text
+					}
+					if str, ok := pv.(string); ok && isPlaceholder(str) {
+						continue
+					}
+					enc, _ := json.Marshal(s.secret(pv))
+					x[k] = string(enc)
+				} else {
+					if str, ok := inner.(string); ok && isPlaceholder(str) {
+						continue
+					}
+					x[k] = s.secret(inner)
+				}
+				*changed = true
+			}
+			return x
+		}
+		for _, k := range sortedKeys(x) {
+			if k == sig.Key {
+				continue
+			}
+			x[k] = s.walk(x[k], changed)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = s.walk(e, changed)
+		}
+		return x
+	case string:
+		if r := s.replace(x); r != x {
+			*changed = true
+			return r
+		}
+	}
+	return v
+}
+
+// config replaces the configuration values of an entry of the language
+// host's Run or a provider's CheckConfig, DiffConfig or Configure.
+func (s *scrubber) config(method string, entry map[string]any) bool {
+	changed := false
+	req, _ := entry["request"].(map[string]any)
+	res, _ := entry["response"].(map[string]any)
+	switch method {
+	case runMethod:
+		if req == nil {
+			return false
+		}
+		secretKeys := map[string]bool{}
+		if ks, ok := req["configSecretKeys"].([]any); ok {
+			for _, k := range ks {
+				if k, ok := k.(string); ok {
+					secretKeys[k] = true
+				}
+			}
+		}
+		if cfg, ok := req["config"].(map[string]any); ok {
+			for _, k := range sortedKeys(cfg) {
+				cfg[k] = s.configLeaf(cfg[k], secretKeys[k], &changed)
+			}
+		}
+		if pm, ok := req["configPropertyMap"].(map[string]any); ok {
+			for _, k := range sortedKeys(pm) {
+				pm[k] = s.configValue(pm[k], secretKeys[k], &changed)
+			}
+		}
+	case "/pulumirpc.ResourceProvider/CheckConfig", "/pulumirpc.ResourceProvider/DiffConfig", "/pulumirpc.ResourceProvider/Configure":
+		for _, body := range []map[string]any{req, res} {
+			for _, k := range [...]string{"olds", "news", "oldInputs", "inputs", "args", "variables"} {
+				if v, ok := body[k]; ok {
+					body[k] = s.configValue(v, false, &changed)
+				}
+			}
+		}
+	}
+	return changed
+}
+
+// configValue replaces every leaf of a configuration value, keeping its
+// keys and signatures.
+func (s *scrubber) configValue(v any, secret bool, changed *bool) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if isSecretEnvelope(x) {
+			return x // walk replaces it as a secret
+		}
+		for _, k := range sortedKeys(x) {
+			if k == sig.Key {
+				continue
+			}
+			x[k] = s.configValue(x[k], secret, changed)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = s.configValue(e, secret, changed)
+		}
+		return x
+	case nil:
+		return nil
+	}
+	return s.configLeaf(v, secret, changed)
+}
+
+func (s *scrubber) configLeaf(v any, secret bool, changed *bool) any {
+	if str, ok := v.(string); ok && isPlaceholder(str) {
+		return v
+	}
+	var ph string
+	if secret {
+		ph = s.secret(v)
+	} else {
+		ph = s.placeholder(v)
+	}
+	*changed = true
+	return ph
+}
+
+// placeholder returns the placeholder of a value, the same for the same
+// value throughout the log.
+func (s *scrubber) placeholder(v any) string {
+	key := canonical(v)
+	if ph, ok := s.values[key]; ok {
+		return ph
+	}
+	ph := "[secret " + strconv.Itoa(len(s.values)+1) + "]"
+	s.values[key] = ph
+	return ph
+}
+
+// secret returns a secret value's placeholder, and remembers the strings
+// it holds so that they are replaced wherever else they appear.
+func (s *scrubber) secret(v any) string {
+	ph := s.placeholder(v)
+	s.remember(v, ph)
+	return ph
+}
+
+func (s *scrubber) remember(v any, ph string) {
+	switch x := v.(type) {
+	case string:
+		if x == "" || isPlaceholder(x) {
+			return
+		}
+		if _, ok := s.exact[x]; ok {
+			return
+		}
+		if p, ok := s.values[canonical(x)]; ok {
+			ph = p
+		} else {
+			ph = s.placeholder(x)
+		}
+		s.exact[x] = ph
+		if len(x) >= minSubstring {
+			i := sort.Search(len(s.long), func(i int) bool { return len(s.long[i]) < len(x) })
+			s.long = append(s.long, "")
+			copy(s.long[i+1:], s.long[i:])
+			s.long[i] = x
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			if k != sig.Key {
+				s.remember(x[k], ph)
+			}
+		}
+	case []any:
+		for _, e := range x {
+			s.remember(e, ph)
+		}
+	case json.Number:
+		s.remember(string(x), ph)
+	case float64:
+		s.remember(strconv.FormatFloat(x, 'f', -1, 64), ph)
+	}
+}
+
+// replace returns str with the secrets it holds replaced.
+func (s *scrubber) replace(str string) string {
+	if strings.HasPrefix(str, "PULUMI_CONFIG=") && !isPlaceholder(strings.TrimPrefix(str, "PULUMI_CONFIG=")) {
+		return "PULUMI_CONFIG=" + s.placeholder(str)
+	}
+	if len(s.exact) == 0 || str == "" {
+		return str
+	}
+	if ph, ok := s.exact[str]; ok {
+		return ph
+	}
+	for _, secret := range s.long {
+		if len(secret) > len(str) {
+			continue
+		}
+		if strings.Contains(str, secret) {
+			str = strings.ReplaceAll(str, secret, s.exact[secret])
+		}
+	}
+	return str
+}
+
+// canonical is a value's JSON text, the key of its placeholder.
+func canonical(v any) string {
+	if f, ok := v.(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

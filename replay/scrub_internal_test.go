@@ -1,0 +1,176 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// leaks returns where the output of Scrub still holds one of values: in
+// its text, in its JSON strings, or in a base64 payload once decoded.
+func leaks(out []byte, values ...string) []string {
+	var found []string
+	for n, line := range bytes.Split(out, []byte("\n")) {
+		for _, v := range values {
+			if bytes.Contains(line, []byte(v)) {
+				found = append(found, "line "+itoa(n+1)+" holds "+v)
+			}
+		}
+		var entry any
+		if json.Unmarshal(line, &entry) != nil {
+			continue
+		}
+		eachString(entry, func(s string) {
+			raw, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				return
+			}
+			for _, v := range values {
+				if bytes.Contains(raw, []byte(v)) {
+					found = append(found, "a payload of line "+itoa(n+1)+" holds "+v)
+				}
+			}
+		})
+	}
+	return found
+}
+
+func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + jsonNumber(n)) }
+
+func jsonNumber(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func eachString(v any, f func(string)) {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, x := range v {
+			eachString(x, f)
+		}
+	case []any:
+		for _, x := range v {
+			eachString(x, f)
+		}
+	case string:
+		f(v)
+	}
+}
+
+// callView is what must survive scrubbing of a call.
+type callView struct {
+	Seq, Line    int
+	Kind         string
+	Registration Registration
+	URN          string
+	Invoke       string
+	Outcome      string
+	Changes      []Change
+}
+
+func views(t *testing.T, log []byte) ([]callView, []int) {
+	t.Helper()
+	calls, errs := readAll(t, log)
+	var out []callView
+	for _, c := range calls {
+		w, _ := c.Outcome()
+		out = append(out, callView{c.Seq, c.Line, c.Kind.String(), c.Registration, string(c.URN), c.Invoke, w, c.Changes(false)})
+	}
+	var lines []int
+	for _, e := range errs {
+		lines = append(lines, e.Line)
+	}
+	return out, lines
+}
+
+func scrubSynthetic(t *testing.T, o synthetic) (log, out []byte) {
+	t.Helper()
+	var in, dst bytes.Buffer
+	require.NoError(t, writeSynthetic(&in, o))
+	require.NoError(t, Scrub(&dst, bytes.NewReader(in.Bytes())))
+	return in.Bytes(), dst.Bytes()
+}
+
+func TestScrubRemovesSecretsAndKeepsCalls(t *testing.T) {
+	t.Parallel()
+	for _, oneEntry := range []bool{false, true} {
+		o := synthetic{resources: 3, oneEntry: oneEntry, every: true, secret: "hunter2-secret", plain: "us-west-2"}
+		log, out := scrubSynthetic(t, o)
+		require.NotEmpty(t, leaks(log, o.secret, o.plain), "the test log holds the values")
+		assert.Empty(t, leaks(out, o.secret, o.plain), "oneEntry=%v", oneEntry)
+
+		// The scrubbed log reads as the log did: same calls, same
+		// outcomes and changes, errors on the same lines.
+		want, wantErrs := views(t, log)
+		got, gotErrs := views(t, out)
+		assert.Equal(t, want, got)
+		assert.Equal(t, wantErrs, gotErrs)
+		assert.Equal(t, bytes.Count(log, []byte("\n")), bytes.Count(out, []byte("\n")))
+
+		// The same value has the same placeholder everywhere.
+		placeholders := func(key string) map[string]int {
+			found := map[string]int{}
+			for _, m := range regexp.MustCompile(`"`+regexp.QuoteMeta(key)+`":"([^"]*)"`).FindAllStringSubmatch(string(out), -1) {
+				found[m[1]]++
+			}
+			return found
+		}
+		password := placeholders("synth:password")
+		require.Len(t, password, 1)
+		for ph := range password {
+			assert.Regexp(t, `^\[secret \d+\]$`, ph)
+			assert.Equal(t, []string{ph}, slices.Collect(maps.Keys(placeholders("random:config:password"))))
+			assert.Equal(t, []string{ph}, slices.Collect(maps.Keys(placeholders("value"))), "every secret envelope")
+		}
+		region := placeholders("synth:region")
+		require.Len(t, region, 1)
+		assert.NotEqual(t, password, region)
+
+		// Scrubbing is deterministic and a scrubbed log scrubs to itself.
+		_, again := scrubSynthetic(t, o)
+		assert.Equal(t, string(out), string(again))
+		var twice bytes.Buffer
+		require.NoError(t, Scrub(&twice, bytes.NewReader(out)))
+		assert.Equal(t, string(out), twice.String())
+	}
+}
+
+// TestScrubKeepsWhatIsNotSecret: a log with no secret and no configuration
+// is copied byte for byte.
+func TestScrubKeepsWhatIsNotSecret(t *testing.T) {
+	t.Parallel()
+	log, out := scrubSynthetic(t, synthetic{resources: 4, every: true})
+	// Only the payloads Scrub cannot vouch for change.
+	logLines, outLines := strings.Split(string(log), "\n"), strings.Split(string(out), "\n")
+	require.Equal(t, len(logLines), len(outLines))
+	changed := 0
+	for i := range logLines {
+		if logLines[i] != outLines[i] {
+			changed++
+			assert.Contains(t, outLines[i], scrubbedPrefix)
+		}
+	}
+	assert.Equal(t, 4, changed, "the unknown kind's and the undecodable payload's two entries")
+}
+
+func TestScrubSecretInsidePayloadOfUnknownKind(t *testing.T) {
+	t.Parallel()
+	o := synthetic{resources: 1, every: true, secret: "zzTopSecret", plain: "plainvalue"}
+	_, out := scrubSynthetic(t, o)
+	assert.Contains(t, string(out), `[scrubbed: payload of a callback kind this module does not know, registered by RegisterFutureHook]`)
+	assert.Contains(t, string(out), `[scrubbed: payload that does not decode as a resource transform request]`)
+}
+
+func TestScrubBadLines(t *testing.T) {
+	t.Parallel()
+	in := "{\"method\":\"x\",\"request\":{\"a\":{\"4dabf18193072939515e22adb298388d\":\"1b47061264138c4ac30d75fd1eb44270\",\"value\":\"sekrit-1\"}}}\nnot json sekrit-2\n\n{\"method\":\"y\",\"req"
+	var out bytes.Buffer
+	require.NoError(t, Scrub(&out, strings.NewReader(in)))
+	assert.Equal(t, "{\"method\":\"x\",\"request\":{\"a\":{\"4dabf18193072939515e22adb298388d\":\"1b47061264138c4ac30d75fd1eb44270\",\"value\":\"[secret 1]\"}}}\n"+
+		"[scrubbed: line 2 was not a JSON entry and was removed]\n\n[scrubbed: line 4 was a truncated entry and was removed]\n", out.String())
+}

@@ -1,0 +1,72 @@
+package replay
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/langhost/callbacks"
+)
+
+func readAll(t testing.TB, log []byte) ([]*Call, []*LineError) {
+	t.Helper()
+	var calls []*Call
+	var errs []*LineError
+	for c, err := range Read(bytes.NewReader(log)) {
+		if err != nil {
+			var le *LineError
+			require.True(t, errors.As(err, &le), "not a *LineError: %v", err)
+			errs = append(errs, le)
+			continue
+		}
+		calls = append(calls, c)
+	}
+	return calls, errs
+}
+
+func TestReadSyntheticBothForms(t *testing.T) {
+	t.Parallel()
+	for _, oneEntry := range []bool{false, true} {
+		var log bytes.Buffer
+		require.NoError(t, writeSynthetic(&log, synthetic{resources: 3, oneEntry: oneEntry, every: true, secret: "hunter2-secret", plain: "us-west-2"}))
+		calls, errs := readAll(t, log.Bytes())
+		var kinds []callbacks.Kind
+		seqs := map[int]bool{}
+		for _, c := range calls {
+			kinds = append(kinds, c.Kind)
+			seqs[c.Seq] = true
+		}
+		R, S, M, H, E, I := callbacks.KindResourceTransform, callbacks.KindResourceTransform, callbacks.KindStateMigration, callbacks.KindResourceHook, callbacks.KindErrorHook, callbacks.KindInvokeTransform
+		assert.Equal(t, []callbacks.Kind{I, R, S, M, H, E, R, S, M, H, R, S, M, H}, kinds, "oneEntry=%v", oneEntry)
+		require.Len(t, errs, 2, "oneEntry=%v: %v", oneEntry, errs)
+		assert.ErrorContains(t, errs[0], "a callback kind this module does not know, registered by RegisterFutureHook")
+		assert.ErrorContains(t, errs[1], "does not decode as a resource transform")
+		assert.Len(t, seqs, len(calls))
+
+		own := calls[1]
+		assert.Equal(t, Registration{Method: "RegisterResource", Order: 1, Resource: "urn:pulumi:dev::synth::random:index/randomPet:RandomPet::pet-0"}, own.Registration)
+		assert.Equal(t, "urn:pulumi:dev::synth::random:index/randomPet:RandomPet::pet-0", string(own.URN))
+		assert.Equal(t, Registration{Method: "RegisterStackTransform", Order: 1}, calls[2].Registration)
+		assert.Equal(t, "random:index/getPet:getPet", calls[0].Invoke)
+		assert.Equal(t, Registration{Method: "RegisterErrorHook", Name: "retry"}, calls[5].Registration)
+		mig := calls[3]
+		assert.Equal(t, "pet-0", mig.Name)
+		assert.Equal(t, synthPetType, mig.Type)
+		word, _ := mig.Outcome()
+		assert.Equal(t, "unchanged", word)
+		word, _ = calls[2].Outcome()
+		assert.Equal(t, "changed", word)
+		assert.Equal(t, []Change{
+			{Path: "properties.prefix", New: `"tx"`},
+			{Path: "options.hooks", New: `{"beforeCreate":["audit"]}`},
+		}, calls[2].Changes(false))
+		// Calls come in completion order, each after its line.
+		for i := 1; i < len(calls); i++ {
+			assert.Greater(t, calls[i].Seq, calls[i-1].Seq)
+			assert.Greater(t, calls[i].Line, calls[i-1].Line)
+		}
+	}
+}
