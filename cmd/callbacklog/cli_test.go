@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -132,6 +133,8 @@ func TestUsage(t *testing.T) {
 		{"unknown flag", []string{"show", "-colour", "a.log"}, exitUsage, "-colour"},
 		{"html without a file", []string{"show", "a.log", "-html"}, exitUsage, "-html"},
 		{"missing log", []string{"show", missing}, exitUsage, "missing.log"},
+		{"scrub with no log", []string{"scrub"}, exitUsage, "want one LOG argument"},
+		{"scrub with two logs", []string{"scrub", "a.log", "b.log"}, exitUsage, "got 2"},
 		{"help", []string{"help"}, exitOK, "Usage:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,5 +190,90 @@ func TestShowNamesAPayloadThatDoesNotDecode(t *testing.T) {
 	brokenCalls := regexp.MustCompile(`(?m)^  #\d+ `).FindAllString(text, -1)
 	if len(brokenCalls) < len(wholeCalls)-1 {
 		t.Errorf("with one payload broken the account shows %d calls, want at least %d:\n%s", len(brokenCalls), len(wholeCalls)-1, text)
+	}
+}
+
+// TestNoSecretPrintedByDefault shows a recorded log whose program put a
+// secret into a resource's inputs through a transform (scrubbed: the secret
+// is a placeholder, still marked secret): no form of the account prints its
+// value unless -secrets is given.
+func TestNoSecretPrintedByDefault(t *testing.T) {
+	file := filepath.Join("testdata", "logs", "sdkprogram-3.260.0.jsonl")
+	code, withSecrets, stderr := callbacklog("", "show", "-json", "-secrets", file)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// The secret's value, as -secrets shows it.
+	var values []string
+	for _, l := range strings.Split(strings.TrimSpace(withSecrets), "\n") {
+		var c struct {
+			Changes []change `json:"changes"`
+		}
+		if err := json.Unmarshal([]byte(l), &c); err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range c.Changes {
+			if strings.Contains(ch.Path, "password") {
+				values = append(values, ch.New)
+			}
+		}
+	}
+	if len(values) != 1 || values[0] == "[secret]" || values[0] == absent {
+		t.Fatalf("with -secrets, the password's changes are %q, want its value once", values)
+	}
+	html := filepath.Join(t.TempDir(), "timeline.html")
+	_, text, _ := callbacklog("", "show", "-html", html, file)
+	_, js, _ := callbacklog("", "show", "-json", file)
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for form, out := range map[string]string{"text": text, "json": js, "html": string(page)} {
+		if strings.Contains(out, values[0]) {
+			t.Errorf("the %s form prints the secret %s", form, values[0])
+		}
+		if !strings.Contains(out, "[secret]") {
+			t.Errorf("the %s form does not say where the secret is", form)
+		}
+	}
+}
+
+// TestBothFormsOfALogGiveTheSameAccount shows a log of two entries per call
+// and the same log in the older form, one entry per call: only the line
+// numbers differ.
+func TestBothFormsOfALogGiveTheSameAccount(t *testing.T) {
+	lines := regexp.MustCompile(`(?m)  line \d+$`)
+	account := func(file string) string {
+		code, text, stderr := callbacklog("", "show", filepath.Join("testdata", "logs", file))
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", file, code, stderr)
+		}
+		_, text, _ = strings.Cut(text, "\n") // the first line names the file
+		return lines.ReplaceAllString(text, "")
+	}
+	two, one := account("traced-3.260.0.jsonl"), account("traced-one-entry-per-call.jsonl")
+	if two != one {
+		t.Errorf("the account of a log of one entry per call:\n%s\ndiffers from that of the same log with two:\n%s", one, two)
+	}
+}
+
+// TestScrubKeepsAScrubbedLog scrubs the logs in testdata, which were
+// scrubbed when they were recorded: callbacklog scrub writes each back
+// byte for byte (its placeholders are stable), from a file or standard
+// input.
+func TestScrubKeepsAScrubbedLog(t *testing.T) {
+	for _, file := range logs(t) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, out, stderr := callbacklog("", "scrub", file)
+		if code != exitOK || out != string(data) {
+			t.Errorf("scrub %s: exit %d, %d bytes out of %d in, want the log unchanged: %s", file, code, len(out), len(data), stderr)
+		}
+		code, out, _ = callbacklog(string(data), "scrub", "-")
+		if code != exitOK || out != string(data) {
+			t.Errorf("scrub - < %s: exit %d, want the log unchanged", file, code)
+		}
 	}
 }

@@ -5,10 +5,12 @@
 //	PULUMI_DEBUG_GRPC=$PWD/up.log pulumi up
 //	go run github.com/langhost/callbacks/cmd/callbacklog show up.log
 //	go run github.com/langhost/callbacks/cmd/callbacklog show -html up.html up.log
+//	go run github.com/langhost/callbacks/cmd/callbacklog scrub up.log > testdata/up.log
 //
 // Usage:
 //
 //	callbacklog show [-json] [-html FILE] [-secrets] LOG
+//	callbacklog scrub LOG > SCRUBBED
 //
 // LOG is a file, or - for standard input. It may come from the real CLI, the
 // Automation API (PULUMI_DEBUG_GRPC in the workspace's environment) or
@@ -17,8 +19,9 @@
 //
 // # The account
 //
-// show prints a summary (calls by kind, by outcome, the time spent in
-// callbacks and the slowest calls), then each resource in the order the
+// show prints a summary (the time spent in callbacks, calls by kind and by
+// outcome, which registrations the time went to, the slowest calls), then
+// each resource in the order the
 // deployment first called back about it: its type, name and URN, and every
 // callback call about it in the order they completed, one row each:
 //
@@ -56,7 +59,8 @@
 //	              "error hook" or "state migration"
 //	registration  {"label": as in the account, "method": the monitor method
 //	              that registered it, "name": a hook's name}
-//	resource      {"urn", "type", "name"}; absent for invoke transforms
+//	resource      {"urn", "type", "name"}; absent for invoke transforms, and
+//	              "urn" absent when the log does not give it
 //	invoke        an invoke transform's function token
 //	outcome       the outcome word
 //	start         when the call started (RFC 3339), if the log says
@@ -77,6 +81,15 @@
 // external font or script): a row per resource, a bar per call placed by
 // its start and as long as its duration, coloured by outcome, with a legend.
 // It answers what text answers badly: where the time went, and which
-// resources waited on which hook. Hovering or clicking a bar shows the
-// call's details.
+// resources waited on which hook (a thin line joins a resource's first call
+// to the end of its last: the gaps along it are waits), with a table of the
+// time each registration took. Hovering or clicking a bar shows the call's
+// details; FILE#call=N opens the page with call N selected.
+//
+// # Scrub
+//
+// scrub writes the log with every secret value (inside callback payloads
+// too) and every configuration value replaced by a stable placeholder
+// (replay.Scrub), so that it can be attached to an issue or committed as
+// test data.
 package main

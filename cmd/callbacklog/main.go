@@ -22,6 +22,7 @@ gRPC log (PULUMI_DEBUG_GRPC=FILE pulumi up).
 
 Usage:
   callbacklog show [-json] [-html FILE] [-secrets] LOG
+  callbacklog scrub LOG > SCRUBBED
 
 show    prints an account of every callback call, resource by resource: which
         transforms, hooks, error hooks and state migrations ran, in order, with
@@ -32,6 +33,8 @@ show    prints an account of every callback call, resource by resource: which
           -html FILE  also write a timeline of the calls per resource, as one
                       self-contained HTML file
           -secrets    print secret values (by default each is "[secret]")
+scrub   writes LOG with every secret and configuration value replaced by a
+        placeholder, so that it can be shared or committed as test data.
 
 LOG is a file, or - for standard input. The exit status is 0 when every line
 of the log was read, 1 when some could not be (the rest is shown, and the
@@ -51,6 +54,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "show":
 		return show(args[1:], stdin, stdout, stderr)
+	case "scrub":
+		return scrub(args[1:], stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -168,4 +173,28 @@ func writeHTMLFile(name, source string, recs []*record, problems []problem) erro
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	return nil
+}
+
+func scrub(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("scrub", stderr)
+	name, code := parse(fs, args, stderr)
+	if code != exitOK {
+		return code
+	}
+	in, source, done, err := open(name, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "callbacklog: %v\n", err)
+		return exitUsage
+	}
+	defer done()
+	out := bufio.NewWriter(stdout)
+	err = scrubLog(out, in)
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "callbacklog: scrubbing %s: %v\n", source, err)
+		return exitUnreadable
+	}
+	return exitOK
 }

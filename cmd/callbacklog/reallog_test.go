@@ -251,6 +251,29 @@ func TestAccountOfAPlainGoSDKProgram(t *testing.T) {
 		t.Errorf("with -secrets, the account does not show the secret the pet's transform saw")
 	}
 
+	// callbacklog scrub leaves no trace of it, and the scrubbed log gives
+	// the same account.
+	var scrubbed, stderr bytes.Buffer
+	if code := run([]string{"scrub", log}, nil, &scrubbed, &stderr); code != exitOK {
+		t.Fatalf("callbacklog scrub: exit %d: %s", code, stderr.String())
+	}
+	if bytes.Contains(scrubbed.Bytes(), []byte(secret.Value)) {
+		t.Errorf("the scrubbed log holds the secret")
+	}
+	clean := filepath.Join(t.TempDir(), "scrubbed.log")
+	if err := os.WriteFile(clean, scrubbed.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	after := readFile(t, clean, true)
+	equalLists(t, "the calls of the scrubbed log", shapes(after), shapes(all))
+	for _, r := range after {
+		for _, c := range r.Changes {
+			if strings.Contains(c.Old+c.New, secret.Value) {
+				t.Errorf("the scrubbed log's %s still shows the secret", c.Path)
+			}
+		}
+	}
+
 	// The timeline of a real log, in a real browser.
 	if _, err := exec.LookPath("chromium"); err == nil {
 		dom, logged := browse(t, html, "--dump-dom")
