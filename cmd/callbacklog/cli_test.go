@@ -136,6 +136,7 @@ func TestUsage(t *testing.T) {
 		{"scrub with no log", []string{"scrub"}, exitUsage, "want one LOG argument"},
 		{"scrub with two logs", []string{"scrub", "a.log", "b.log"}, exitUsage, "got 2"},
 		{"help", []string{"help"}, exitOK, "Usage:"},
+		{"show -h", []string{"show", "-h"}, exitOK, "Usage:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := callbacklog("", tc.args...)

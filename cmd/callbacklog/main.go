@@ -15,6 +15,8 @@ const (
 	exitOK         = 0
 	exitUnreadable = 1 // the log had lines that could not be read; the rest was shown
 	exitUsage      = 2 // bad arguments, or the log or an output file could not be opened
+
+	exitHelp = -1 // from parse: the usage was asked for and shown; exit 0
 )
 
 const usage = `callbacklog shows what a Pulumi deployment's callbacks did, from the engine's
@@ -70,7 +72,7 @@ func usageError(stderr io.Writer, format string, args ...any) int {
 }
 
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("callbacklog "+name, flag.ContinueOnError)
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // usage errors are reported once, with the whole usage
 	return fs
 }
@@ -81,8 +83,9 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (string, int) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return "", usageError(stderr, "help for %s", fs.Name())
+			if errors.Is(err, flag.ErrHelp) { // -h asks for the usage: not an error
+				fmt.Fprint(stderr, usage)
+				return "", exitHelp
 			}
 			return "", usageError(stderr, "%s: %v", fs.Name(), err)
 		}
@@ -115,6 +118,9 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	htmlFile := fs.String("html", "", "")
 	secrets := fs.Bool("secrets", false, "")
 	name, code := parse(fs, args, stderr)
+	if code == exitHelp {
+		return exitOK
+	}
 	if code != exitOK {
 		return code
 	}
@@ -178,6 +184,9 @@ func writeHTMLFile(name, source string, recs []*record, problems []problem) erro
 func scrub(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("scrub", stderr)
 	name, code := parse(fs, args, stderr)
+	if code == exitHelp {
+		return exitOK
+	}
 	if code != exitOK {
 		return code
 	}
