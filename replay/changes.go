@@ -38,7 +38,8 @@ type Change struct {
 }
 
 // Changes returns what the call changed: the properties (then the options)
-// a transform changed, each in path order (old is the request, new the response), the
+// a transform changed, each in path order (an option at its zero value
+// counts as absent, and an output value as the value it holds) (old is the request, new the response), the
 // state a migration changed, an error hook's retry decision (always one
 // Change, "retry"), a hook's refusal ("error"). A failed call, or payloads
 // that do not decode, changed nothing. Secret values are shown as "[secret]"
@@ -195,10 +196,16 @@ var unmarshalOpts = plugin.MarshalOptions{KeepSecrets: true, KeepUnknowns: true,
 
 // properties converts a protobuf Struct into the SDK's property values; a
 // Struct the SDK refuses is compared as plain JSON instead.
-func properties(s *structpb.Struct) (resource.PropertyMap, bool) {
+func properties(s *structpb.Struct) (m resource.PropertyMap, ok bool) {
 	if s == nil {
 		return resource.PropertyMap{}, true
 	}
+	// The SDK's decoder trusts its input more than a log deserves.
+	defer func() {
+		if recover() != nil {
+			m, ok = nil, false
+		}
+	}()
 	m, err := plugin.UnmarshalProperties(s, unmarshalOpts)
 	if err != nil {
 		return nil, false
@@ -243,6 +250,7 @@ func (d *differ) propertyMaps(path string, a, b resource.PropertyMap) {
 }
 
 func (d *differ) property(path string, a, b resource.PropertyValue) {
+	a, b = plain(a), plain(b)
 	if d.secrets {
 		// Shown in full: a secret and its value differ only in the mark.
 		if a.IsSecret() && b.IsSecret() {
@@ -275,6 +283,23 @@ func (d *differ) property(path string, a, b resource.PropertyValue) {
 		}
 		d.out = append(d.out, Change{Path: path, Old: ra, New: rb})
 	}
+}
+
+// plain returns a known output value as the value it holds (a secret if it
+// is secret) and an unknown one as a computed value: an SDK sends a secret
+// as an output value and gets it back as a secret, which is no change.
+func plain(v resource.PropertyValue) resource.PropertyValue {
+	if !v.IsOutput() {
+		return v
+	}
+	o := v.OutputValue()
+	if !o.Known {
+		return resource.MakeComputed(resource.NewProperty(""))
+	}
+	if o.Secret {
+		return resource.MakeSecret(o.Element)
+	}
+	return o.Element
 }
 
 // render writes a property value in a JSON-like form.
@@ -362,7 +387,30 @@ func messageMap(m proto.Message) map[string]any {
 	if json.Unmarshal(bs, &out) != nil {
 		return map[string]any{}
 	}
+	for k, v := range out {
+		if isZero(v) {
+			delete(out, k)
+		}
+	}
 	return out
+}
+
+// isZero reports whether an option is at its zero value, which counts as
+// absent: an SDK sets protect: false where the request left it out.
+func isZero(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !v
+	case string:
+		return v == ""
+	case []any:
+		return len(v) == 0
+	case map[string]any:
+		return len(v) == 0
+	}
+	return false
 }
 
 // json compares decoded JSON values; secret envelopes are shown as

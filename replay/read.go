@@ -333,6 +333,23 @@ func (rd *reader) registerResource(line []byte) bool {
 			}
 		}
 	}
+	// A Callback in a field this module does not know is a kind of
+	// callback it does not know either.
+	if bytes.Contains(line, []byte(`"target"`)) {
+		var raw struct {
+			Request map[string]any `json:"request"`
+		}
+		if json.Unmarshal(line, &raw) == nil {
+			for _, k := range [...]string{"object", "propertyDependencies", "transforms", "stateMigrations"} {
+				delete(raw.Request, k)
+			}
+			for _, tok := range callbackTokens(raw.Request, nil) {
+				if rd.tokens[tok] == nil && rd.learn(tok, &reg{method: registerRes, r: Registration{Method: registerRes, Resource: urn}}) {
+					changed = true
+				}
+			}
+		}
+	}
 	return changed
 }
 
@@ -493,31 +510,35 @@ func (rd *reader) complete(c *Call, r *reg) error {
 	}
 	c.Kind = r.kind
 	c.Registration = r.r
-	if err := describe(c); err != nil {
+	parent, err := describe(c)
+	if err != nil {
 		return &LineError{Line: c.Line, Err: err}
+	}
+	if c.URN == "" && c.Kind == callbacks.KindResourceTransform {
+		// No parent: the root stack itself, or a resource the engine
+		// parents to it.
+		c.URN = rd.resourceURN(parent, c.Type, c.Name)
 	}
 	return nil
 }
 
 // describe decodes c's payloads as its kind and sets the resource or invoke
-// they are about.
-func describe(c *Call) error {
+// they are about; it returns a transform's parent.
+func describe(c *Call) (parent string, err error) {
 	req, res := newMessages(c.Kind)
 	if err := proto.Unmarshal(c.Request, req); err != nil {
-		return fmt.Errorf("the request of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
+		return "", fmt.Errorf("the request of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
 	}
 	if c.Response != nil {
 		if err := proto.Unmarshal(c.Response, res); err != nil {
-			return fmt.Errorf("the response of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
+			return "", fmt.Errorf("the response of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
 		}
 	}
 	switch req := req.(type) {
 	case *pulumirpc.TransformRequest:
 		c.Type, c.Name = req.GetType(), req.GetName()
 		c.URN = childURN(resource.URN(req.GetParent()), c.Type, c.Name)
-		if c.URN == "" && req.GetParent() == "" && c.Type == rootStackType {
-			c.URN = c.Registration.Resource
-		}
+		parent = req.GetParent()
 	case *pulumirpc.TransformInvokeRequest:
 		c.Invoke = req.GetToken()
 	case *pulumirpc.ResourceHookRequest:
@@ -530,7 +551,7 @@ func describe(c *Call) error {
 			c.Type, c.Name = string(c.URN.Type()), c.URN.Name()
 		}
 	}
-	return nil
+	return parent, nil
 }
 
 // flush yields the calls at the head of the queue that are complete; at the

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -9,6 +10,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -155,7 +161,7 @@ func TestScrubKeepsWhatIsNotSecret(t *testing.T) {
 			assert.Contains(t, outLines[i], scrubbedPrefix)
 		}
 	}
-	assert.Equal(t, 4, changed, "the unknown kind's and the undecodable payload's two entries")
+	assert.Equal(t, 6, changed, "the two entries of each call of an unknown kind (two) and of the undecodable payload")
 }
 
 func TestScrubSecretInsidePayloadOfUnknownKind(t *testing.T) {
@@ -173,4 +179,33 @@ func TestScrubBadLines(t *testing.T) {
 	require.NoError(t, Scrub(&out, strings.NewReader(in)))
 	assert.Equal(t, "{\"method\":\"x\",\"request\":{\"a\":{\"4dabf18193072939515e22adb298388d\":\"1b47061264138c4ac30d75fd1eb44270\",\"value\":\"[secret 1]\"}}}\n"+
 		"[scrubbed: line 2 was not a JSON entry and was removed]\n\n[scrubbed: line 4 was a truncated entry and was removed]\n", out.String())
+}
+
+// TestScrubKeepsUnknownFields: a field of a payload this module's protocol
+// version does not know survives scrubbing, and the secret beside it does
+// not.
+func TestScrubKeepsUnknownFields(t *testing.T) {
+	t.Parallel()
+	req := &pulumirpc.TransformRequest{Type: synthPetType, Name: "pet", Parent: synthStack,
+		Properties: &structpb.Struct{Fields: map[string]*structpb.Value{"password": secretPB("s3cret-Value")}}}
+	raw := mustMarshal(req)
+	raw = protowire.AppendTag(raw, 99, protowire.BytesType)
+	raw = protowire.AppendBytes(raw, []byte("from a later engine"))
+	var log bytes.Buffer
+	s := &synthWriter{o: synthetic{}, w: bufio.NewWriter(&log), now: time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC)}
+	s.enc = json.NewEncoder(s.w)
+	s.call(monitorPrefix+stackTransform, map[string]any{"target": "t", "token": "tok"}, map[string]any{}, nil, serverMeta)
+	s.invokeRaw("tok", raw, &pulumirpc.TransformResponse{}, nil)
+	require.NoError(t, s.w.Flush())
+
+	var out bytes.Buffer
+	require.NoError(t, Scrub(&out, &log))
+	assert.Empty(t, leaks(out.Bytes(), "s3cret-Value"))
+	calls, errs := readAll(t, out.Bytes())
+	require.Empty(t, errs)
+	require.Len(t, calls, 1)
+	got, _, err := calls[0].Messages()
+	require.NoError(t, err)
+	assert.Contains(t, string(got.ProtoReflect().GetUnknown()), "from a later engine")
+	assert.Equal(t, "[secret 1]", got.(*pulumirpc.TransformRequest).GetProperties().GetFields()["password"].GetStructValue().GetFields()["value"].GetStringValue())
 }

@@ -41,9 +41,10 @@ func TestReadSyntheticBothForms(t *testing.T) {
 		}
 		R, S, M, H, E, I := callbacks.KindResourceTransform, callbacks.KindResourceTransform, callbacks.KindStateMigration, callbacks.KindResourceHook, callbacks.KindErrorHook, callbacks.KindInvokeTransform
 		assert.Equal(t, []callbacks.Kind{I, R, S, M, H, E, R, S, M, H, R, S, M, H}, kinds, "oneEntry=%v", oneEntry)
-		require.Len(t, errs, 2, "oneEntry=%v: %v", oneEntry, errs)
+		require.Len(t, errs, 3, "oneEntry=%v: %v", oneEntry, errs)
 		assert.ErrorContains(t, errs[0], "a callback kind this module does not know, registered by RegisterFutureHook")
 		assert.ErrorContains(t, errs[1], "does not decode as a resource transform")
+		assert.ErrorContains(t, errs[2], "token future-field is a callback kind this module does not know, registered by RegisterResource")
 		assert.Len(t, seqs, len(calls))
 
 		own := calls[1]

@@ -34,7 +34,9 @@ type synthetic struct {
 	// every adds every other kind: a resource's own transform and state
 	// migration on each resource, a stack invoke transform and its call, an
 	// error hook and a retry, a registration of a kind this module does not
-	// know and its call, and a call whose payload does not decode.
+	// know and its call, a callback in a field of RegisterResource this
+	// module does not know and its call, and a call whose payload does not
+	// decode.
 	every bool
 	// secret, if set, is the program's secret: in its configuration, in
 	// every resource's inputs, payloads and state. plain is a plain
@@ -207,6 +209,9 @@ func writeSynthetic(w io.Writer, o synthetic) error {
 		if o.every {
 			reg["transforms"] = []any{map[string]any{"target": "127.0.0.1:2", "token": "own-transform-" + name}}
 			reg["stateMigrations"] = []any{map[string]any{"target": "127.0.0.1:2", "token": "migration-" + name}}
+			if i == 0 {
+				reg["replacementHooks"] = []any{map[string]any{"target": "127.0.0.1:2", "token": "future-field"}}
+			}
 		}
 		s.started(monitorPrefix+registerRes, reg, serverMeta)
 
@@ -232,6 +237,9 @@ func writeSynthetic(w io.Writer, o synthetic) error {
 				urn, synthPetType, sig.Key, sig.Secret, strconv.Quote(o.secret), sig.Key, sig.Secret, o.secret)
 			s.invoke("migration-"+name, &pulumirpc.StateMigrationRequest{Urn: urn, OldState: []byte(old)},
 				&pulumirpc.StateMigrationResponse{NewState: []byte(old)}, nil)
+		}
+		if o.every && i == 0 {
+			s.invoke("future-field", &pulumirpc.ResourceHookRequest{Urn: urn}, &pulumirpc.ResourceHookResponse{}, nil)
 		}
 		s.invoke("audit-hook", &pulumirpc.ResourceHookRequest{Urn: urn, Name: name, Type: synthPetType, NewInputs: out}, &pulumirpc.ResourceHookResponse{}, nil)
 		if o.every && i == 0 {
