@@ -387,3 +387,23 @@ func TestAccountOfManyResources(t *testing.T) {
 		}
 	}
 }
+
+// TestAccountOfARealInvokeTransform records a plain Go SDK program whose
+// invoke transform rewrites the argument of an invoke: the account shows
+// it with the stack-wide calls, with the invoke's token and the change.
+func TestAccountOfARealInvokeTransform(t *testing.T) {
+	t.Parallel()
+	log := recordUp(t, "invokeprogram", "./testdata/invokeprogram")
+	recs := readFile(t, log, false)
+	equalLists(t, "the calls", shapes(recs), []string{": invoke transform stack invoke transform #1 changed"})
+	if len(recs) == 1 {
+		r := recs[0]
+		want := []change{{Path: "args.urn", Old: `"urn:placeholder"`, New: `"urn:pulumi:dev::invokeprogram::pulumi:pulumi:Stack::invokeprogram-dev"`}}
+		if r.Invoke != "pulumi:pulumi:getResource" || r.URN != "" || fmt.Sprint(r.Changes) != fmt.Sprint(want) {
+			t.Errorf("the invoke transform's call: invoke %q, URN %q, changes %v; want pulumi:pulumi:getResource, none, %v", r.Invoke, r.URN, r.Changes, want)
+		}
+	}
+	if text := showText(t, log); !strings.Contains(text, "stack-wide (about no resource)") || !strings.Contains(text, "invoke pulumi:pulumi:getResource") {
+		t.Errorf("the account does not show the invoke transform with the stack-wide calls:\n%s", text)
+	}
+}
