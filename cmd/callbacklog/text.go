@@ -54,8 +54,11 @@ func (p *printer) summary(source string, s summary) {
 		p.line("%s: no callback calls", source)
 		return
 	}
-	p.line("%s: %s about %s", source, plural(s.Calls, "callback call", "callback calls"),
-		plural(s.Resources, "resource", "resources"))
+	about := "no resource"
+	if s.Resources > 0 {
+		about = plural(s.Resources, "resource", "resources")
+	}
+	p.line("%s: %s about %s", source, plural(s.Calls, "callback call", "callback calls"), about)
 	p.line("")
 	if s.Calls > 1 {
 		p.line("%s%s in callbacks, within %s from the first call's start to the last one's end", label("time"),
