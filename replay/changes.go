@@ -31,7 +31,9 @@ import (
 //
 // Old and New are the values rendered in a JSON-like form (strings quoted);
 // "" means absent. A secret value is "[secret]" unless the secrets were
-// asked for, an unknown value is "[unknown]".
+// asked for (then secret("…") where it is not a secret on both sides); two
+// different secrets are "[secret]" and "[another secret]"; an unknown value
+// is "[unknown]".
 type Change struct {
 	Path     string
 	Old, New string
@@ -345,7 +347,9 @@ func (d *differ) write(b *strings.Builder, v resource.PropertyValue) {
 			b.WriteString("[secret]")
 			return
 		}
+		b.WriteString("secret(")
 		d.write(b, v.SecretValue().Element)
+		b.WriteByte(')')
 	case v.IsComputed():
 		b.WriteString("[unknown]")
 	case v.IsOutput():

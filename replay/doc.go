@@ -7,18 +7,33 @@
 // per line for every gRPC call the engine makes or serves. Callback calls are
 // the engine's /pulumirpc.Callbacks/Invoke requests, whose payloads are the
 // protocol's messages in base64; the monitor's own entries of the same log
-// (RegisterStackTransform, RegisterResourceHook, RegisterErrorHook,
-// RegisterResource …) say which function each token names. [Read] streams
-// the calls as [Call] values, whatever language the program was written in.
-// [Call.Changes] and [Call.Outcome] say what a call did, by property path.
+// (RegisterStackTransform, RegisterStackInvokeTransform,
+// RegisterResourceHook, RegisterErrorHook, and RegisterResource with its
+// transforms and stateMigrations) say which function each token names.
+// [Read] streams the calls as [Call] values, whatever language the program
+// was written in: the payloads are the engine's protocol, not this
+// module's. It reads both forms of the log, two entries per call (CLI
+// releases of late 2025 on) and one, and holds one line at a time.
+//
+// A [Call] says where its function was registered ([Registration]: the
+// method, a hook's name, a stack transform's order within its run of the
+// program, or the resource a transform or migration is attached to), the
+// resource it was about, the payloads, the error, when it started and how
+// long it took. [Call.Messages] decodes the payloads as the protocol's
+// messages; [Call.Changes] says what a call changed, property by property
+// (old → new, secrets hidden unless asked for); [Call.Outcome] sums it up in
+// a word: changed, unchanged, ok, refused, retry, no retry, migrated,
+// failed.
 //
 // A log holds secrets in plain text: the stack's configuration, and secret
 // values inside the callback payloads. [Scrub] replaces them, and every
-// configuration value, with stable placeholders, so that a log can be kept
-// as test data.
+// configuration value, with placeholders ("[secret 1]") that are the same
+// for the same value throughout the log, so that a log can be kept as test
+// data and still replays for functions that do not read secrets.
 //
 // A malformed line, a payload that does not decode, a token the log never
-// registered or a callback kind this module does not know yields a
-// [*LineError] naming the line, and reading goes on. Nothing in this package
-// keeps state between calls; a Call may be read from several goroutines.
+// registered, or a callback kind this module does not know (the engine
+// adds kinds) yields a [*LineError] naming the line, and reading goes on.
+// Nothing in this package keeps state between calls; a Call may be used
+// from several goroutines.
 package replay

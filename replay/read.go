@@ -39,6 +39,12 @@ const (
 	errorHook       = "RegisterErrorHook"
 )
 
+var (
+	invokePrefix = []byte(`{"method":"` + invokeMethod + `"`)
+	progressKey  = []byte(`"progress":"`)
+	startedMark  = []byte(`"progress":"request_started"`)
+)
+
 // Read streams the callback calls of an engine gRPC log (the file
 // PULUMI_DEBUG_GRPC names) in the order they completed. A line that cannot
 // be read, or a call that cannot be understood, yields a *LineError and
@@ -46,8 +52,8 @@ const (
 // error.
 //
 // Read accepts both forms of the log: two entries per call
-// (request_started, then response_completed, from CLI 3.200-odd on) and one
-// entry per call. It learns each token's kind and registration from the
+// (request_started, then response_completed, as CLIs since late 2025 write
+// it) and one entry per call. It learns each token's kind and registration from the
 // monitor's entries of the same log; in a log of one entry per call, where a
 // resource's registration comes after its transforms' calls, a call waits
 // for its registration and the calls after it wait with it, so the order
@@ -127,8 +133,40 @@ func (rd *reader) line(line []byte, ended bool) bool {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return false
 	}
+	if bytes.HasPrefix(line, invokePrefix) {
+		// The engine's own layout of a callback call's entry, read in one
+		// pass: its only strings are a token, base64, metadata and a
+		// timestamp, so the progress marker cannot appear by chance.
+		if bytes.Contains(line, progressKey) {
+			rd.twoWay = true
+		}
+		if bytes.Contains(line, startedMark) {
+			if !json.Valid(line) {
+				rd.fail(n, badLine(line, ended, json.Unmarshal(line, new(header))))
+				return true
+			}
+			return false
+		}
+		rd.invoke(n, line, ended)
+		return true
+	}
 	var h header
-	if err := json.Unmarshal(line, &h); err != nil {
+	if m, ok := leadingMethod(line); ok {
+		// The engine writes the method first: the entry is only checked
+		// here, and decoded only if it is about callbacks.
+		if !json.Valid(line) {
+			rd.fail(n, badLine(line, ended, json.Unmarshal(line, &h)))
+			return true
+		}
+		h.Method = m
+		if m == runMethod || strings.HasPrefix(m, monitorPrefix) {
+			var p struct {
+				Progress string `json:"progress"`
+			}
+			_ = json.Unmarshal(line, &p)
+			h.Progress = p.Progress
+		}
+	} else if err := json.Unmarshal(line, &h); err != nil {
 		rd.fail(n, badLine(line, ended, err))
 		return true
 	}
@@ -140,7 +178,7 @@ func (rd *reader) line(line []byte, ended bool) bool {
 		if h.Progress == requestStarted {
 			return false
 		}
-		rd.invoke(n, line)
+		rd.invoke(n, line, ended)
 		return true
 	case h.Method == runMethod:
 		rd.runEntry(line, h.Progress)
@@ -152,6 +190,21 @@ func (rd *reader) line(line []byte, ended bool) bool {
 		return rd.monitor(n, line, strings.TrimPrefix(h.Method, monitorPrefix))
 	}
 	return false
+}
+
+// leadingMethod returns the method of an entry that starts with it, as the
+// engine writes them, when it holds no escape.
+func leadingMethod(line []byte) (string, bool) {
+	const prefix = `{"method":"`
+	if !bytes.HasPrefix(line, []byte(prefix)) {
+		return "", false
+	}
+	rest := line[len(prefix):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return "", false
+	}
+	return string(rest[:end]), true
 }
 
 func badLine(line []byte, ended bool, err error) error {
@@ -449,10 +502,14 @@ func kindOfJSON(b []byte) string {
 	return "a number"
 }
 
-func (rd *reader) invoke(n int, line []byte) {
+func (rd *reader) invoke(n int, line []byte, ended bool) {
 	rd.seq++
 	var e invokeEntry
 	if err := json.Unmarshal(line, &e); err != nil {
+		if !json.Valid(line) {
+			rd.fail(n, badLine(line, ended, json.Unmarshal(line, new(header))))
+			return
+		}
 		rd.fail(n, fmt.Errorf("callback call %d: %w", rd.seq, unwrapJSON(err)))
 		return
 	}

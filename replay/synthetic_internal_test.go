@@ -1,9 +1,15 @@
 package replay
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
+	"time"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -70,4 +76,26 @@ func TestReadSyntheticBothForms(t *testing.T) {
 			assert.Greater(t, calls[i].Line, calls[i-1].Line)
 		}
 	}
+}
+
+// TestReadLongLines reads a call whose payload is 8 MiB, far past any
+// line-length limit of bufio.Scanner and past the size of the buffer kept
+// between lines, followed by a small call.
+func TestReadLongLines(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("x", 8<<20)
+	var log bytes.Buffer
+	s := &synthWriter{o: synthetic{}, w: bufio.NewWriter(&log), now: time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC)}
+	s.enc = json.NewEncoder(s.w)
+	s.call(monitorPrefix+resourceHook, map[string]any{"name": "audit", "callback": map[string]any{"target": "t", "token": "h"}}, map[string]any{}, nil, serverMeta)
+	s.invoke("h", &pulumirpc.ResourceHookRequest{Urn: "urn:pulumi:dev::p::t:m:T::big", Name: big}, &pulumirpc.ResourceHookResponse{}, nil)
+	s.invoke("h", &pulumirpc.ResourceHookRequest{Urn: "urn:pulumi:dev::p::t:m:T::small", Name: "small"}, &pulumirpc.ResourceHookResponse{Error: "no"}, nil)
+	require.NoError(t, s.w.Flush())
+	calls, errs := readAll(t, log.Bytes())
+	require.Empty(t, errs)
+	require.Len(t, calls, 2)
+	assert.Equal(t, big, calls[0].Name)
+	assert.Equal(t, "small", calls[1].Name)
+	word, msg := calls[1].Outcome()
+	assert.Equal(t, []string{"refused", "no"}, []string{word, msg})
 }
