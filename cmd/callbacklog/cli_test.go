@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -221,6 +222,11 @@ func TestNoSecretPrintedByDefault(t *testing.T) {
 	}
 	if len(values) != 1 || values[0] == "[secret]" || values[0] == absent {
 		t.Fatalf("with -secrets, the password's changes are %q, want its value once", values)
+	}
+	// The value itself, without the quotes and the secret(…) around it.
+	values[0] = strings.TrimSuffix(strings.TrimPrefix(values[0], "secret("), ")")
+	if v, err := strconv.Unquote(values[0]); err == nil {
+		values[0] = v
 	}
 	html := filepath.Join(t.TempDir(), "timeline.html")
 	_, text, _ := callbacklog("", "show", "-html", html, file)
