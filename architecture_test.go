@@ -26,6 +26,7 @@ var layers = []struct {
 	{"registration", []string{"internal/registration", "internal/transformcore"}},
 	{"typed", []string{"transforms", "invoketransforms", "hooks", "migrations"}},
 	{"program", []string{"program"}},
+	{"replay", []string{"replay"}},
 	{"test support", []string{"monitor/monitortest", "internal/testkit/..."}},
 }
 

@@ -1,13 +1,19 @@
 package replay_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/langhost/callbacks/replay"
 )
 
 // TestReadRecordedLogs reads logs the integration tests recorded under the
@@ -64,6 +70,83 @@ func TestReadRecordedLogs(t *testing.T) {
 				expected = nil
 			}
 			assert.Equal(t, expected, got)
+		})
+	}
+}
+
+// oneEntryForm rewrites a log of two entries per call into the older form of
+// one entry per call: the request_started entries go and no entry says its
+// progress. A resource's RegisterResource entry then comes after its
+// transforms' calls, as in logs of older CLIs.
+func oneEntryForm(t *testing.T, log []byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	for _, line := range bytes.Split(bytes.TrimSpace(log), []byte("\n")) {
+		var entry map[string]any
+		require.NoError(t, json.Unmarshal(line, &entry))
+		if entry["progress"] == "request_started" {
+			continue
+		}
+		delete(entry, "progress")
+		b, err := json.Marshal(entry)
+		require.NoError(t, err)
+		out.Write(b)
+		out.WriteByte('\n')
+	}
+	return out.Bytes()
+}
+
+// TestReadBothFormsOfRecordedLogs: every recorded log, rewritten in the
+// form of one entry per call, reads as the same calls with the same
+// registrations, outcomes and changes. The one exception is the form's own
+// limit: a resource whose registration failed (the hook refused its
+// create) has no RegisterResource entry at all in that form, so its own
+// transforms' calls are reported as never registered.
+func TestReadBothFormsOfRecordedLogs(t *testing.T) {
+	t.Parallel()
+	logs, err := filepath.Glob("testdata/*.jsonl")
+	require.NoError(t, err)
+	type view struct {
+		Seq          int
+		Kind         string
+		Registration replay.Registration
+		URN, Type    string
+		Name         string
+		Outcome      string
+		Changes      []replay.Change
+		Request      []byte
+		Duration     time.Duration
+	}
+	views := func(log []byte) []view {
+		var out []view
+		for c, err := range replay.Read(bytes.NewReader(log)) {
+			if err != nil {
+				require.ErrorContains(t, err, "was never registered in this log")
+				out = append(out, view{Outcome: "unregistered"})
+				continue
+			}
+			word, _ := c.Outcome()
+			out = append(out, view{c.Seq, c.Kind.String(), c.Registration, string(c.URN), c.Type, c.Name, word, c.Changes(true), c.Request, c.Duration})
+		}
+		return out
+	}
+	for _, path := range logs {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			t.Parallel()
+			log, err := os.ReadFile(path)
+			require.NoError(t, err)
+			old := oneEntryForm(t, log)
+			require.Less(t, len(old), len(log))
+			want, got := views(log), views(old)
+			require.Len(t, got, len(want))
+			for i := range want {
+				if got[i].Outcome == "unregistered" {
+					assert.Equal(t, "RegisterResource", want[i].Registration.Method, "call %d", i+1)
+					assert.Contains(t, filepath.Base(path), "refused")
+					continue
+				}
+				assert.Equal(t, want[i], got[i])
+			}
 		})
 	}
 }

@@ -83,13 +83,14 @@ func Scrub(dst io.Writer, src io.Reader) error {
 }
 
 type scrubber struct {
-	lines  *lineReader
-	rd     *reader           // learns the tokens, as Read does
-	values map[string]string // a value's canonical JSON → its placeholder
-	exact  map[string]string // a secret string → its placeholder
-	long   []string          // the secret strings of minSubstring bytes or more, longest first
-	queue  []*scrubLine      // lines not written yet, in order
-	w      *bufio.Writer
+	lines   *lineReader
+	rd      *reader           // learns the tokens, as Read does
+	values  map[string]string // a value's canonical JSON → its placeholder
+	exact   map[string]string // a secret string → its placeholder
+	long    []string          // the secret strings of minSubstring bytes or more, longest first
+	escaped bool              // a secret string that JSON text may escape was met
+	queue   []*scrubLine      // lines not written yet, in order
+	w       *bufio.Writer
 }
 
 // scrubLine is a line waiting to be written: done, or a callback call
@@ -119,6 +120,9 @@ func (s *scrubber) line(line []byte, ended bool) error {
 		s.rd.lines = s.lines
 		s.rd.line(line, ended)
 		s.rd.queue = s.rd.queue[:0]
+		if s.plain(h.Method, line) {
+			return s.push(&scrubLine{n: n, out: bytes.Clone(line)})
+		}
 	}
 	entry, err := decodeEntry(line)
 	if err != nil {
@@ -153,6 +157,38 @@ func (s *scrubber) line(line []byte, ended bool) error {
 		return err
 	}
 	return s.push(&scrubLine{n: n, out: out})
+}
+
+// plain reports whether an entry certainly holds nothing to scrub, so that
+// it is copied without being decoded: no configuration, no payload, no
+// secret envelope, and none of the secrets met so far, looked for as they
+// appear in JSON text (which only works for secrets JSON does not escape).
+func (s *scrubber) plain(method string, line []byte) bool {
+	switch method {
+	case runMethod, "/pulumirpc.ResourceProvider/CheckConfig", "/pulumirpc.ResourceProvider/DiffConfig", "/pulumirpc.ResourceProvider/Configure":
+		return false
+	}
+	if s.escaped || len(s.exact) > 64 ||
+		bytes.Contains(line, []byte(sig.Secret)) || bytes.Contains(line, []byte(sig.OutputValue)) ||
+		bytes.Contains(line, []byte("PULUMI_CONFIG=")) {
+		return false
+	}
+	for secret := range s.exact {
+		if bytes.Contains(line, []byte(secret)) {
+			return false
+		}
+	}
+	return true
+}
+
+// escapes reports whether JSON text may show s otherwise than as its bytes.
+func escapes(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return true
+		}
+	}
+	return false
 }
 
 func decodeEntry(line []byte) (map[string]any, error) {
@@ -677,6 +713,9 @@ func (s *scrubber) remember(v any, ph string) {
 			ph = s.placeholder(x)
 		}
 		s.exact[x] = ph
+		if escapes(x) {
+			s.escaped = true
+		}
 		if len(x) >= minSubstring {
 			i := sort.Search(len(s.long), func(i int) bool { return len(s.long[i]) < len(x) })
 			s.long = append(s.long, "")

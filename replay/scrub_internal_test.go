@@ -209,3 +209,26 @@ func TestScrubKeepsUnknownFields(t *testing.T) {
 	assert.Contains(t, string(got.ProtoReflect().GetUnknown()), "from a later engine")
 	assert.Equal(t, "[secret 1]", got.(*pulumirpc.TransformRequest).GetProperties().GetFields()["password"].GetStructValue().GetFields()["value"].GetStringValue())
 }
+
+// TestScrubSecretsMetBefore: a secret met in an envelope is replaced where
+// it appears again as plain text, in a whole string or inside a longer one,
+// whatever characters JSON escapes in it.
+func TestScrubSecretsMetBefore(t *testing.T) {
+	t.Parallel()
+	for _, secret := range []string{"plainSecret42", `pa"ss<wo>rd&x\y`, "naïve-sécret"} {
+		enc, _ := json.Marshal(secret)
+		in := `{"method":"/pulumirpc.ResourceMonitor/RegisterResource","request":{"object":{"pw":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","value":` + string(enc) + `}}}}` + "\n" +
+			`{"method":"/pulumirpc.ResourceProvider/Create","request":{"properties":{"pw":` + string(enc) + `}},"errors":["failed with ` + strings.Trim(string(enc), `"`) + ` as the password"]}` + "\n"
+		var out bytes.Buffer
+		require.NoError(t, Scrub(&out, strings.NewReader(in)))
+		var decoded []any
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			var v any
+			require.NoError(t, json.Unmarshal([]byte(line), &v))
+			decoded = append(decoded, v)
+		}
+		eachString(decoded, func(s string) { assert.NotContains(t, s, secret) })
+		assert.Contains(t, out.String(), `"properties":{"pw":"[secret 1]"}`)
+		assert.Contains(t, out.String(), `failed with [secret 1] as the password`)
+	}
+}
