@@ -34,7 +34,7 @@ var layers = []struct {
 // of it, and the engine's side of the protocol, which imports none of it,
 // so that it speaks only the wire.
 var (
-	applications = []string{"examples/...", "integration/...", "bench/...", "cmd/bigpayload", "cmd/soak"}
+	applications = []string{"examples/...", "integration/...", "bench/...", "cmd/bigpayload", "cmd/soak", "cmd/callbacklog"}
 	wireOnly     = []string{"enginetest/...", "cmd/callbackconform/..."}
 )
 

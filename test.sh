@@ -16,8 +16,9 @@
 # Some tests need more than Go, and skip, saying why, when it is missing: a C
 # compiler for the race detector, Node.js with npm for the Node.js tests
 # (this script runs npm ci in testdata/nodejs when its node_modules is
-# missing), and pulumi and pulumi-language-go on PATH for tests that run the
-# real engine. The list at the end is what the tests themselves reported as
+# missing), Chromium for the browser test of callbacklog's HTML timeline,
+# and pulumi and pulumi-language-go on PATH for tests that run the real
+# engine. The list at the end is what the tests themselves reported as
 # skipped, so it cannot disagree with them. With STRICT=1 (as in CI) a
 # skipped test, or tests run without the race detector, fail the run.
 set -uo pipefail
@@ -59,6 +60,12 @@ if command -v node >/dev/null 2>&1; then
   fi
 else
   echo "node:               not installed (the Node.js tests skip)"
+fi
+
+if command -v chromium >/dev/null 2>&1; then
+  echo "chromium:           $(version chromium --version)"
+else
+  echo "chromium:           not installed (the browser test of callbacklog's HTML timeline skips; apt-get install chromium)"
 fi
 
 for tool in pulumi pulumi-language-go; do

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+
+	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/replay"
+)
+
+// readLog reads a log with replay.Read and turns each call into the record
+// the command shows. Lines that could not be read are returned as problems,
+// in the order they came.
+func readLog(r io.Reader, secrets bool) ([]*record, []problem) {
+	var recs []*record
+	var problems []problem
+	for c, err := range replay.Read(r) {
+		if err != nil {
+			problems = append(problems, toProblem(err))
+		}
+		if c != nil {
+			recs = append(recs, newRecord(c, secrets))
+		}
+	}
+	return recs, problems
+}
+
+func toProblem(err error) problem {
+	var le *replay.LineError
+	if errors.As(err, &le) {
+		return problem{Line: le.Line, Reason: le.Err.Error()}
+	}
+	return problem{Reason: err.Error()}
+}
+
+func orAbsent(v string) string {
+	if v == "" {
+		return absent
+	}
+	return v
+}
+
+// newRecord is what the command shows of one call.
+func newRecord(c *replay.Call, secrets bool) *record {
+	r := &record{
+		Seq: c.Seq, Line: c.Line, Kind: kindName(c.Kind),
+		Method: c.Registration.Method, Registration: registration(c),
+		URN: string(c.URN), Type: c.Type, Name: c.Name, Invoke: c.Invoke,
+		Err: c.Err, Start: c.Start, Duration: c.Duration,
+	}
+	r.Outcome, _ = c.Outcome()
+	if m := c.Registration.Method; m == "RegisterResourceHook" || m == "RegisterErrorHook" {
+		r.HookName = c.Registration.Name
+	}
+	// A hook's refusal and an error hook's decision are shown as such, not
+	// as changes.
+	if c.Kind != callbacks.KindResourceHook && c.Kind != callbacks.KindErrorHook {
+		for _, ch := range c.Changes(secrets) {
+			r.Changes = append(r.Changes, change{Path: ch.Path, Old: orAbsent(ch.Old), New: orAbsent(ch.New)})
+		}
+	}
+	req, res, err := c.Messages()
+	if err != nil {
+		if r.Err == "" {
+			r.Err = "the payload does not decode: " + err.Error()
+		}
+		return r
+	}
+	switch req := req.(type) {
+	case *pulumirpc.TransformRequest:
+		// The resource, when the log gives no URN for it (the stack's own
+		// registration, say).
+		if r.Type == "" && r.Name == "" {
+			r.Type, r.Name = req.GetType(), req.GetName()
+		}
+	case *pulumirpc.ErrorHookRequest:
+		r.Op, r.Attempt = req.GetFailedOperation(), len(req.GetErrors())
+		if len(req.GetErrors()) > 0 {
+			r.Message = req.GetErrors()[0] // newest first
+		}
+	}
+	switch res := res.(type) {
+	case *pulumirpc.ResourceHookResponse:
+		r.Message = res.GetError()
+	case *pulumirpc.ErrorHookResponse:
+		if e := res.GetError(); e != "" && r.Err == "" {
+			r.Err = e
+		}
+	}
+	return r
+}
+
+func kindName(k callbacks.Kind) string { return k.String() }
+
+// registration says where the program registered the call's token, in the
+// words a program's author uses.
+func registration(c *replay.Call) string {
+	reg := c.Registration
+	switch reg.Method {
+	case "RegisterStackTransform":
+		return fmt.Sprintf("stack transform #%d", reg.Order)
+	case "RegisterStackInvokeTransform":
+		return fmt.Sprintf("stack invoke transform #%d", reg.Order)
+	case "RegisterResourceHook", "RegisterErrorHook":
+		return reg.Name
+	case "RegisterResource":
+		what := "transform"
+		if c.Kind == callbacks.KindStateMigration {
+			what = "migration"
+		}
+		if reg.Resource == "" || reg.Resource == c.URN {
+			if what == "migration" {
+				return fmt.Sprintf("migration #%d", reg.Order)
+			}
+			return fmt.Sprintf("transform #%d of the resource", reg.Order)
+		}
+		return fmt.Sprintf("%s #%d of %s", what, reg.Order, reg.Resource.Name())
+	case "":
+		return "unregistered token " + shortToken(c.Token)
+	}
+	return strings.TrimPrefix(reg.Method, "Register") + " " + reg.Name
+}
+
+func shortToken(t string) string {
+	if len(t) > 8 {
+		return t[:8] + "…"
+	}
+	return t
+}
+
+func scrubLog(w io.Writer, r io.Reader) error { return replay.Scrub(w, r) }

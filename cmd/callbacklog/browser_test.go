@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// browserLimit bounds one run of the browser, so that a hang fails the test
+// with what the browser said; it is far beyond what a loaded machine needs.
+const browserLimit = 3 * time.Minute
+
+// chromium returns the path of Debian's Chromium, or skips t saying how to
+// install it. CI installs it (.ci/run), so under STRICT=1 the skip fails.
+func chromium(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not on PATH: the HTML timeline is not checked in a browser; install it with apt-get install -y --no-install-recommends chromium")
+	}
+	return path
+}
+
+// browse loads the HTML file in headless Chromium, with nothing reaching the
+// network, and returns the DOM the page's script built and what the browser
+// logged (its console included).
+func browse(t *testing.T, file string, extra ...string) (dom, logged string) {
+	t.Helper()
+	bin := chromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), browserLimit)
+	defer cancel()
+	args := append([]string{
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0",
+	}, extra...)
+	args = append(args, "file://"+file)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %s: %v\nstderr:\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String(), stderr.String()
+}
+
+var (
+	barRE      = regexp.MustCompile(`<button[^>]*class="bar ([^"]*)"[^>]*>`)
+	attrRE     = regexp.MustCompile(`data-(seq|outcome)="([^"]*)"`)
+	renderedRE = regexp.MustCompile(`<body[^>]*data-rendered="(\d+)"`)
+	legendRE   = regexp.MustCompile(`<li data-outcome="([^"]*)"`)
+)
+
+// checkPage checks the DOM the timeline's script built from recs: one bar
+// per call, each with its call's number and the class of its outcome, a
+// legend entry per outcome, and no script error.
+func checkPage(t *testing.T, dom, logged string, recs []*record) {
+	t.Helper()
+	if m := regexp.MustCompile(`data-error="([^"]*)"`).FindStringSubmatch(dom); m != nil {
+		t.Errorf("the page's script failed: %s", m[1])
+	}
+	for _, l := range strings.Split(logged, "\n") {
+		if strings.Contains(l, "CONSOLE") || strings.Contains(l, "Uncaught") {
+			t.Errorf("the browser's console: %s", l)
+		}
+	}
+	m := renderedRE.FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("the page's script did not finish (no data-rendered on <body>):\n%.2000s", dom)
+	}
+	if n, _ := strconv.Atoi(m[1]); n != len(recs) {
+		t.Errorf("the script counted %d bars, want one per call (%d)", n, len(recs))
+	}
+	bars := barRE.FindAllStringSubmatch(dom, -1)
+	if len(bars) != len(recs) {
+		t.Fatalf("the page has %d bars, want one per call (%d)", len(bars), len(recs))
+	}
+	bySeq := map[int]*record{}
+	outcomes := map[string]bool{}
+	for _, r := range recs {
+		bySeq[r.Seq] = r
+		outcomes[r.Outcome] = true
+	}
+	for _, b := range bars {
+		attrs := map[string]string{}
+		for _, a := range attrRE.FindAllStringSubmatch(b[0], -1) {
+			attrs[a[1]] = a[2]
+		}
+		seq, _ := strconv.Atoi(attrs["seq"])
+		r := bySeq[seq]
+		if r == nil {
+			t.Errorf("bar %s has no call of the log", b[0])
+			continue
+		}
+		want := "o-" + strings.ReplaceAll(r.Outcome, " ", "-")
+		if b[1] != want || attrs["outcome"] != r.Outcome {
+			t.Errorf("bar #%d has class %q and outcome %q, want class %q for outcome %q", seq, b[1], attrs["outcome"], want, r.Outcome)
+		}
+		delete(bySeq, seq)
+	}
+	for seq := range bySeq {
+		t.Errorf("call #%d has no bar", seq)
+	}
+	legend := map[string]bool{}
+	for _, l := range legendRE.FindAllStringSubmatch(dom, -1) {
+		legend[l[1]] = true
+	}
+	for o := range outcomes {
+		if !legend[o] {
+			t.Errorf("the legend has no entry for outcome %q (it has %v)", o, legend)
+		}
+	}
+}
+
+func TestTimelineInABrowser(t *testing.T) {
+	chromium(t)
+	recs := fixture()
+	file := filepath.Join(t.TempDir(), "timeline.html")
+	if err := writeHTMLFile(file, "demo.log", recs, []problem{{Line: 12, Reason: "unexpected end of JSON input"}}); err != nil {
+		t.Fatal(err)
+	}
+	dom, logged := browse(t, file, "--dump-dom")
+	checkPage(t, dom, logged, recs)
+	if !strings.Contains(dom, "line 12: unexpected end of JSON input") {
+		t.Errorf("the page does not name the unreadable line")
+	}
+
+	// Selecting a call (as a click does; #call=N does it on load) shows
+	// its details, which the script builds: a transform's changes, and a
+	// user's string as text, never as markup.
+	dom, _ = browse(t, file+"#call=1", "--dump-dom")
+	detail := section(dom, `<div id="detail"`)
+	for _, want := range []string{"#1 resource transform · stack transform #1", "changed", "properties.prefix", "(absent)", `"tx"`, "options.protect"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("the details of call #1 do not show %q:\n%s", want, detail)
+		}
+	}
+	dom, _ = browse(t, file+"#call=7", "--dump-dom")
+	detail = section(dom, `<div id="detail"`)
+	if !strings.Contains(detail, "&lt;script&gt;alert(1)&lt;/script&gt;") || strings.Contains(detail, "<script>alert") {
+		t.Errorf("the details of call #7 do not show its error as text:\n%s", detail)
+	}
+	if shots := os.Getenv("CALLBACKLOG_SCREENSHOT"); shots != "" {
+		browse(t, file+"#call=1", "--screenshot="+shots, "--window-size=1280,720", "--hide-scrollbars")
+	}
+}
+
+// section returns dom from the element that starts with open to the end of
+// the next closing tag that ends a div at the same depth (the element,
+// roughly: enough to look for text in it).
+func section(dom, open string) string {
+	i := strings.Index(dom, open)
+	if i < 0 {
+		return ""
+	}
+	rest := dom[i:]
+	depth := 0
+	for j := 0; j < len(rest); j++ {
+		switch {
+		case strings.HasPrefix(rest[j:], "<div"):
+			depth++
+		case strings.HasPrefix(rest[j:], "</div>"):
+			depth--
+			if depth == 0 {
+				return rest[:j+len("</div>")]
+			}
+		}
+	}
+	return rest
+}
+
+// TestTimelinesOfRecordedLogsInABrowser renders the timeline of each
+// recorded log in testdata/logs and checks what the page's script built.
+func TestTimelinesOfRecordedLogsInABrowser(t *testing.T) {
+	chromium(t)
+	for _, file := range logs(t) {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			f, err := os.Open(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, problems := readLog(f, false)
+			f.Close()
+			page := filepath.Join(t.TempDir(), "timeline.html")
+			if code, _, stderr := callbacklog("", "show", "-html", page, file); code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			dom, logged := browse(t, page, "--dump-dom")
+			checkPage(t, dom, logged, recs)
+			if len(problems) != 0 {
+				t.Errorf("unreadable lines in a recorded log: %v", problems)
+			}
+		})
+	}
+}

@@ -1,0 +1,95 @@
+// Command callbacklog shows what a Pulumi deployment's callbacks did, from
+// the engine's own gRPC log: run it first when a deployment did something
+// unexpected.
+//
+//	PULUMI_DEBUG_GRPC=$PWD/up.log pulumi up
+//	go run github.com/langhost/callbacks/cmd/callbacklog show up.log
+//	go run github.com/langhost/callbacks/cmd/callbacklog show -html up.html up.log
+//	go run github.com/langhost/callbacks/cmd/callbacklog scrub up.log > testdata/up.log
+//
+// Usage:
+//
+//	callbacklog show [-json] [-html FILE] [-secrets] LOG
+//	callbacklog scrub LOG > SCRUBBED
+//
+// LOG is a file, or - for standard input. It may come from the real CLI, the
+// Automation API (PULUMI_DEBUG_GRPC in the workspace's environment) or
+// enginetest, from either form of the log (two entries per call, or one),
+// and from a program in any language: only the engine's protocol is read.
+//
+// # The account
+//
+// show prints a summary (the time spent in callbacks, calls by kind and by
+// outcome, which registrations the time went to, the slowest calls), then
+// each resource in the order the
+// deployment first called back about it: its type, name and URN, and every
+// callback call about it in the order they completed, one row each:
+//
+//	#seq  +start  kind  registration  outcome  duration  line N
+//
+// The start is after the first call of the log; line N is the log line that
+// completed the call. The registration says where the program registered
+// the callback: a hook's or error hook's name, "stack transform #1", "stack
+// invoke transform #1", "transform #2 of the resource" (its transforms
+// option), or "migration #1" (its state migrations). Under a row come what
+// the call did: a transform's or migration's changes by property path
+// (properties.tags.team, options.protect, state[0].outputs.x) as old → new,
+// a hook's refusal, the failed operation, attempt and error an error hook
+// saw (its outcome, retry or no retry, is its decision), and the error the
+// engine got, if any. Invoke transforms, which are about no resource, come
+// last. The outcome words are those of replay.Call.Outcome.
+//
+// Lines of the log that could not be read (a truncated or corrupt line, a
+// payload that does not decode, a token no registration names) are listed
+// at the end with their line numbers and reasons; everything else is still
+// shown, and the command exits 1. A usage error exits 2.
+//
+// Secret values are printed as "[secret]" in every form unless -secrets is
+// given. User strings are printed on one line, with control characters
+// escaped.
+//
+// # JSON
+//
+// -json prints JSON Lines instead: one object per call, in completion order,
+// with the fields
+//
+//	seq           the call's order among the log's callback calls, by completion
+//	line          the log line that completed it
+//	kind          "resource transform", "invoke transform", "resource hook",
+//	              "error hook" or "state migration"
+//	registration  {"label": as in the account, "method": the monitor method
+//	              that registered it, "name": a hook's name}
+//	resource      {"urn", "type", "name"}; absent for invoke transforms, and
+//	              "urn" absent when the log does not give it
+//	invoke        an invoke transform's function token
+//	outcome       the outcome word
+//	start         when the call started (RFC 3339), if the log says
+//	durationNs    how long it took, in nanoseconds
+//	changes       [{"path", "old", "new"}], values as printed in the account
+//	              ("(absent)" for none, "[secret]" for a secret)
+//	message       a hook's refusal, or the error an error hook saw
+//	attempt       an error hook's attempt, 1 for the first failure
+//	operation     the operation an error hook was called for
+//	error         the error the engine got from the call
+//
+// then one object {"unreadable": {"line", "reason"}} per line that could not
+// be read. Empty fields are left out.
+//
+// # Timeline
+//
+// -html FILE also writes one self-contained HTML file (no network, no
+// external font or script): a row per resource, a bar per call placed by
+// its start and as long as its duration, coloured by outcome, with a legend.
+// It answers what text answers badly: where the time went, and which
+// resources waited on which hook (a thin line joins a resource's first call
+// to the end of its last: the gaps along it are waits), with a table of the
+// time each registration took. Hovering or clicking a bar shows the call's
+// details; FILE#call=N opens the page with call N selected.
+//
+// # Scrub
+//
+// scrub writes the log with every secret value (inside callback payloads
+// too) and every configuration value replaced by a stable placeholder
+// (replay.Scrub), so that it can be attached to an issue or committed as
+// test data.
+package main
