@@ -102,6 +102,21 @@
 // Everything the engine does is recorded as [Event] values ([Engine.Record],
 // [Engine.Trace]) and user-facing messages as [Diagnostic] values.
 //
+// The engine writes the gRPC log the CLI writes: when the environment
+// variable PULUMI_DEBUG_GRPC names a file at [Start], the engine appends to
+// it every call it serves on the ResourceMonitor service and every call it
+// makes to a callback server, in the CLI's format (3.274.1), so that the
+// log of a test's deployment reads as the log of `pulumi up` does. The file
+// is JSON Lines, created with mode 0600, with two entries a call: a
+// "request_started" entry with the request, then a "response_completed"
+// entry that repeats it and adds the response, or, for a callback call, the
+// error in "errors". Bodies are protojson with default options. A callback
+// call has metadata {"kind":"callbacks","mode":"client"}, a timestamp (its
+// end, once completed) and a duration; a monitor call has metadata
+// {"mode":"server"} and, as the CLI writes them, a zero timestamp when it
+// starts, a saturated duration when it completes, and no error. Engines
+// that share a file, in one process or several, append whole lines.
+//
 // Known simplifications: steps run on the goroutine of the RPC that caused
 // them, and delete steps one at a time; Call is not served; a program's
 // standard output is not shown as info diagnostics, as the engine shows

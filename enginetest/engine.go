@@ -130,13 +130,14 @@ func Start(opts ...Option) (*Engine, error) {
 	}
 	base, cancel := context.WithCancel(context.Background())
 	base, span, srvTrace, dialTrace := cfg.traceOptions(base)
+	grpcLog := newGRPCLog()
 	e := &Engine{
 		cfg:              cfg,
 		prov:             prov,
 		addr:             lis.Addr().String(),
 		base:             base,
 		span:             span,
-		dialer:           dialer{opts: dialTrace},
+		dialer:           dialer{opts: append(dialTrace, grpcLog.dialOptions()...)},
 		cancel:           cancel,
 		hooks:            map[string]*hookEntry{},
 		remoteTransforms: map[string][]*pulumirpc.Callback{},
@@ -170,7 +171,7 @@ func Start(opts ...Option) (*Engine, error) {
 		grpc.MaxRecvMsgSize(maxMessageSize),
 		grpc.MaxSendMsgSize(maxMessageSize),
 		grpc.WaitForHandlers(true),
-	}, srvTrace...)...)
+	}, append(srvTrace, grpcLog.serverOptions()...)...)...)
 	pulumirpc.RegisterResourceMonitorServer(e.srv, &monitorServer{e: e})
 	pulumirpc.RegisterEngineServer(e.srv, &engineServer{e: e})
 	e.bg.Add(1)

@@ -108,8 +108,9 @@ func ContinueOnError(on bool) Option {
 
 // OldEngine makes the simulator behave like an engine that predates
 // callbacks: GetDeploymentInfo answers UNIMPLEMENTED, SupportsFeature answers
-// false for transforms, invokeTransforms, resourceHooks, errorHooks and
-// sendsOptionsToHooks, the matching registration RPCs answer UNIMPLEMENTED,
+// false for the six features such an engine lacks (transforms,
+// invokeTransforms, resourceHooks, errorHooks, sendsOptionsToHooks and
+// parameterization), the matching registration RPCs answer UNIMPLEMENTED,
 // and the transforms and hooks fields of RegisterResource are ignored.
 func OldEngine() Option {
 	return optionFunc(func(c *config) {
@@ -126,7 +127,7 @@ func OldEngine() Option {
 // The engine releases whose behaviour the simulator can play, for
 // [EngineVersion].
 const (
-	// Engine3_274 is Pulumi 3.274.1, the newest release and the default.
+	// Engine3_274 is Pulumi 3.274.1, the default.
 	// It advertises STATE_MIGRATIONS and runs the migrations of a
 	// registration (see [Engine.RunFunc] and the package documentation).
 	Engine3_274 = "3.274.1"
