@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -66,6 +68,11 @@ type CreateRequest struct {
 	// Attempt counts calls for this step, from 1; it grows when an error
 	// hook asks for a retry.
 	Attempt int
+
+	// replaces is the ID of the resource this one replaces, if any. The
+	// engine's protocol does not tell a provider, so only FakeProvider's
+	// default Create reads it, to give the replacement a new ID.
+	replaces string
 }
 
 // CreateResponse is a provider's answer to Create.
@@ -159,9 +166,15 @@ type ConstructResponse struct {
 // FakeProvider is a [Provider] built from optional functions. A nil function
 // gets the default behaviour:
 //   - Create: ID "<name>-id" (empty in preview), outputs equal to inputs;
+//     a resource that replaces another gets an ID of its own:
+//     "<name>-id-2" replaces "<name>-id", "<name>-id-3" replaces
+//     "<name>-id-2", and so on;
 //   - Update: outputs equal to the new inputs;
 //   - Delete: succeeds;
-//   - Diff: the top-level keys that differ, minus ignored ones;
+//   - Diff: the top-level keys that differ, minus ignored ones; a change
+//     of "keepers" replaces the resource and any other change updates it
+//     in place, as in pulumi-random (and the stand-in provider of the
+//     module's integration tests);
 //   - Invoke: returns the arguments;
 //   - Check: accepts the inputs unchanged;
 //   - Construct: registers the component with the given type, name, parent
@@ -197,8 +210,11 @@ func (p *FakeProvider) Create(ctx context.Context, req *CreateRequest) (*CreateR
 		return p.OnCreate(ctx, req)
 	}
 	id := req.Name + "-id"
-	if req.Preview {
+	switch {
+	case req.Preview:
 		id = ""
+	case req.replaces != "":
+		id = replacementID(req.Name, req.replaces)
 	}
 	return &CreateResponse{ID: id, Outputs: cloneStruct(emptyIfNil(req.Inputs))}, nil
 }
@@ -230,7 +246,27 @@ func (p *FakeProvider) Diff(ctx context.Context, req *DiffRequest) (*DiffRespons
 			changed = append(changed, k)
 		}
 	}
-	return &DiffResponse{Changed: changed}, nil
+	resp := &DiffResponse{Changed: changed}
+	if slices.Contains(changed, replacingKey) {
+		resp.Replace = []string{replacingKey}
+	}
+	return resp, nil
+}
+
+// replacingKey is the input whose change makes FakeProvider's default Diff
+// replace a resource.
+const replacingKey = "keepers"
+
+// replacementID is the ID FakeProvider's default Create gives a resource
+// named name that replaces the one with ID old.
+func replacementID(name, old string) string {
+	n := 2
+	if s, ok := strings.CutPrefix(old, name+"-id-"); ok {
+		if k, err := strconv.Atoi(s); err == nil && k >= 2 {
+			n = k + 1
+		}
+	}
+	return name + "-id-" + strconv.Itoa(n)
 }
 
 // Invoke implements [Provider].

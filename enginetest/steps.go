@@ -43,7 +43,7 @@ func (e *Engine) runRegistrationStep(ns *ResourceState) (*ResourceState, error) 
 		if ns.ImportID != "" {
 			return e.importStep(ns)
 		}
-		return e.createStep(ns, OpCreate)
+		return e.createStep(ns, OpCreate, "")
 	}
 	op, dbr, err := e.diff(ns, old)
 	if err != nil {
@@ -66,9 +66,9 @@ func (e *Engine) runRegistrationStep(ns *ResourceState) (*ResourceState, error) 
 			if err := e.deleteStep(old, OpDeleteReplaced); err != nil {
 				return nil, err
 			}
-			return e.createStep(ns, OpReplace)
+			return e.createStep(ns, OpReplace, old.ID)
 		}
-		st, err := e.createStep(ns, OpReplace)
+		st, err := e.createStep(ns, OpReplace, old.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -217,8 +217,9 @@ func (e *Engine) importStep(ns *ResourceState) (*ResourceState, error) {
 	return ns, nil
 }
 
-// createStep creates a resource (op is OpCreate or OpReplace).
-func (e *Engine) createStep(ns *ResourceState, op Op) (*ResourceState, error) {
+// createStep creates a resource (op is OpCreate, or OpReplace of the
+// resource with ID oldID).
+func (e *Engine) createStep(ns *ResourceState, op Op, oldID string) (*ResourceState, error) {
 	i := e.startStep(op, ns.URN)
 	binding := ns.Hooks
 	before := &pulumirpc.ResourceHookRequest{
@@ -241,7 +242,7 @@ func (e *Engine) createStep(ns *ResourceState, op Op) (*ResourceState, error) {
 		err := e.withRetries("create", onError(binding), base, func(attempt int) error {
 			r, err := e.prov.Create(e.base, &CreateRequest{
 				URN: ns.URN, Type: ns.Type, Name: ns.Name, Inputs: cloneStruct(ns.Inputs),
-				Preview: e.cfg.dryRun, Attempt: attempt,
+				Preview: e.cfg.dryRun, Attempt: attempt, replaces: oldID,
 			})
 			ev := Event{Kind: KindProviderCreate, URN: ns.URN, Detail: fmt.Sprintf("attempt %d", attempt)}
 			if err != nil {
