@@ -160,7 +160,11 @@ func (e *Engine) runMigrations(urn string, aliases []string, migrations []*pulum
 			urn, strings.Join(pendingDeletes, ", "), urn)
 	}
 	result := make([]*ResourceState, len(final))
+	views := map[string]bool{} // ResourceState has no view, so the rule reads the checkpoint's
 	for i, c := range final {
+		if c.ViewOf != "" {
+			views[c.URN] = true
+		}
 		r, err := fromCheckpoint(c, predecessor(c.URN, subtree, successors))
 		if err != nil {
 			return fmt.Errorf("state migration for %s: deserializing returned state of %s: %w", urn, c.URN, err)
@@ -168,7 +172,7 @@ func (e *Engine) runMigrations(urn string, aliases []string, migrations []*pulum
 		rewriteReferences(r, successors)
 		result[i] = r
 	}
-	if err := e.validateResult(urn, root, subtree, result); err != nil {
+	if err := e.validateResult(urn, root, subtree, result, views); err != nil {
 		return err
 	}
 	e.commitMigration(urn, subtree, result, successors)
@@ -535,8 +539,9 @@ func validateIdentity(urn string, original, final []checkpointResource, successo
 }
 
 // validateResult is the engine's check that the result is one subtree
-// under the registering resource.
-func (e *Engine) validateResult(urn string, priorRoot *ResourceState, prior, result []*ResourceState) error {
+// under the registering resource; views holds the URNs of the results that
+// are views.
+func (e *Engine) validateResult(urn string, priorRoot *ResourceState, prior, result []*ResourceState, views map[string]bool) error {
 	errorf := func(format string, args ...any) error {
 		return fmt.Errorf("state migration for %s: "+format, append([]any{urn}, args...)...)
 	}
@@ -596,6 +601,9 @@ func (e *Engine) validateResult(urn string, priorRoot *ResourceState, prior, res
 		if s.PendingDelete {
 			return errorf("returned resource %s is marked for pending deletion; migrations may not return "+
 				"pending-delete resources", s.URN)
+		}
+		if views[s.URN] {
+			return errorf("returned resource %s is a view; state migrations do not support views", s.URN)
 		}
 		if s.Custom && s.ID == "" {
 			return errorf("returned custom resource %s has no ID", s.URN)
