@@ -108,8 +108,29 @@ func (e *Engine) transformChain(own []*pulumirpc.Callback, parent string) []*pul
 // resultSkip is the Result value 3.260's protocol named SKIP.
 const resultSkip pulumirpc.Result = 2
 
-// registerResource serves ResourceMonitor.RegisterResource: transforms,
-// then a step.
+// registration is one RegisterResource call as the engine works on it:
+// what it was asked, then what the transforms made of it.
+type registration struct {
+	req       *pulumirpc.RegisterResourceRequest
+	urn       string
+	remoteKey string // a remote component's, and its provider's registration of it
+	parent    *ResourceState
+	// inputs are the request's until the transforms run, then theirs.
+	inputs *structpb.Struct
+	// own are the resource's own transforms: the request's, or those the
+	// program gave the remote registration this one constructs.
+	own []*pulumirpc.Callback
+	// deps are the property dependencies, dependsOn the dependencies; opts
+	// are the options after the transforms.
+	deps       map[string][]string
+	dependsOn  []string
+	opts       *pulumirpc.TransformResourceOptions
+	migrations []*pulumirpc.Callback
+}
+
+// registerResource serves ResourceMonitor.RegisterResource: the callbacks
+// it carries, its transforms, then a step (or, for a remote component, the
+// provider's Construct). Each concern is a method of its own below.
 func (e *Engine) registerResource(
 	ctx context.Context, req *pulumirpc.RegisterResourceRequest,
 ) (*pulumirpc.RegisterResourceResponse, error) {
@@ -118,63 +139,101 @@ func (e *Engine) registerResource(
 	}
 	defer e.leave()
 
-	if len(req.GetStateMigrations()) > 0 {
-		if !e.cfg.runsMigrations() {
-			return nil, status.Error(codes.FailedPrecondition, "state migrations are not supported by this deployment")
-		}
-		for _, cb := range req.GetStateMigrations() {
-			if err := e.register(cb); err != nil {
-				return nil, err
-			}
-		}
+	if err := e.admitMigrations(req); err != nil {
+		return nil, err
 	}
 	if req.GetType() == "" || req.GetName() == "" {
 		return nil, status.Error(codes.InvalidArgument, "a resource needs a type and a name")
 	}
-	urn := e.URN(req.GetParent(), req.GetType(), req.GetName())
-	parent := e.stateOf(req.GetParent())
 	inputs, err := canonical(emptyIfNil(req.GetObject()))
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-
-	var own []*pulumirpc.Callback
-	remoteKey := req.GetParent() + "::" + req.GetType() + "::" + req.GetName()
-	useTransforms := e.cfg.supports("transforms")
-	if useTransforms {
-		// As in the engine, the provider's registration of a remote
-		// component gets the transforms the program gave the remote
-		// registration, if it gave any, in place of its own.
-		if !req.GetRemote() {
-			e.mu.Lock()
-			if pending := e.remoteTransforms[remoteKey]; len(pending) > 0 {
-				own = pending
-				delete(e.remoteTransforms, remoteKey)
-			}
-			e.mu.Unlock()
-		}
-		if own == nil {
-			for _, cb := range req.GetTransforms() {
-				if err := e.register(cb); err != nil {
-					return nil, err
-				}
-				own = append(own, proto.Clone(cb).(*pulumirpc.Callback))
-			}
-		}
+	r := &registration{
+		req: req, urn: e.URN(req.GetParent(), req.GetType(), req.GetName()),
+		remoteKey: req.GetParent() + "::" + req.GetType() + "::" + req.GetName(),
+		parent:    e.stateOf(req.GetParent()), inputs: inputs,
 	}
-
+	if err := e.ownTransforms(r); err != nil {
+		return nil, err
+	}
 	if !req.GetRemote() {
-		if err := e.reserve(urn); err != nil {
+		if err := e.reserve(r.urn); err != nil {
 			return nil, err
 		}
 		e.mu.Lock()
-		e.resources[urn].own = own
+		e.resources[r.urn].own = r.own
 		e.mu.Unlock()
 	}
+	if err := e.transform(ctx, r); err != nil {
+		if !req.GetRemote() {
+			e.release(r.urn)
+		}
+		return nil, err
+	}
+	e.takeMigrations(r)
+	if req.GetRemote() {
+		if len(r.own) > 0 {
+			e.mu.Lock()
+			e.remoteTransforms[r.remoteKey] = r.own
+			e.mu.Unlock()
+		}
+		return e.construct(ctx, req, r.urn, r.inputs, r.opts)
+	}
+	return e.registrationStep(r)
+}
 
-	// Property dependencies as the engine reads them: those of the request,
-	// or, when it sends none (and the resource is not remote), every
-	// dependency for every property; plus those of its output values.
+// admitMigrations refuses the state migrations of a registration under an
+// engine that does not run them, and dials their callback servers.
+func (e *Engine) admitMigrations(req *pulumirpc.RegisterResourceRequest) error {
+	if len(req.GetStateMigrations()) == 0 {
+		return nil
+	}
+	if !e.cfg.runsMigrations() {
+		return status.Error(codes.FailedPrecondition, "state migrations are not supported by this deployment")
+	}
+	for _, cb := range req.GetStateMigrations() {
+		if err := e.register(cb); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ownTransforms sets the registration's own transforms, dialling their
+// servers.
+func (e *Engine) ownTransforms(r *registration) error {
+	if !e.cfg.supports("transforms") {
+		return nil
+	}
+	// As in the engine, the provider's registration of a remote component
+	// gets the transforms the program gave the remote registration, if it
+	// gave any, in place of its own.
+	if !r.req.GetRemote() {
+		e.mu.Lock()
+		if pending := e.remoteTransforms[r.remoteKey]; len(pending) > 0 {
+			r.own = pending
+			delete(e.remoteTransforms, r.remoteKey)
+		}
+		e.mu.Unlock()
+	}
+	if r.own != nil {
+		return nil
+	}
+	for _, cb := range r.req.GetTransforms() {
+		if err := e.register(cb); err != nil {
+			return err
+		}
+		r.own = append(r.own, proto.Clone(cb).(*pulumirpc.Callback))
+	}
+	return nil
+}
+
+// requestDependencies returns the property dependencies as the engine
+// reads them from a request: those of the request, or, when it sends none
+// (and the resource is not remote), every dependency for every property;
+// plus those of its output values.
+func requestDependencies(req *pulumirpc.RegisterResourceRequest, inputs *structpb.Struct) map[string][]string {
 	deps := map[string][]string{}
 	for k, v := range req.GetPropertyDependencies() {
 		deps[k] = cloneStrings(v.GetUrns())
@@ -187,69 +246,74 @@ func (e *Engine) registerResource(
 	for k, urns := range dependenciesOf(req.GetObject()) {
 		deps[k] = mergeStrings(deps[k], urns)
 	}
+	return deps
+}
+
+// transform runs the registration's transform chain and sets its inputs,
+// options and dependencies to what the chain returned.
+func (e *Engine) transform(ctx context.Context, r *registration) error {
+	req := r.req
+	useTransforms := e.cfg.supports("transforms")
+	r.deps = requestDependencies(req, r.inputs)
 	// As in the engine, only the resource's own transforms (those of the
 	// request) make it track dependencies through the transforms.
 	hasOwn := useTransforms && len(req.GetTransforms()) > 0
-	start := inputs
+	start := r.inputs
 	if hasOwn {
-		start = withDependencies(inputs, deps)
+		start = withDependencies(r.inputs, r.deps)
 	}
 	in := &transformInput{
-		typ: req.GetType(), name: req.GetName(), parent: req.GetParent(), urn: urn,
-		custom: req.GetCustom(), props: upgrade(start), opts: e.transformOptions(req, parent),
+		typ: req.GetType(), name: req.GetName(), parent: req.GetParent(), urn: r.urn,
+		custom: req.GetCustom(), props: upgrade(start), opts: e.transformOptions(req, r.parent),
 	}
 	var chain []*pulumirpc.Callback
 	if useTransforms {
-		chain = e.transformChain(own, req.GetParent())
+		chain = e.transformChain(r.own, req.GetParent())
 	}
 	if err := e.applyTransforms(ctx, in, chain); err != nil {
-		if !req.GetRemote() {
-			e.release(urn)
-		}
-		return nil, err
+		return err
 	}
-	if inputs, err = canonical(in.props); err != nil {
-		if !req.GetRemote() {
-			e.release(urn)
-		}
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+	inputs, err := canonical(in.props)
+	if err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
 	}
-	opts := in.opts
-	mergeParentProviders(opts, req.GetCustom(), parent)
-	dependsOn := cloneStrings(req.GetDependencies())
+	r.inputs, r.opts = inputs, in.opts
+	mergeParentProviders(r.opts, req.GetCustom(), r.parent)
+	r.dependsOn = cloneStrings(req.GetDependencies())
 	if hasOwn {
 		// After the transforms, the engine rebuilds the property
 		// dependencies from the output values and adds them all to the
 		// resource's dependencies.
-		deps = dependenciesOf(in.props)
-		dependsOn = cloneStrings(opts.GetDependsOn())
-		for _, k := range slices.Sorted(maps.Keys(deps)) {
-			dependsOn = mergeStrings(dependsOn, deps[k])
+		r.deps = dependenciesOf(in.props)
+		r.dependsOn = cloneStrings(r.opts.GetDependsOn())
+		for _, k := range slices.Sorted(maps.Keys(r.deps)) {
+			r.dependsOn = mergeStrings(r.dependsOn, r.deps[k])
 		}
 	}
+	return nil
+}
 
-	// As in the engine, the migrations a program gives a remote component
-	// run when its provider registers it, after the provider's own.
-	migrations := req.GetStateMigrations()
+// takeMigrations sets the state migrations the registration runs. As in
+// the engine, the migrations a program gives a remote component run when
+// its provider registers it, after the provider's own.
+func (e *Engine) takeMigrations(r *registration) {
+	r.migrations = r.req.GetStateMigrations()
 	e.mu.Lock()
-	if pending := e.remoteMigrations[remoteKey]; !req.GetRemote() && len(pending) > 0 {
-		migrations = append(slices.Clone(migrations), pending...)
-		delete(e.remoteMigrations, remoteKey)
-	} else if req.GetRemote() && len(migrations) > 0 {
-		e.remoteMigrations[remoteKey] = migrations
+	defer e.mu.Unlock()
+	if pending := e.remoteMigrations[r.remoteKey]; !r.req.GetRemote() && len(pending) > 0 {
+		r.migrations = append(slices.Clone(r.migrations), pending...)
+		delete(e.remoteMigrations, r.remoteKey)
+	} else if r.req.GetRemote() && len(r.migrations) > 0 {
+		e.remoteMigrations[r.remoteKey] = r.migrations
 	}
-	e.mu.Unlock()
+}
 
-	if req.GetRemote() {
-		if len(own) > 0 {
-			e.mu.Lock()
-			e.remoteTransforms[remoteKey] = own
-			e.mu.Unlock()
-		}
-		return e.construct(ctx, req, urn, inputs, opts)
-	}
-
-	ns := e.newState(req, urn, inputs, opts, dependsOn, deps)
+// registrationStep runs the registration's state migrations, then its step,
+// unless the deployment or a dependency's failure rules it out, and
+// answers the program.
+func (e *Engine) registrationStep(r *registration) (*pulumirpc.RegisterResourceResponse, error) {
+	req, urn := r.req, r.urn
+	ns := e.newState(req, urn, r.inputs, r.opts, r.dependsOn, r.deps)
 	if !e.beginStep() {
 		e.rec.add(Event{Kind: KindStep, URN: urn, Detail: "not run: the deployment was cancelled after an error"})
 		return nil, errUnanswered
@@ -257,9 +321,9 @@ func (e *Engine) registerResource(
 	defer e.endStepRun()
 	// Migrations run when the engine generates the registration's steps:
 	// before its dependencies' failures are looked at.
-	err = e.replacedByMigration(urn)
+	err := e.replacedByMigration(urn)
 	if err == nil {
-		err = e.runMigrations(urn, ns.Aliases, migrations)
+		err = e.runMigrations(urn, ns.Aliases, r.migrations)
 	}
 	if err != nil {
 		e.errorDiag(urn, err.Error())
@@ -268,43 +332,14 @@ func (e *Engine) registerResource(
 	}
 	if reason := e.skipReason(ns); reason != "" {
 		e.rec.add(Event{Kind: KindStep, URN: urn, Detail: "not run: " + reason})
-		if e.cfg.continueOnError && req.GetSupportsResultReporting() {
-			if e.cfg.engine == Engine3_260 {
-				// 3.260's protocol had a third result, SKIP, since removed.
-				return &pulumirpc.RegisterResourceResponse{Urn: urn, Result: resultSkip}, nil
-			}
-			// 3.274 answers a skipped registration as a success whose
-			// outputs are unknown, so dependents see unknowns.
-			return &pulumirpc.RegisterResourceResponse{Urn: urn, Result: pulumirpc.Result_SUCCESS, Unknown: true}, nil
-		}
-		// The engine's answer to a program that cannot read a result.
-		return nil, status.Error(codes.Internal, "resource registration failed")
+		return e.skipped(req, urn)
 	}
-	if ns.Custom && !isProviderType(ns.Type) {
-		// The provider the transforms left; the providers map was already
-		// folded into it before they ran.
-		ref := opts.GetProvider()
-		if ref == "" {
-			if ref, err = e.defaultProvider(packageOf(ns.Type), opts.GetVersion()); err != nil {
-				if e.isCancelled() {
-					return nil, errUnanswered
-				}
-				return nil, status.Error(codes.Unknown, err.Error())
-			}
-		}
-		ns.Provider = ref
+	if err := e.resolveProvider(ns, r.opts); err != nil {
+		return nil, err
 	}
-
 	step := e.runRegistrationStep
 	if e.cfg.destroy {
 		step = e.destroyRegistration
-	}
-	if ns.Custom {
-		e.mu.Lock()
-		if r := e.resources[urn]; r != nil {
-			r.provider = ns.Provider
-		}
-		e.mu.Unlock()
 	}
 	st, err := step(ns)
 	if err != nil {
@@ -323,6 +358,51 @@ func (e *Engine) registerResource(
 		Id:     st.ID,
 		Object: forProgram(emptyIfNil(st.Outputs), req.GetAcceptSecrets(), req.GetAcceptResources()),
 	}, nil
+}
+
+// skipped answers a registration whose step does not run because a
+// dependency failed.
+func (e *Engine) skipped(req *pulumirpc.RegisterResourceRequest, urn string) (*pulumirpc.RegisterResourceResponse, error) {
+	if e.cfg.continueOnError && req.GetSupportsResultReporting() {
+		if e.cfg.engine == Engine3_260 {
+			// 3.260's protocol had a third result, SKIP, since removed.
+			return &pulumirpc.RegisterResourceResponse{Urn: urn, Result: resultSkip}, nil
+		}
+		// 3.274 answers a skipped registration as a success whose
+		// outputs are unknown, so dependents see unknowns.
+		return &pulumirpc.RegisterResourceResponse{Urn: urn, Result: pulumirpc.Result_SUCCESS, Unknown: true}, nil
+	}
+	// The engine's answer to a program that cannot read a result.
+	return nil, status.Error(codes.Internal, "resource registration failed")
+}
+
+// resolveProvider sets the provider of a custom resource: the one the
+// transforms left (the providers map was already folded into it before
+// they ran), or the default provider of its package, created now if need
+// be.
+func (e *Engine) resolveProvider(ns *ResourceState, opts *pulumirpc.TransformResourceOptions) error {
+	if !ns.Custom {
+		return nil
+	}
+	if !isProviderType(ns.Type) {
+		ref := opts.GetProvider()
+		if ref == "" {
+			var err error
+			if ref, err = e.defaultProvider(packageOf(ns.Type), opts.GetVersion()); err != nil {
+				if e.isCancelled() {
+					return errUnanswered
+				}
+				return status.Error(codes.Unknown, err.Error())
+			}
+		}
+		ns.Provider = ref
+	}
+	e.mu.Lock()
+	if r := e.resources[ns.URN]; r != nil {
+		r.provider = ns.Provider
+	}
+	e.mu.Unlock()
+	return nil
 }
 
 // newState builds the goal state of a registration from its options after
