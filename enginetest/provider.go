@@ -8,8 +8,8 @@ import (
 // and invoke. The engine calls it from many goroutines at once.
 //
 // Properties are in the simulator's stored form: secrets as secret
-// envelopes, unknowns as the engine's unknown sentinel string, byte strings that are not valid
-// UTF-8 as byte-string envelopes.
+// envelopes, unknowns as the engine's unknown sentinel string, byte
+// strings that are not valid UTF-8 as byte-string envelopes.
 type Provider = engine.Provider
 
 // Checker is implemented by a [Provider] that checks a custom resource's
