@@ -4,6 +4,51 @@
 // pulumi.Run, or a language host talking to a raw ResourceMonitor client)
 // runs against it as it would against `pulumi up` or `pulumi preview`.
 //
+// # Where the engine lives
+//
+// The engine itself is in enginetest/internal/engine, one concern a file:
+//
+//	engine.go       the Engine: start, addresses, the deployment's end, Wait, Finish, Close
+//	testing.go      New, Run and RunFunc: a Go program in the test's process
+//	command.go      RunCommand: a program as a process, as a language host runs it
+//	options.go      the options and the configuration they set
+//	features.go     SupportsFeature and GetDeploymentInfo's feature list
+//	monitor.go      the ResourceMonitor service: each RPC, recorded, handed on
+//	engine_log.go   the Engine service: the program's log, the root resource
+//	register.go     RegisterResource: callbacks carried, transforms, then the step
+//	transforms.go   resource and invoke transforms: the chain, requests, answers
+//	hooks.go        resource hooks: registration, the calls before and after steps
+//	errorhooks.go   error hooks and the retries of a failed provider operation
+//	migrations.go   state migrations: the calls, the engine's rules, the commit
+//	steps.go        a registration's step: check, diff, create, update, replace
+//	deletes.go      the deletes after the program, dependents first
+//	defaults.go     default providers
+//	provider.go     the Provider interface, its requests and FakeProvider
+//	dial.go         the clients of the program's callback servers
+//	state.go        State and ResourceState
+//	record.go       Event, Diagnostic and the record of the deployment
+//	props.go        property values on the wire: secrets, unknowns, output values
+//	assets.go       asset and archive hashes, as the engine computes them
+//	trace.go        OpenTelemetry spans (WithTracing)
+//	grpclog.go      the gRPC log (PULUMI_DEBUG_GRPC), in the CLI's format
+//
+// The types of the result, the state and the provider's requests are
+// defined there and named here; their fields are documented with them.
+//
+// # What a test holds
+//
+//   - start an engine: [New] (closed by the test's cleanup) or [Start];
+//   - run a program: [Engine.Run], [Engine.RunFunc], [Engine.RunCommand], or
+//     drive a raw client at [Engine.MonitorAddr] and [Engine.Wait];
+//   - read the result and the state: [Result], [State], [ResourceState],
+//     [Diagnostic], and what the engine did, [Engine.Events] and
+//     [Engine.Trace];
+//   - the options: [Option] and the With... functions, [DryRun], [Destroy],
+//     [EngineVersion];
+//   - the provider: [Provider], [Checker] and [FakeProvider].
+//
+// # How it behaves
+//
 // In a test, [New] starts an engine that the test's cleanup closes, and
 // [Engine.Run] runs a Go program in the process against it, with the
 // engine's variables in the environment for the duration, and returns the
@@ -99,8 +144,23 @@
 // step is decided, with "State migration applied (state entries: N
 // before, M after)." ("planned" in a preview) under the resource.
 //
-// Everything the engine does is recorded as [Event] values ([Engine.Record],
+// Everything the engine does is recorded as [Event] values ([Engine.Events],
 // [Engine.Trace]) and user-facing messages as [Diagnostic] values.
+//
+// The engine writes the gRPC log the CLI writes: when the environment
+// variable PULUMI_DEBUG_GRPC names a file at [Start], the engine appends to
+// it every call it serves on the ResourceMonitor service and every call it
+// makes to a callback server, in the CLI's format (3.274.1), so that the
+// log of a test's deployment reads as the log of `pulumi up` does. The file
+// is JSON Lines, created with mode 0600, with two entries a call: a
+// "request_started" entry with the request, then a "response_completed"
+// entry that repeats it and adds the response, or, for a callback call, the
+// error in "errors". Bodies are protojson with default options. A callback
+// call has metadata {"kind":"callbacks","mode":"client"}, a timestamp (its
+// end, once completed) and a duration; a monitor call has metadata
+// {"mode":"server"} and, as the CLI writes them, a zero timestamp when it
+// starts, a saturated duration when it completes, and no error. Engines
+// that share a file, in one process or several, append whole lines.
 //
 // Known simplifications: steps run on the goroutine of the RPC that caused
 // them, and delete steps one at a time; Call is not served; a program's

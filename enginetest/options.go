@@ -2,82 +2,41 @@ package enginetest
 
 import (
 	"context"
-	"maps"
 
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/langhost/callbacks/enginetest/internal/engine"
 )
 
 // An Option configures an [Engine] at [Start].
-type Option interface {
-	apply(*config)
-}
-
-type optionFunc func(*config)
-
-func (f optionFunc) apply(c *config) { f(c) }
-
-type config struct {
-	project, stack, organization string
-	dryRun                       bool
-	parallel                     int32
-	config                       map[string]string
-	configSecretKeys             []string
-	prior                        *State
-	provider                     Provider
-	continueOnError              bool
-	engine                       string
-	oldEngine                    bool
-	noShutdownSignal             bool
-	destroy, runProgram          bool
-	disabled                     map[string]bool
-	beforeShutdown               func(context.Context)
-	tp                           trace.TracerProvider
-	traceParent                  trace.SpanContext
-}
-
-func defaultConfig() *config {
-	return &config{
-		project:  "project",
-		stack:    "stack",
-		engine:   Engine3_274,
-		parallel: 16,
-		config:   map[string]string{},
-		disabled: map[string]bool{},
-	}
-}
+type Option = engine.Option
 
 // WithProject sets the project name. The default is "project".
 func WithProject(name string) Option {
-	return optionFunc(func(c *config) { c.project = name })
+	return engine.WithProject(name)
 }
 
 // WithStack sets the stack name. The default is "stack".
 func WithStack(name string) Option {
-	return optionFunc(func(c *config) { c.stack = name })
+	return engine.WithStack(name)
 }
 
 // WithOrganization sets the organization name. The default is empty.
 func WithOrganization(name string) Option {
-	return optionFunc(func(c *config) { c.organization = name })
+	return engine.WithOrganization(name)
 }
 
 // WithConfig sets the stack configuration reported to the program, and the
 // keys among it that are secret. The default is empty.
 func WithConfig(values map[string]string, secretKeys ...string) Option {
-	return optionFunc(func(c *config) {
-		c.config = maps.Clone(values)
-		if c.config == nil {
-			c.config = map[string]string{}
-		}
-		c.configSecretKeys = append([]string(nil), secretKeys...)
-	})
+	return engine.WithConfig(values, secretKeys...)
 }
 
 // WithParallel sets the parallelism reported to the program. The default is
 // 16. The simulator itself runs every step on the goroutine of the RPC that
 // caused it, so the value has no other effect.
 func WithParallel(n int32) Option {
-	return optionFunc(func(c *config) { c.parallel = n })
+	return engine.WithParallel(n)
 }
 
 // WithState sets the state of the previous deployment. Without it the
@@ -85,78 +44,68 @@ func WithParallel(n int32) Option {
 // registers again are diffed (same, update or replace); the others are
 // deleted once the program is done.
 func WithState(s *State) Option {
-	return optionFunc(func(c *config) { c.prior = s.Clone() })
+	return engine.WithState(s)
 }
 
 // DryRun makes the deployment a preview. The default is false (an update).
 func DryRun(preview bool) Option {
-	return optionFunc(func(c *config) { c.dryRun = preview })
+	return engine.DryRun(preview)
 }
 
 // WithProvider sets the provider that serves every custom resource and
 // invoke. The default is a zero [FakeProvider].
 func WithProvider(p Provider) Option {
-	return optionFunc(func(c *config) { c.provider = p })
+	return engine.WithProvider(p)
 }
 
 // ContinueOnError makes the deployment go on after a failed step, as
 // `pulumi up --continue-on-error` does. The default is false: the first
 // failure cancels every later step.
 func ContinueOnError(on bool) Option {
-	return optionFunc(func(c *config) { c.continueOnError = on })
+	return engine.ContinueOnError(on)
 }
 
 // OldEngine makes the simulator behave like an engine that predates
 // callbacks: GetDeploymentInfo answers UNIMPLEMENTED, SupportsFeature answers
-// false for transforms, invokeTransforms, resourceHooks, errorHooks and
-// sendsOptionsToHooks, the matching registration RPCs answer UNIMPLEMENTED,
+// false for the six features such an engine lacks (transforms,
+// invokeTransforms, resourceHooks, errorHooks, sendsOptionsToHooks and
+// parameterization), the matching registration RPCs answer UNIMPLEMENTED,
 // and the transforms and hooks fields of RegisterResource are ignored.
 func OldEngine() Option {
-	return optionFunc(func(c *config) {
-		c.oldEngine = true
-		for _, id := range []string{
-			"transforms", "invokeTransforms", "resourceHooks", "errorHooks",
-			"sendsOptionsToHooks", "parameterization",
-		} {
-			c.disabled[id] = true
-		}
-	})
+	return engine.OldEngine()
 }
 
-// The engine releases whose behaviour the simulator can play, for
-// [EngineVersion].
-const (
-	// Engine3_274 is Pulumi 3.274.1, the newest release and the default.
-	// It advertises STATE_MIGRATIONS and runs the migrations of a
-	// registration (see [Engine.RunFunc] and the package documentation).
-	Engine3_274 = "3.274.1"
-	// Engine3_260 is Pulumi 3.260.0. Where it differs from 3.274.1 in a way
-	// a program sees, the simulator follows it under this version: a
-	// registration skipped under ContinueOnError answers Result SKIP
-	// (3.274.1 answers SUCCESS with Unknown set), and the engine neither
-	// advertises STATE_MIGRATIONS nor runs migrations: RegisterResource
-	// requests that carry them fail with FailedPrecondition ("state
-	// migrations are not supported by this deployment"). After a failure
-	// it leaves the program's pending calls unanswered until it stops the
-	// program, where 3.274.1 shuts its resource monitor down and so ends
-	// them (see the package doc). It leaves "dependencies" out of the
-	// output values of a resource transform's request that have none,
-	// where 3.274.1 writes an empty list.
-	Engine3_260 = "3.260.0"
-)
+// Engine3_274 is Pulumi 3.274.1, the default.
+// It advertises STATE_MIGRATIONS and runs the migrations of a
+// registration (see [Engine.RunFunc] and the package documentation).
+const Engine3_274 = engine.Engine3_274
+
+// Engine3_260 is Pulumi 3.260.0. Where it differs from 3.274.1 in a way
+// a program sees, the simulator follows it under this version: a
+// registration skipped under ContinueOnError answers Result SKIP
+// (3.274.1 answers SUCCESS with Unknown set), and the engine neither
+// advertises STATE_MIGRATIONS nor runs migrations: RegisterResource
+// requests that carry them fail with FailedPrecondition ("state
+// migrations are not supported by this deployment"). After a failure
+// it leaves the program's pending calls unanswered until it stops the
+// program, where 3.274.1 shuts its resource monitor down and so ends
+// them (see the package doc). It leaves "dependencies" out of the
+// output values of a resource transform's request that have none,
+// where 3.274.1 writes an empty list.
+const Engine3_260 = engine.Engine3_260
 
 // EngineVersion makes the simulator play the given engine release,
 // [Engine3_274] (the default) or [Engine3_260]. Any other value makes
 // [Start] fail.
 func EngineVersion(v string) Option {
-	return optionFunc(func(c *config) { c.engine = v })
+	return engine.EngineVersion(v)
 }
 
 // WithoutShutdownSignal makes SignalAndWaitForShutdown answer UNIMPLEMENTED,
 // as engines that predate it do. The program's end must then be reported with
 // [Engine.Finish].
 func WithoutShutdownSignal() Option {
-	return optionFunc(func(c *config) { c.noShutdownSignal = true })
+	return engine.WithoutShutdownSignal()
 }
 
 // WithoutFeatures turns the named features off. Names are SupportsFeature ids
@@ -165,11 +114,7 @@ func WithoutShutdownSignal() Option {
 // A feature that is off is neither advertised nor served: its registration
 // RPC answers UNIMPLEMENTED and its RegisterResource fields are ignored.
 func WithoutFeatures(ids ...string) Option {
-	return optionFunc(func(c *config) {
-		for _, id := range ids {
-			c.disabled[id] = true
-		}
-	})
+	return engine.WithoutFeatures(ids...)
 }
 
 // BeforeShutdown calls f when the program calls SignalAndWaitForShutdown,
@@ -178,7 +123,7 @@ func WithoutFeatures(ids ...string) Option {
 // program gives up waiting. Tools that call a program's callbacks themselves
 // (a conformance check) use it to keep the program alive while they do.
 func BeforeShutdown(f func(ctx context.Context)) Option {
-	return optionFunc(func(c *config) { c.beforeShutdown = f })
+	return engine.BeforeShutdown(f)
 }
 
 // Destroy makes the deployment a destroy of the state given with
@@ -206,12 +151,20 @@ func BeforeShutdown(f func(ctx context.Context)) Option {
 // Destroy(true) and [DryRun](true), then against one started with
 // Destroy(true), both from the same state.
 func Destroy(runProgram bool) Option {
-	return optionFunc(func(c *config) { c.destroy, c.runProgram = true, runProgram })
+	return engine.Destroy(runProgram)
 }
 
-// runsMigrations reports whether the engine played advertises and runs
-// state migrations: 3.274.1 does, on the self-managed backends the
-// simulator stands for; 3.260.0 and engines that predate callbacks do not.
-func (c *config) runsMigrations() bool {
-	return c.engine == Engine3_274 && !c.oldEngine
+// WithTracing makes the simulator trace the deployment the way the engine
+// does under `pulumi up --otel-traces`, with spans made by tp: a
+// "deployment" span over the whole deployment (under parent's span, if
+// parent is valid, as the engine's spans are under the CLI's); a server
+// span for each call of the program to the ResourceMonitor and Engine
+// services, continuing the trace context the call carries; and a client
+// span for each call to a callback server (pulumirpc.Callbacks/Invoke),
+// its trace context sent in the call's metadata as W3C Trace Context. A
+// callback the program's calls cause (a transform) is under the call's
+// span; one the engine makes of its own accord (a hook) is under the
+// deployment's. A nil tp traces nothing, the default.
+func WithTracing(tp trace.TracerProvider, parent trace.SpanContext) Option {
+	return engine.WithTracing(tp, parent)
 }

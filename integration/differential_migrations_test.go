@@ -1,7 +1,11 @@
 package integration_test
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/langhost/callbacks/enginetest"
 )
@@ -40,4 +44,45 @@ func (tw *twin) upOn(t *testing.T, what string, opts ...enginetest.Option) {
 	res := tw.simulate(t, true, opts...)
 	tw.compare(t, what, cli, []*enginetest.Result{res})
 	tw.compareStates(t, what, res.State)
+}
+
+// TestSimulatorMatchesTheEngineOnABadMigration compares the engines on a
+// migration whose result the engine refuses: programs/migrations at stage
+// id-changed changes the pet's ID, through a plain SDK migration that the
+// module does not check first. Both engines fail the update with the
+// engine's words under the pet and keep the stored state. The IDs in the
+// words are the providers' (the stand-in's pet name, the simulator's
+// "pet-id"), so the CLI's is read as the simulator's.
+func TestSimulatorMatchesTheEngineOnABadMigration(t *testing.T) {
+	t.Parallel()
+	var version []enginetest.Option
+	if !engineRunsMigrations(t) {
+		version = append(version, enginetest.EngineVersion(enginetest.Engine3_260))
+	}
+	tw := newTwin(t, "migrations", migrationsProgram, "pet")
+	tw.upOn(t, "the create", version...)
+	cliID := tw.cli.Export().Get(petType, "pet").ID
+	require.NotEmpty(t, cliID)
+
+	tw.setConfig(t, "stage", "id-changed")
+	cli := tw.cli.Up()
+	res := tw.simulate(t, true, version...)
+	var simID string
+	for _, r := range res.State.Resources {
+		if r.Type == petType && r.Name == "pet" {
+			simID = r.ID
+		}
+	}
+	require.True(t, res.Failed, "the simulator accepted a migration that changes the ID")
+	assert.NotEqual(t, 0, cli.ExitCode, "the CLI accepted a migration that changes the ID:\n%s", cli)
+	var want []string
+	for _, line := range cli.Diagnostics("pet") {
+		want = append(want, strings.ReplaceAll(line, cliID, simID))
+	}
+	assert.Equal(t, want, tw.diagnostics(res)["pet"], "the diagnostics under the pet (CLI, then simulator)")
+	if engineRunsMigrations(t) {
+		assert.Contains(t, strings.Join(want, "\n"),
+			`changed ID from "`+simID+`" to "`+simID+`-changed" without changing URN`, "the engine's words")
+	}
+	tw.compareStates(t, "after the refused migration", res.State)
 }

@@ -79,20 +79,77 @@ func renamedRoot(change func(map[string]any)) []map[string]any {
 // the resource that breaks it.
 func TestEveryRuleOfTheEngine(t *testing.T) {
 	t.Parallel()
+	reg, err := callbacks.NewRegistry()
+	require.NoError(t, err)
+	for _, tt := range brokenResults() {
+		t.Run(tt.rule, func(t *testing.T) {
+			t.Parallel()
+			urn, oldJSON, res := tt.build(t)
+			token, err := reg.Register(migrations.Adapt(func(context.Context, *migrations.Args) (*migrations.Result, error) {
+				return res, nil
+			}))
+			require.NoError(t, err)
+			payload, err := proto.Marshal(&pulumirpc.StateMigrationRequest{Urn: urn, OldState: oldJSON})
+			require.NoError(t, err)
+
+			_, err = reg.Invoke(context.Background(), token, payload)
+			require.Error(t, err, "the result breaks %s and was sent", tt.rule)
+			assert.True(t, errors.Is(err, callbacks.ErrInvalidResult), "not ErrInvalidResult: %v", err)
+			assert.Equal(t, codes.Internal, status.Code(err))
+			assert.Contains(t, err.Error(), "state migration for "+urn+": ")
+			assert.Contains(t, err.Error(), "the result breaks the rule "+tt.rule+": ")
+			assert.Contains(t, err.Error(), tt.names)
+		})
+	}
+}
+
+// brokenResult is a migration result that breaks one rule of the engine's.
+type brokenResult struct {
+	rule string
+	// registration URN; urnOld unless given
+	urn string
+	// old state; subtree() unless given
+	old []map[string]any
+	// the result: the old state changed by change, or state
+	change     func(s []map[string]any) []map[string]any
+	raw        string
+	successors map[string]string
+	// what the message must name besides the rule
+	names string
+}
+
+// build returns the registration URN, the old state as the engine sends it
+// and the result.
+func (tt brokenResult) build(t *testing.T) (urn string, oldJSON []byte, res *migrations.Result) {
+	t.Helper()
+	old := tt.old
+	if old == nil {
+		old = subtree()
+	}
+	oldJSON, err := json.Marshal(old)
+	require.NoError(t, err)
+	res = &migrations.Result{Successors: tt.successors}
+	switch {
+	case tt.raw != "":
+		res.NewState = json.RawMessage(tt.raw)
+	case tt.change != nil:
+		var copied []map[string]any
+		require.NoError(t, json.Unmarshal(oldJSON, &copied))
+		res.NewState, err = json.Marshal(tt.change(copied))
+		require.NoError(t, err)
+	}
+	urn = tt.urn
+	if urn == "" {
+		urn = urnOld
+	}
+	return urn, oldJSON, res
+}
+
+// brokenResults breaks each rule the engine (3.274.1) enforces on a
+// migration's result, one at a time.
+func brokenResults() []brokenResult {
 	renameSucc := map[string]string{urnOld: urnNew}
-	tests := []struct {
-		rule string
-		// registration URN; urnOld unless given
-		urn string
-		// old state; subtree() unless given
-		old []map[string]any
-		// the result: the old state changed by change, or state
-		change     func(s []map[string]any) []map[string]any
-		raw        string
-		successors map[string]string
-		// what the message must name besides the rule
-		names string
-	}{
+	return []brokenResult{
 		{rule: "successors-without-state", successors: map[string]string{urnChild: urnOld}, names: "successors"},
 		{rule: "not-checkpoint-state", raw: `[{"urn": "` + urnOld + `", "bogus": 1}]`, names: "bogus"},
 		{rule: "not-checkpoint-state", raw: `{"urn": "` + urnOld + `"}`, names: "array"},
@@ -195,47 +252,6 @@ func TestEveryRuleOfTheEngine(t *testing.T) {
 		{rule: "outside-subtree", change: func(s []map[string]any) []map[string]any {
 			return append(s, component("urn:pulumi:dev::proj::my:index:Other$my:index:Thing::t", urnOther))
 		}, names: urnOther},
-	}
-	reg, err := callbacks.NewRegistry()
-	require.NoError(t, err)
-	for _, tt := range tests {
-		t.Run(tt.rule, func(t *testing.T) {
-			t.Parallel()
-			old := tt.old
-			if old == nil {
-				old = subtree()
-			}
-			oldJSON, err := json.Marshal(old)
-			require.NoError(t, err)
-			res := &migrations.Result{Successors: tt.successors}
-			switch {
-			case tt.raw != "":
-				res.NewState = json.RawMessage(tt.raw)
-			case tt.change != nil:
-				var copied []map[string]any
-				require.NoError(t, json.Unmarshal(oldJSON, &copied))
-				res.NewState, err = json.Marshal(tt.change(copied))
-				require.NoError(t, err)
-			}
-			urn := tt.urn
-			if urn == "" {
-				urn = urnOld
-			}
-			token, err := reg.Register(migrations.Adapt(func(context.Context, *migrations.Args) (*migrations.Result, error) {
-				return res, nil
-			}))
-			require.NoError(t, err)
-			payload, err := proto.Marshal(&pulumirpc.StateMigrationRequest{Urn: urn, OldState: oldJSON})
-			require.NoError(t, err)
-
-			_, err = reg.Invoke(context.Background(), token, payload)
-			require.Error(t, err, "the result breaks %s and was sent", tt.rule)
-			assert.True(t, errors.Is(err, callbacks.ErrInvalidResult), "not ErrInvalidResult: %v", err)
-			assert.Equal(t, codes.Internal, status.Code(err))
-			assert.Contains(t, err.Error(), "state migration for "+urn+": ")
-			assert.Contains(t, err.Error(), "the result breaks the rule "+tt.rule+": ")
-			assert.Contains(t, err.Error(), tt.names)
-		})
 	}
 }
 

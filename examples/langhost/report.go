@@ -61,7 +61,7 @@ func verdict(w io.Writer, name string, problems []string) error {
 func printRecord(w io.Writer, engine *enginetest.Engine, describe func(enginetest.Event) []string) {
 	stack := engine.StackURN()
 	var rows [][]string
-	for _, ev := range engine.Record() {
+	for _, ev := range engine.Events() {
 		if ev.URN == stack {
 			continue
 		}

@@ -117,7 +117,7 @@ func checkSecond(r *runResult) []string {
 		problems = append(problems, "run 2: pet is not in the state")
 	}
 	signal, hookSeq, logSeq := 0, 0, 0
-	for _, ev := range r.engine.Record() {
+	for _, ev := range r.engine.Events() {
 		switch {
 		case ev.Kind == enginetest.KindSignalAndWaitForShutdown && signal == 0:
 			signal = ev.Seq

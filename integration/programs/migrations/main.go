@@ -9,7 +9,11 @@
 //     is not replaced;
 //   - panic, bad-state, slow: keepers as in v0, and a migration that panics,
 //     returns JSON that is not checkpoint state, or runs past its one-second
-//     deadline.
+//     deadline;
+//   - id-changed: keepers as in v0, and a migration that changes the pet's
+//     ID, a result the engine refuses. It is a plain SDK migration
+//     (pulumi.StateMigrations), which the module does not check before the
+//     engine does, so that the engine's own words reach the user.
 //
 // An error hook retries a create that failed as throttled, as the stand-in
 // provider's RANDOM_THROTTLE_FIRST_CREATE makes the first one fail.
@@ -18,6 +22,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -73,6 +78,12 @@ var bad = map[string]migrations.Func{
 	},
 }
 
+// changeID is the migration of id-changed: it gives the pet another ID.
+func changeID(_ context.Context, a *pulumi.StateMigrationArgs) (*pulumi.StateMigrationResult, error) {
+	a.OldState[0]["id"] = fmt.Sprint(a.OldState[0]["id"]) + "-changed"
+	return &pulumi.StateMigrationResult{NewState: a.OldState}, nil
+}
+
 func main() {
 	pulumi.Run(func(ctx *pulumi.Context) error {
 		// The deadline of every state migration of this deployment.
@@ -97,6 +108,9 @@ func main() {
 			fn = bad[stage]
 		}
 		opts := []pulumi.ResourceOption{program.Hooks(&transforms.HooksBinding{OnError: []transforms.HookRef{retry}})}
+		if stage == "id-changed" {
+			opts = append(opts, pulumi.StateMigrations([]pulumi.StateMigration{changeID}))
+		}
 		if fn != nil {
 			upgrade, err := program.Migrations(ctx, fn)
 			if err != nil {

@@ -1,5 +1,0 @@
-package enginetest
-
-// WithAssetHash lets the external tests check the simulator's asset and
-// archive hashing against the SDK's.
-var WithAssetHash = withAssetHash
