@@ -84,8 +84,11 @@ func decodeRequest(_ context.Context, payload []byte, _ bool, info *callbacks.Ca
 	if err := proto.Unmarshal(payload, req); err != nil {
 		return nil, fmt.Errorf("not a pulumirpc.StateMigrationRequest: %w", err)
 	}
-	info.URN = req.GetUrn()
-	return &Args{URN: resource.URN(req.GetUrn()), OldState: json.RawMessage(req.GetOldState())}, nil
+	urn := resource.URN(req.GetUrn())
+	if info.URN = string(urn); urn.IsValid() {
+		info.Type, info.ResourceName = string(urn.Type()), urn.Name()
+	}
+	return &Args{URN: urn, OldState: json.RawMessage(req.GetOldState())}, nil
 }
 
 // encode checks res against the old state of args and encodes it. A nil

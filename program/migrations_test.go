@@ -45,8 +45,8 @@ var renameLength = (&migrations.Chain{
 func thing(props pulumi.Map, fns ...migrations.Func) pulumi.RunFunc {
 	return func(ctx *pulumi.Context) error {
 		var opts []pulumi.ResourceOption
-		if len(fns) > 0 {
-			upgrade, err := program.Migrations(ctx, fns...)
+		for _, fn := range fns {
+			upgrade, err := program.Migrations(ctx, fn)
 			if err != nil {
 				return err
 			}
