@@ -205,12 +205,12 @@ func (r *Registry) invoke(ctx context.Context, token string, payload []byte, how
 		obs.CallStarted(ctx, cs.info)
 	}
 	var out []byte
-	c, err := r.decode(ctx, e, cs, payload, how.owned)
+	c, err := recovered(r, ctx, cs, func() (call, error) { return e.decode(ctx, cs, payload, how.owned) })
 	if err == nil {
 		err = r.run(ctx, cs, how.running, label(e.kind, e.name), c)
 	}
 	if err == nil {
-		out, err = r.encode(ctx, cs, c)
+		out, err = recovered(r, ctx, cs, func() ([]byte, error) { return c.encode(ctx) })
 	}
 	var ce, failedOpen *Error
 	info := cs.snapshot()
@@ -258,16 +258,16 @@ func (r *Registry) refuse(ctx context.Context, token string) *Error {
 	return ce
 }
 
-// decode runs e's decoder on payload on the goroutine the call arrived on.
-// A panic in the decoder only fails the call.
-func (r *Registry) decode(ctx context.Context, e *entry, cs *callState, payload []byte, owned bool) (c call, err error) {
+// recovered runs f, the decoder or the encoder, on the goroutine the call
+// arrived on: a panic in it only fails the call.
+func recovered[T any](r *Registry, ctx context.Context, cs *callState, f func() (T, error)) (v T, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			info := cs.snapshot()
-			c, err = nil, r.panicked(ctx, &info, label(e.kind, e.name), p)
+			err = r.panicked(ctx, &info, label(info.Kind, info.Name), p)
 		}
 	}()
-	return e.decode(ctx, cs, payload, owned)
+	return f()
 }
 
 // runner is what run runs: a decoded call, or a function given to
@@ -276,19 +276,14 @@ type runner interface {
 	run(ctx context.Context) error
 }
 
-// run is the one way this module runs a user function, for registered
-// functions and for those run inside them (Runner.Run): on a goroutine of
-// its own, waiting for it or for ctx. That way a deadline or the engine's
-// cancellation ends the call even when the function ignores its context (it
-// keeps running until it returns; only its result is dropped); a panic is
-// recovered where it happened, so that the stack logged names the user's
-// line; and a function that ends its goroutine with runtime.Goexit (t.FailNow
-// in a test, for one) fails the call at once instead of leaving the engine
-// waiting, or reading as an overrun. what names the function in errors.
-//
-// A server's functions are counted in running while they run (see
-// Server.Invoke), so that the server can name those still running when it
-// stops; a function is counted out before its result is handed over.
+// run is the one way this module runs a user function, registered or run
+// inside one (Runner.Run): on a goroutine of its own, waiting for it or for
+// ctx, so that a deadline or the engine's cancellation ends the call even
+// when the function ignores its context (only its result is dropped). A
+// panic is recovered where it happened, so the stack logged names the
+// user's line; runtime.Goexit (t.FailNow in a test) fails the call at once,
+// not as an overrun. what names the function in errors. A server's
+// functions are counted in running until they return (see Server.Invoke).
 func (r *Registry) run(ctx context.Context, cs *callState, running *runningFuncs, what string, fn runner) error {
 	done := make(chan error, 1)
 	running.add(cs)
@@ -316,14 +311,12 @@ func (r *Registry) run(ctx context.Context, cs *callState, running *runningFuncs
 	}
 }
 
-// A Runner runs user functions inside a callback as a registration with
-// its options runs its function, for code that runs several functions under
-// one registration of its own, as transforms.Attach runs its bindings.
+// A Runner runs functions inside a callback as a registration with its
+// options runs its own, as transforms.Attach runs its bindings.
 type Runner struct{ e entry }
 
-// NewRunner returns a Runner for opts: [Name], [Timeout] and [FailOpen].
-// An invalid option, or AcceptsByteStrings(false), which concerns a
-// registration and not a function run inside one, is an error wrapping
+// NewRunner returns a Runner for opts ([Name], [Timeout], [FailOpen]). An
+// invalid option, or AcceptsByteStrings(false), is an error wrapping
 // [ErrInvalidOption].
 func NewRunner(opts ...RegisterOption) (*Runner, error) {
 	rn := &Runner{}
@@ -368,20 +361,15 @@ func (rn *Runner) Run(ctx context.Context, what string, fn func(ctx context.Cont
 			Msg: fmt.Sprintf("callbacks: %s%s did not answer within %v", what, info.resourceSuffix(), rn.e.timeout)}
 	}
 	if err != nil && rn.e.failOpen && fault(err) {
-		msg := err.Error()
-		if ce, ok := errors.AsType[*Error](err); ok {
-			msg = ce.Msg
-		}
-		cs.reg.report(ctx, SeverityWarning, info.URN, msg+"; it fails open, so it changed nothing")
+		cs.reg.report(ctx, SeverityWarning, info.URN, err.Error()+"; it fails open, so it changed nothing")
 		return true, nil
 	}
 	return false, err
 }
 
-// Isolates reports whether Run may leave its function running, or forgive
-// its fault (there is a Timeout or FailOpen): the function should then be
-// given a copy of what it shares with the caller, made before Run, for the
-// caller to keep only when Run returns neither an error nor failedOpen.
+// Isolates reports whether Run may leave its function running or forgive
+// its fault (a Timeout or FailOpen): give it a copy of what it shares with
+// the caller, to keep only when Run returns no error and not failedOpen.
 func (rn *Runner) Isolates() bool { return rn.e.timeout > 0 || rn.e.failOpen }
 
 type runFunc func(ctx context.Context) error // a function given to Runner.Run
@@ -392,18 +380,6 @@ func (f runFunc) run(ctx context.Context) error { return f(ctx) }
 var detached = newRegistry(func() config { c := defaultConfig(); c.finish(); return c }())
 
 var errGoexit = errors.New("callbacks: runtime.Goexit") // a function's result until it returns
-
-// encode encodes the function's result, back on the goroutine the call
-// arrived on. A panic in the encoder only fails the call.
-func (r *Registry) encode(ctx context.Context, cs *callState, c call) (out []byte, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			info := cs.snapshot()
-			out, err = nil, r.panicked(ctx, &info, label(info.Kind, info.Name), p)
-		}
-	}()
-	return c.encode(ctx)
-}
 
 // maxPanicValue bounds the panic value an error repeats.
 const maxPanicValue = 1 << 10

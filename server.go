@@ -271,9 +271,7 @@ func (s *Server) Register(ctx context.Context, f Func, opts ...RegisterOption) (
 // refuses calls with Unavailable and an [*Error] wrapping [ErrServerClosed].
 func (s *Server) Invoke(ctx context.Context, req *pulumirpc.CallbackInvokeRequest) (*pulumirpc.CallbackInvokeResponse, error) {
 	if !s.flight.enter() {
-		kind, name, _ := s.reg.Lookup(req.GetToken())
-		return nil, &Error{Code: codes.Unavailable, Kind: kind, Name: name, Token: req.GetToken(), Err: ErrServerClosed,
-			Msg: "callbacks: server is shutting down"}
+		return nil, &Error{Code: codes.Unavailable, Token: req.GetToken(), Err: ErrServerClosed, Msg: "callbacks: server is shutting down"}
 	}
 	defer s.flight.exit()
 	p := req.GetRequest()

@@ -1,7 +1,6 @@
 package program
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -94,10 +93,8 @@ func viaRegistry(reg *callbacks.Registry, token string) pulumi.StateMigration {
 		if len(resp.GetNewState()) == 0 {
 			return nil, nil
 		}
-		dec := json.NewDecoder(bytes.NewReader(resp.GetNewState()))
-		dec.UseNumber()
-		var next []map[string]any
-		if err := dec.Decode(&next); err != nil {
+		next, err := (&migrations.Args{OldState: resp.GetNewState()}).Resources() // numbers kept exact
+		if err != nil {
 			return nil, fmt.Errorf("program.Migrations: decoding the new state: %w", err)
 		}
 		return &pulumi.StateMigrationResult{NewState: next, Successors: resp.GetSuccessors()}, nil

@@ -31,27 +31,24 @@
 // Three more pieces fit the SDK's programming model to this module's hooks,
 // migrations and transforms: [Hooks] is the SDK's own pulumi.ResourceHooks
 // option, carrying this module's hooks into the registration of a resource
-// the SDK creates (no transform involved), [Migrations] is the SDK's own
+// the SDK creates (no transform involved), [Migrations] is its
 // pulumi.StateMigrations option, carrying this module's state migrations
-// (whose calls the SDK's own callback server carries to the deployment's
-// registry: see there), and [Descendants] is the scope of a
-// component the SDK registered, for hooks.Attach and transforms.Attach to
-// reach the resources a program puts under it. The server serves for as long as the
-// deployment runs — delete hooks after the program included (see "Delete
-// hooks" in package hooks) — and shuts itself down when the engine ends the
-// deployment (see monitor.Monitor.Done).
-// There is nothing to call at the end, under `pulumi up` or in a service
-// that runs many inline deployments.
+// (the SDK's own callback server carries their calls: see there), and
+// [Descendants] is the scope of a component the SDK registered, for
+// hooks.Attach and transforms.Attach to reach the resources a program puts
+// under it. The server serves for as long as the deployment runs — delete
+// hooks after the program included (see "Delete hooks" in package hooks) —
+// and shuts itself down when the engine ends the deployment (see
+// monitor.Monitor.Done): nothing to call at the end, under `pulumi up` or
+// in a service that runs many inline deployments.
 //
 // The program itself runs under pulumi.Run, so the stack traces the SDK
 // records for every resource are exactly as deep as without this module.
 //
-// The SDK does not expose the monitor's address, a hook's registration or
-// its own callback server: the package reads and sets them in its SDK's
-// unexported state, all in one file (sdkstate.go), verified for
-// github.com/pulumi/pulumi/sdk/v3 v3.274.1 and v3.276.0; on an SDK that
-// keeps them otherwise, Monitor, Hooks and Migrations fail with an error
-// that says so.
+// What the SDK does not expose (the monitor's address, a hook's
+// registration, its own callback server) is read and set in its unexported
+// state in one file, sdkstate.go, verified for SDK v3.274.1 and v3.276.0;
+// on an SDK that keeps it otherwise, Monitor, Hooks and Migrations say so.
 package program
 
 import (

@@ -12,14 +12,11 @@ import (
 	"google.golang.org/grpc"
 )
 
-// sdkVerified names the SDK versions whose unexported state this file,
-// the module's only access to it, is verified for: a *pulumi.Context's run
-// information and engine connection (for Monitor), a hook's registration
-// record (for Hooks), and the SDK's callback server, which Migrations stops
-// when the deployment ends. Each access checks the field's name and type
-// first and fails with an error naming the field and these versions
-// instead. TestSDKStateOfAnotherShape tests those errors; the tests of
-// Monitor, Hooks and Migrations pin the fields.
+// sdkVerified names the SDK versions whose unexported state this file, the
+// module's only access to it, is verified for: a context's run information
+// and engine connection (Monitor), a hook's registration record (Hooks),
+// the SDK's callback server (Migrations stops it). Each access checks the
+// field's name and type first, else fails naming the field and versions.
 const sdkVerified = "github.com/pulumi/pulumi/sdk/v3 v3.274.1 and v3.276.0"
 
 // sdkField returns the field name of the struct v, if it has type want.
@@ -90,12 +87,10 @@ func markRegistered(hook reflect.Value) error {
 	return nil
 }
 
-// stopSDKServer stops the SDK's callback server of a context's state, if it
-// started one: it closes the channel the SDK gave the server to stop on
-// (callbacks.stop), which makes the server stop gracefully, and reads the
-// server's Done channel (callbacks.handle.Done), on which it reports its
-// end and which the SDK never reads. It holds the SDK's callbacksLock
-// meanwhile, and leaves the SDK no server to stop twice.
+// stopSDKServer stops the SDK's callback server of a context's state, if
+// any, under the SDK's callbacksLock: it closes the channel the server
+// stops on (callbacks.stop), drains its unread Done channel
+// (callbacks.handle.Done), and leaves the SDK no server to stop twice.
 func stopSDKServer(state reflect.Value) error {
 	lock, err := sdkField(state, "callbacksLock", reflect.TypeFor[sync.Mutex]())
 	if err != nil {

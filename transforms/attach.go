@@ -40,15 +40,12 @@ import (
 // children: the deployment shows a warning under the component. Every error
 // is a [*callbacks.Error].
 //
-// The options apply to this binding's function: [callbacks.Name] names it
-// in errors and warnings; [callbacks.Timeout] bounds it, and a binding that
-// overruns fails the resource's registration with DeadlineExceeded and an
-// error wrapping [callbacks.ErrTimeout], even if it ignores its context;
-// with [callbacks.FailOpen], a binding that panics or overruns changes
-// nothing instead, the later bindings still run, and the deployment shows a
-// warning under the resource. AcceptsByteStrings(false) is refused with
-// [callbacks.ErrInvalidOption]: it is a choice about the shared transform,
-// not one binding (register a transform of its own with [RegisterStack]).
+// opts apply to this binding's function, run as [callbacks.Runner] runs it:
+// [callbacks.Name] names it in messages; an overrun of [callbacks.Timeout]
+// fails the resource's registration (DeadlineExceeded, [callbacks.ErrTimeout]);
+// with [callbacks.FailOpen], a panic or overrun changes nothing, with a
+// warning under the resource. AcceptsByteStrings(false), a choice about the
+// shared transform, is refused: register a transform with [RegisterStack].
 func Attach(ctx context.Context, mon *monitor.Monitor, scope Scope, fn Func, opts ...callbacks.RegisterOption) error {
 	const what = "transforms: attaching"
 	if err := registration.Check(mon, fn == nil); err != nil {
