@@ -397,6 +397,12 @@ func TestShutdownDrainsInFlightCalls(t *testing.T) {
 		assert.NoError(t, <-results)
 	}
 	require.NoError(t, <-shutdown)
+	// Refused as every failure is: an *Error.
+	_, err = srv.Invoke(context.Background(), &pulumirpc.CallbackInvokeRequest{Token: cb.Token})
+	var ce *callbacks.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, codes.Unavailable, ce.Code)
+	assert.ErrorIs(t, err, callbacks.ErrServerClosed)
 	_, err = srv.Register(context.Background(), callbacks.Raw(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
 	assert.ErrorIs(t, err, callbacks.ErrServerClosed)
 	require.NoError(t, srv.Shutdown(context.Background()), "Shutdown is idempotent")

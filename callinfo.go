@@ -60,10 +60,9 @@ func (ci *CallInfo) resourceSuffix() string {
 // function's own goroutine (see Registry.run), which may outlive the call,
 // and by the goroutine that answers the engine, so they are guarded by mu.
 type callState struct {
-	reg     *Registry
-	running *runningFuncs // the server's, if a server invoked the call
-	mu      sync.Mutex
-	info    CallInfo
+	reg  *Registry
+	mu   sync.Mutex
+	info CallInfo
 
 	failure    string // the error a function answered with (RecordFailure)
 	panicValue string // the value of a panic, clipped

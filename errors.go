@@ -132,6 +132,11 @@ func classify(ctx context.Context, ci *CallInfo, err error) *Error {
 		return e
 	}
 	switch {
+	case errors.Is(err, context.Canceled) && errors.Is(context.Cause(ctx), context.Canceled):
+		e.Code = codes.Canceled
+		e.Msg = fmt.Sprintf("callbacks: %s%s did not fail but was cancelled by its caller (an engine cancels when another step "+
+			"failed or the deployment was interrupted): %v", label(ci.Kind, ci.Name), ci.resourceSuffix(), err)
+		return e
 	case errors.Is(err, context.Canceled):
 		e.Code = codes.Canceled
 	case errors.Is(err, context.DeadlineExceeded):

@@ -359,6 +359,11 @@ func TestFaultRegistryCancellation(t *testing.T) {
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, tc.wantCode, ce.Code)
 			assert.ErrorIs(t, err, tc.wantIs)
+			if tc.cancel {
+				// Cancelled, not failed: the message says so.
+				assert.Contains(t, ce.Msg, "did not fail but was cancelled by its caller")
+				assert.Contains(t, ce.Msg, "another step failed")
+			}
 			relWait(guard, t, exited, "the function's goroutine to exit")
 		})
 	}

@@ -42,7 +42,7 @@ type call interface {
 //     (the server's calls, and [Registry.InvokeOwned]), so the request may
 //     share its bytes; without it, the payload belongs to the caller of
 //     [Registry.Invoke], and decode must copy what the request keeps of
-//     it. It may fill in info's URN, Type, ResourceName, DryRun and Attempt, even
+//     it ([Raw] excepted). It may fill in info's URN, Type, ResourceName, DryRun and Attempt, even
 //     when it fails: they label the call's errors, logs, reports and
 //     observer events, and fn sees them in [CallInfoFrom]. Other changes to
 //     info are ignored. An error fails the call with InvalidArgument,
@@ -140,9 +140,11 @@ func responseError(cs *callState, err error) error {
 }
 
 // Raw wraps a function over undecoded payloads, for language hosts that
-// bring their own messages: it receives the payload bytes as sent and
-// returns the response bytes as they are to be sent, after it returns, so
-// it must not change them afterwards.
+// bring their own messages: it receives the payload bytes as sent, not a
+// copy (under [Registry.Invoke], the caller's own slice: the one exception
+// to Invoke's copying, so fn must not keep it past the call), and returns
+// the response bytes as they are to be sent, which it must not change
+// afterwards.
 func Raw(fn func(ctx context.Context, request []byte) ([]byte, error)) Func {
 	if fn == nil {
 		return Func{kind: KindRaw}

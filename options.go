@@ -294,37 +294,11 @@ func newRegistryConfig(opts []RegistryOption) (config, error) {
 // RegisterOption configures one registration of a callback:
 // [Registry.Register], [Server.Register] and the Register, Callback and
 // Attach functions of the typed packages take it (package hooks through
-// hooks.WithRegisterOptions). Code that runs several functions under one
-// registration of its own reads each function's options with
-// [ReadRegistration].
+// hooks.WithRegisterOptions, except hooks.Attach, which takes them as
+// transforms.Attach does). [NewRunner] applies them to functions run inside
+// another callback.
 type RegisterOption interface {
 	applyReg(*entry) error
-}
-
-// Registration is what a list of [RegisterOption] sets.
-type Registration struct {
-	// Name is the [Name] given, or "".
-	Name string
-	// Timeout is the [Timeout] given, or zero for none of the
-	// registration's own.
-	Timeout time.Duration
-	// FailOpen is whether [FailOpen] was given.
-	FailOpen bool
-	// AcceptsByteStrings is the [AcceptsByteStrings] choice (default true).
-	AcceptsByteStrings bool
-}
-
-// ReadRegistration returns what opts set, with the defaults for the rest:
-// the settings of one registration, for code that runs several functions
-// under one callback and applies each function's options itself, as
-// transforms.Attach does for its bindings. An option with an invalid value
-// is an error wrapping [ErrInvalidOption], as it is when registering.
-func ReadRegistration(opts ...RegisterOption) (Registration, error) {
-	var e entry
-	if err := e.apply(opts); err != nil {
-		return Registration{}, err
-	}
-	return Registration{Name: e.name, Timeout: e.timeout, FailOpen: e.failOpen, AcceptsByteStrings: !e.rejectBytes}, nil
 }
 
 type regOption func(*entry) error

@@ -65,21 +65,18 @@ func TestInvalidOptionsAreErrors(t *testing.T) {
 	assert.Equal(t, 0, reg.Len())
 }
 
-// ReadRegistration gives back what the options set, the defaults for the
-// rest, and the error registering would give for an invalid value.
-func TestReadRegistration(t *testing.T) {
+// NewRunner takes the options of a function run inside a callback, and
+// refuses an invalid value, or one that concerns a whole registration, as
+// registering would.
+func TestNewRunner(t *testing.T) {
 	t.Parallel()
-	got, err := callbacks.ReadRegistration()
+	rn, err := callbacks.NewRunner(callbacks.Name("tag"), nil, callbacks.Timeout(time.Second), callbacks.FailOpen())
 	require.NoError(t, err)
-	assert.Equal(t, callbacks.Registration{AcceptsByteStrings: true}, got)
-
-	got, err = callbacks.ReadRegistration(callbacks.Name("tag"), nil, callbacks.Timeout(time.Second),
-		callbacks.FailOpen(), callbacks.AcceptsByteStrings(false))
-	require.NoError(t, err)
-	assert.Equal(t, callbacks.Registration{Name: "tag", Timeout: time.Second, FailOpen: true}, got)
-
-	_, err = callbacks.ReadRegistration(callbacks.Timeout(-time.Second))
-	assert.ErrorIs(t, err, callbacks.ErrInvalidOption)
+	assert.Equal(t, "tag", rn.Name())
+	for _, opt := range []callbacks.RegisterOption{callbacks.Timeout(-time.Second), callbacks.AcceptsByteStrings(false)} {
+		_, err = callbacks.NewRunner(opt)
+		assert.ErrorIs(t, err, callbacks.ErrInvalidOption)
+	}
 }
 
 // WithRegistry serves the registry given; registry options given with it

@@ -147,38 +147,45 @@ func (r *Registry) lookup(token string) *entry {
 }
 
 // Invoke runs the callback registered under token on payload and returns the
-// encoded response. The payload stays the caller's: the call copies what it
-// keeps of it. Every error is an [*Error] carrying the gRPC code the engine
-// should see; see the package documentation for the mapping. The call is
-// traced in a span of its own, a child of the span ctx carries (a [Server]
-// traces the RPC instead; see the package documentation, "Tracing").
+// encoded response. The payload stays the caller's: the request keeps no
+// reference to it (only [Raw] hands it on, still the caller's). Every error
+// is an [*Error] carrying the gRPC code the engine should see; see the
+// package documentation for the mapping. The call is traced in a span of its
+// own, a child of the span ctx carries (a [Server] traces the RPC instead;
+// see the package documentation, "Tracing").
 func (r *Registry) Invoke(ctx context.Context, token string, payload []byte) ([]byte, error) {
 	ctx, span := r.startSpan(ctx)
 	defer span.End()
-	return r.invoke(ctx, span, false, token, payload, false, nil)
+	return r.invoke(ctx, token, payload, invocation{span: span})
 }
 
 // InvokeOwned is [Registry.Invoke] for a payload handed over to the call:
 // the caller never reads or writes it again, so the decoded request may
-// share its bytes instead of copying them. The server invokes this way,
-// with the bytes its codec received.
+// share its bytes instead of copying them. A [Server] hands its calls over
+// the same way, with the bytes its codec received.
 func (r *Registry) InvokeOwned(ctx context.Context, token string, payload []byte) ([]byte, error) {
 	ctx, span := r.startSpan(ctx)
 	defer span.End()
-	return r.invoke(ctx, span, false, token, payload, true, nil)
+	return r.invoke(ctx, token, payload, invocation{span: span, owned: true})
 }
 
-// invoke is Invoke or InvokeOwned in span, which is the server's span for
-// the RPC when served; a server counts its functions while they run in
-// running (nil for none).
-func (r *Registry) invoke(ctx context.Context, span trace.Span, served bool, token string, payload []byte, owned bool, running *runningFuncs) ([]byte, error) {
+// invocation says how a call reached the registry.
+type invocation struct {
+	span    trace.Span    // the call's span
+	served  bool          // a server's call: span is the RPC's
+	owned   bool          // the payload is the call's own (see InvokeOwned)
+	running *runningFuncs // the server's functions still running, nil for none
+}
+
+// invoke is Invoke, InvokeOwned and a server's call, as how says.
+func (r *Registry) invoke(ctx context.Context, token string, payload []byte, how invocation) ([]byte, error) {
 	e := r.lookup(token)
 	if e == nil {
 		ce := r.refuse(ctx, token)
-		traceCall(span, served, nil, &CallInfo{Token: token}, "", ce, nil)
+		traceCall(how.span, how.served, nil, &CallInfo{Token: token}, "", ce, nil)
 		return nil, ce
 	}
-	cs := &callState{reg: r, running: running, info: CallInfo{
+	cs := &callState{reg: r, info: CallInfo{
 		Kind: e.kind, Name: e.name, Token: token, AcceptsByteStrings: !e.rejectBytes}}
 	ctx = context.WithValue(ctx, callKey{}, cs)
 	timeout := e.timeout
@@ -198,24 +205,24 @@ func (r *Registry) invoke(ctx context.Context, span trace.Span, served bool, tok
 		obs.CallStarted(ctx, cs.info)
 	}
 	var out []byte
-	c, err := r.decode(ctx, e, cs, payload, owned)
+	c, err := recovered(r, ctx, cs, func() (call, error) { return e.decode(ctx, cs, payload, how.owned) })
 	if err == nil {
-		err = r.run(ctx, cs, c)
+		err = r.run(ctx, cs, how.running, label(e.kind, e.name), c)
 	}
 	if err == nil {
-		out, err = r.encode(ctx, cs, c)
+		out, err = recovered(r, ctx, cs, func() ([]byte, error) { return c.encode(ctx) })
 	}
 	var ce, failedOpen *Error
 	info := cs.snapshot()
 	if err != nil {
 		ce = classify(ctx, &info, err)
-		if e.failOpen && (errors.Is(ce, ErrPanicked) || errors.Is(ce, ErrTimeout)) {
+		if e.failOpen && fault(ce) {
 			r.report(ctx, SeverityWarning, info.URN, fmt.Sprintf(
 				"%s failed open: %s; the engine was sent an empty response", label(e.kind, e.name), ce.Msg))
 			out, ce, failedOpen = nil, nil, ce
 		}
 	}
-	traceCall(span, served, cs, &info, e.site, ce, failedOpen)
+	traceCall(how.span, how.served, cs, &info, e.site, ce, failedOpen)
 	if obs != nil {
 		code := codes.OK
 		if ce != nil {
@@ -232,6 +239,10 @@ func (r *Registry) invoke(ctx context.Context, span trace.Span, served bool, tok
 	return out, nil
 }
 
+// fault reports whether err is a function's failure to answer (a panic,
+// runtime.Goexit or a deadline of this package's): what FailOpen forgives.
+func fault(err error) bool { return errors.Is(err, ErrPanicked) || errors.Is(err, ErrTimeout) }
+
 // refuse answers a call whose token is empty or unknown.
 func (r *Registry) refuse(ctx context.Context, token string) *Error {
 	ce := &Error{Code: codes.NotFound, Token: token, Err: ErrUnknownToken,
@@ -247,53 +258,50 @@ func (r *Registry) refuse(ctx context.Context, token string) *Error {
 	return ce
 }
 
-// decode runs e's decoder on payload on the goroutine the call arrived on.
-// A panic in the decoder only fails the call.
-func (r *Registry) decode(ctx context.Context, e *entry, cs *callState, payload []byte, owned bool) (c call, err error) {
+// recovered runs f, the decoder or the encoder, on the goroutine the call
+// arrived on: a panic in it only fails the call.
+func recovered[T any](r *Registry, ctx context.Context, cs *callState, f func() (T, error)) (v T, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			info := cs.snapshot()
-			c, err = nil, r.panicked(ctx, &info, p)
+			err = r.panicked(ctx, &info, label(info.Kind, info.Name), p)
 		}
 	}()
-	return e.decode(ctx, cs, payload, owned)
+	return f()
 }
 
-// run calls the function on a goroutine of its own and waits for it or for
-// the call's context. That way a deadline or the engine's cancellation ends
-// the call even when the function ignores its context (it keeps running
-// until it returns; only its result is dropped), and a function that ends
-// its goroutine with runtime.Goexit (t.FailNow in a test, for one) fails
-// the call instead of leaving the engine waiting forever.
-//
-// A server's calls are counted while their functions run (see
-// Server.Invoke), so that the server can name those still running when it
-// stops; a function is counted out before its result is handed over.
-func (r *Registry) run(ctx context.Context, cs *callState, c call) error {
+// runner is what run runs: a decoded call, or a function given to
+// Runner.Run.
+type runner interface {
+	run(ctx context.Context) error
+}
+
+// run is the one way this module runs a user function, registered or run
+// inside one (Runner.Run): on a goroutine of its own, waiting for it or for
+// ctx, so that a deadline or the engine's cancellation ends the call even
+// when the function ignores its context (only its result is dropped). A
+// panic is recovered where it happened, so the stack logged names the
+// user's line; runtime.Goexit (t.FailNow in a test) fails the call at once,
+// not as an overrun. what names the function in errors. A server's
+// functions are counted in running until they return (see Server.Invoke).
+func (r *Registry) run(ctx context.Context, cs *callState, running *runningFuncs, what string, fn runner) error {
 	done := make(chan error, 1)
-	cs.running.add(cs)
-	finish := func(err error) {
-		cs.running.remove(cs)
-		done <- err
-	}
+	running.add(cs)
 	go func() {
-		returned := false
+		err := errGoexit // unless fn returns or panics
 		defer func() {
-			if returned {
-				return
+			if p := recover(); p != nil {
+				info := cs.snapshot()
+				err = r.panicked(ctx, &info, what, p)
+			} else if err == errGoexit {
+				info := cs.snapshot()
+				err = &Error{Code: codes.Internal, Kind: info.Kind, Name: info.Name, Token: info.Token, Err: ErrPanicked,
+					Msg: fmt.Sprintf("callbacks: %s%s exited its goroutine (runtime.Goexit) without answering", what, info.resourceSuffix())}
 			}
-			p := recover()
-			info := cs.snapshot()
-			if p != nil {
-				finish(r.panicked(ctx, &info, p))
-				return
-			}
-			finish(&Error{Code: codes.Internal, Kind: info.Kind, Name: info.Name, Token: info.Token, Err: ErrPanicked,
-				Msg: fmt.Sprintf("callbacks: %s%s exited its goroutine (runtime.Goexit) without answering", label(info.Kind, info.Name), info.resourceSuffix())})
+			running.remove(cs)
+			done <- err
 		}()
-		err := c.run(ctx)
-		returned = true
-		finish(err)
+		err = fn.run(ctx)
 	}()
 	select {
 	case err := <-done:
@@ -303,22 +311,82 @@ func (r *Registry) run(ctx context.Context, cs *callState, c call) error {
 	}
 }
 
-// encode encodes the function's result, back on the goroutine the call
-// arrived on. A panic in the encoder only fails the call.
-func (r *Registry) encode(ctx context.Context, cs *callState, c call) (out []byte, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			info := cs.snapshot()
-			out, err = nil, r.panicked(ctx, &info, p)
-		}
-	}()
-	return c.encode(ctx)
+// A Runner runs functions inside a callback as a registration with its
+// options runs its own, as transforms.Attach runs its bindings.
+type Runner struct{ e entry }
+
+// NewRunner returns a Runner for opts ([Name], [Timeout], [FailOpen]). An
+// invalid option, or AcceptsByteStrings(false), is an error wrapping
+// [ErrInvalidOption].
+func NewRunner(opts ...RegisterOption) (*Runner, error) {
+	rn := &Runner{}
+	err := rn.e.apply(opts)
+	if err == nil && rn.e.rejectBytes {
+		err = invalid("AcceptsByteStrings(false) applies to a registration, not to a function run inside one")
+	}
+	return rn, err
 }
+
+// Name is the [Name] given, or "".
+func (rn *Runner) Name() string { return rn.e.name }
+
+// Run runs fn, named what in messages, in the callback whose context is
+// ctx, as the registry runs a registered function: on a goroutine of its
+// own, with ctx bounded by the [Timeout], if any. It returns fn's error
+// once fn returns. A panic (its stack, from fn's own line, goes where a
+// registered function's goes), runtime.Goexit, or an overrun of the
+// Timeout, even by a function that ignores its context, ends the run at
+// once with an [*Error] wrapping [ErrPanicked] or [ErrTimeout]; with
+// [FailOpen], such a fault is reported as a warning under the call's
+// resource instead, and Run returns failedOpen and a nil error. After an
+// error, fn may still be running.
+func (rn *Runner) Run(ctx context.Context, what string, fn func(ctx context.Context) error) (failedOpen bool, err error) {
+	cs := stateFrom(ctx)
+	if cs == nil {
+		cs = &callState{reg: detached}
+	}
+	runCtx := ctx
+	var own error
+	if rn.e.timeout > 0 {
+		own = fmt.Errorf("%w: %s did not answer within %v", ErrTimeout, what, rn.e.timeout)
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeoutCause(ctx, rn.e.timeout, own)
+		defer cancel()
+	}
+	err = cs.reg.run(runCtx, cs, nil, what, runFunc(fn))
+	info := cs.snapshot()
+	if own != nil && runCtx.Err() != nil && context.Cause(runCtx) == own {
+		err = &Error{Code: codes.DeadlineExceeded, Kind: info.Kind, Name: info.Name, Token: info.Token,
+			Err: fmt.Errorf("%w: %w", own, context.DeadlineExceeded),
+			Msg: fmt.Sprintf("callbacks: %s%s did not answer within %v", what, info.resourceSuffix(), rn.e.timeout)}
+	}
+	if err != nil && rn.e.failOpen && fault(err) {
+		cs.reg.report(ctx, SeverityWarning, info.URN, err.Error()+"; it fails open, so it changed nothing")
+		return true, nil
+	}
+	return false, err
+}
+
+// Isolates reports whether Run may leave its function running or forgive
+// its fault (a Timeout or FailOpen): give it a copy of what it shares with
+// the caller, to keep only when Run returns no error and not failedOpen.
+func (rn *Runner) Isolates() bool { return rn.e.timeout > 0 || rn.e.failOpen }
+
+type runFunc func(ctx context.Context) error // a function given to Runner.Run
+
+func (f runFunc) run(ctx context.Context) error { return f(ctx) }
+
+// detached serves Runner.Run outside a callback: the default logger.
+var detached = newRegistry(func() config { c := defaultConfig(); c.finish(); return c }())
+
+var errGoexit = errors.New("callbacks: runtime.Goexit") // a function's result until it returns
 
 // maxPanicValue bounds the panic value an error repeats.
 const maxPanicValue = 1 << 10
 
-func (r *Registry) panicked(ctx context.Context, ci *CallInfo, p any) error {
+// panicked is the error for a panic with value p of the function what, in
+// the call ci; it logs the stack, so it runs where the panic was recovered.
+func (r *Registry) panicked(ctx context.Context, ci *CallInfo, what string, p any) error {
 	// The user sees the panic's value (clipped), as they would see an error
 	// the function returned. The stack is for whoever asks for it: the
 	// engine's log gets it at debug severity, which `pulumi up` shows only
@@ -331,7 +399,7 @@ func (r *Registry) panicked(ctx context.Context, ci *CallInfo, p any) error {
 		cs.panicValue = value
 		cs.mu.Unlock()
 	}
-	msg := fmt.Sprintf("%s%s panicked: %s", label(ci.Kind, ci.Name), ci.resourceSuffix(), value)
+	msg := fmt.Sprintf("%s%s panicked: %s", what, ci.resourceSuffix(), value)
 	stack := string(debug.Stack())
 	r.cfg.logger.LogAttrs(ctx, slog.LevelDebug, "callback panicked",
 		slog.String("kind", ci.Kind.String()), slog.String("name", ci.Name), slog.String("token", ci.Token),

@@ -267,11 +267,11 @@ func (s *Server) Register(ctx context.Context, f Func, opts ...RegisterOption) (
 	return &pulumirpc.Callback{Target: target, Token: token, AcceptsByteString: !e.rejectBytes}, nil
 }
 
-// Invoke implements pulumirpc.CallbacksServer. It refuses calls with
-// Unavailable once Shutdown has begun.
+// Invoke implements pulumirpc.CallbacksServer. Once Shutdown has begun, it
+// refuses calls with Unavailable and an [*Error] wrapping [ErrServerClosed].
 func (s *Server) Invoke(ctx context.Context, req *pulumirpc.CallbackInvokeRequest) (*pulumirpc.CallbackInvokeResponse, error) {
 	if !s.flight.enter() {
-		return nil, status.Error(codes.Unavailable, "callbacks: server is shutting down")
+		return nil, &Error{Code: codes.Unavailable, Token: req.GetToken(), Err: ErrServerClosed, Msg: "callbacks: server is shutting down"}
 	}
 	defer s.flight.exit()
 	p := req.GetRequest()
@@ -280,7 +280,7 @@ func (s *Server) Invoke(ctx context.Context, req *pulumirpc.CallbackInvokeReques
 	}
 	// The codec's own bytes: decoded strings may share them. The call's
 	// span is the RPC's, if it is traced.
-	out, err := s.reg.invoke(ctx, trace.SpanFromContext(ctx), true, req.GetToken(), p, true, &s.running)
+	out, err := s.reg.invoke(ctx, req.GetToken(), p, invocation{span: trace.SpanFromContext(ctx), served: true, owned: true, running: &s.running})
 	if err != nil {
 		return nil, err
 	}

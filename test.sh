@@ -72,7 +72,7 @@ for tool in pulumi pulumi-language-go; do
   if command -v "$tool" >/dev/null 2>&1; then
     printf '%-19s %s\n' "$tool:" "$(command -v "$tool")"
   else
-    printf '%-19s %s\n' "$tool:" "not on PATH (tests that run the real engine skip)"
+    printf '%-19s %s\n' "$tool:" "not on PATH (tests that run the real engine skip; their skip message says how to install the Pulumi CLI)"
   fi
 done
 

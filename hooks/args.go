@@ -2,9 +2,9 @@ package hooks
 
 import (
 	"fmt"
-	"github.com/langhost/callbacks/transforms"
 
 	"github.com/langhost/callbacks/internal/wire"
+	"github.com/langhost/callbacks/transforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
@@ -121,8 +121,9 @@ const (
 //
 // Create failures carry NewInputs and NewOptions; update failures carry both
 // inputs, OldOutputs and both option sets; delete failures carry OldInputs,
-// OldOutputs and OldOptions. The maps and options are methods that decode on
-// first use, as in [Args], and are checked the same way.
+// OldOutputs and OldOptions. The maps are methods that decode on first use,
+// as in [Args], and are checked the same way; the options are decoded with
+// the request.
 type ErrorArgs struct {
 	// URN is the resource's URN.
 	URN resource.URN

@@ -252,7 +252,7 @@ func TestAttachRefused(t *testing.T) {
 		{
 			name: "option-for-the-shared-transform", bind: &transforms.HooksBinding{BeforeCreate: names("audit")},
 			opts:    []callbacks.RegisterOption{callbacks.AcceptsByteStrings(false)},
-			wantMsg: []string{"AcceptsByteStrings(false) applies to the deployment's shared transform"}, wantIs: callbacks.ErrInvalidOption,
+			wantMsg: []string{"AcceptsByteStrings(false) applies to a registration"}, wantIs: callbacks.ErrInvalidOption,
 		},
 		{
 			name: "invalid-option", bind: &transforms.HooksBinding{BeforeCreate: names("audit")},

@@ -9,15 +9,18 @@ import (
 	"github.com/langhost/callbacks/enginetest"
 	"github.com/langhost/callbacks/hooks"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/program"
 	"github.com/langhost/callbacks/transforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 )
 
-// A program registers a hook once and binds it to the resources that need
-// it. The simulated engine stands in for `pulumi up`.
-func Example() {
+// A language host that speaks to the engine itself (a Go program uses
+// program.Monitor, as the package example shows) listens, dials the
+// monitor, registers its hooks and resources, and finishes the deployment.
+func ExampleRegister() {
 	ctx := context.Background()
 	engine, err := enginetest.Start()
 	if err != nil {
@@ -65,6 +68,41 @@ func Example() {
 	}
 	// Output:
 	// creating db; password is secret: true
+}
+
+// A program registers a hook once and binds it to the resources that need
+// it, under the SDK's own pulumi.Run: program.Monitor serves the hook for
+// as long as the deployment runs. The simulated engine stands in for
+// `pulumi up`.
+func Example() {
+	engine, err := enginetest.Start()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer engine.Close()
+	_, err = engine.RunFunc(context.Background(), func() error {
+		return pulumi.RunErr(func(ctx *pulumi.Context) error {
+			mon, err := program.Monitor(ctx)
+			if err != nil {
+				return err
+			}
+			audit, err := hooks.Register(ctx.Context(), mon, "audit", func(ctx context.Context, args *hooks.Args) error {
+				fmt.Println("creating", args.Name)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			var db pulumi.CustomResourceState
+			return ctx.RegisterResource("test:index:Database", "db", pulumi.Map{}, &db,
+				program.Hooks(&transforms.HooksBinding{BeforeCreate: []transforms.HookRef{audit}}))
+		})
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// creating db
 }
 
 // A library binds hooks to resources it does not create: the children

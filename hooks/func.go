@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"unicode/utf8"
 
 	"github.com/langhost/callbacks"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
 )
 

@@ -2,9 +2,9 @@ package hooks
 
 import (
 	"fmt"
-	"github.com/langhost/callbacks/transforms"
 
 	"github.com/langhost/callbacks/internal/wire"
+	"github.com/langhost/callbacks/transforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"

@@ -7,7 +7,8 @@
 // A migration is a [Func]. It receives [Args]: the registering resource's URN
 // and its old state, a JSON array of checkpoint resources (the resource
 // first, then everything transitively parented to it). [Args.Resources]
-// decodes it with json.Number for numbers, so no precision is lost. The
+// decodes it into maps, [Args.Checkpoint] into the Go SDK's checkpoint type
+// (apitype.ResourceV3), both with json.Number for numbers. The
 // function returns a [Result] with the new state, or nil to leave the state
 // alone, plus successors: for each resource it removes, the URN of the
 // resource that replaces it. Secret values inside the old state are
@@ -28,6 +29,8 @@
 //	upgrade, err := program.Migrations(ctx, chain.Migrate)
 //	...
 //	ctx.RegisterResource(typ, name, args, &res, upgrade)
+//
+// (a whole program: [github.com/langhost/callbacks/examples/migrations]).
 //
 // [Callback] is the lower-level form: it registers a migration with a
 // callback server and returns the Callback that goes into
@@ -55,8 +58,9 @@
 // validator that depends only on the old state and the result; a result
 // that breaks one fails the call with a [*callbacks.Error] wrapping
 // [callbacks.ErrInvalidResult] (Internal) whose message names the rule and
-// the resource, as in "the result breaks the rule id-changed: resource
-// urn:… changed ID from "a" to "b" without changing URN". The rules:
+// says how to fix it, as in "the result breaks the rule id-changed: the
+// resource changed its ID from "a" to "b" under the same URN; keep the ID
+// …, or return a successor …". The rules:
 //
 //   - the new state is a JSON array of checkpoint resources, strictly
 //     (not-checkpoint-state), and successors come only with a new state

@@ -107,3 +107,33 @@ func ExampleCallback() {
 	// Output:
 	// registered: true
 }
+
+// A migration can work on the SDK's own checkpoint type, apitype.ResourceV3,
+// rather than maps: here it moves an input of the old schema to its new
+// name, and gives the resources back the same way.
+func ExampleArgs_Checkpoint() {
+	rename := func(_ context.Context, args *migrations.Args) (*migrations.Result, error) {
+		resources, err := args.Checkpoint()
+		if err != nil {
+			return nil, err
+		}
+		for i := range resources {
+			if v, ok := resources[i].Inputs["bucketName"]; ok {
+				delete(resources[i].Inputs, "bucketName")
+				resources[i].Inputs["name"] = v
+			}
+		}
+		return migrations.ReplaceCheckpoint(resources, nil)
+	}
+	res, err := rename(context.Background(), &migrations.Args{
+		URN: "urn:pulumi:dev::proj::my:index:Bucket::logs",
+		OldState: json.RawMessage(`[{"urn": "urn:pulumi:dev::proj::my:index:Bucket::logs", "type": "my:index:Bucket",
+			"id": "logs", "custom": true, "inputs": {"bucketName": "logs-2026"}}]`),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(res.NewState))
+	// Output:
+	// [{"urn":"urn:pulumi:dev::proj::my:index:Bucket::logs","custom":true,"id":"logs","type":"my:index:Bucket","inputs":{"name":"logs-2026"}}]
+}

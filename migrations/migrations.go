@@ -11,6 +11,7 @@ import (
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/registration"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
@@ -22,15 +23,23 @@ type Args struct {
 	URN resource.URN
 	// OldState is a JSON array of resources in the checkpoint format
 	// (apitype.ResourceV3): the registering resource, then every resource
-	// transitively parented to it. It is exactly what the engine sent.
-	// Secret values are plaintext inside their secret envelopes.
+	// transitively parented to it. Served by this module's server, it is
+	// the engine's bytes; under program.Migrations, the Go SDK's
+	// re-encoding of them (every number kept). Secret values are plaintext
+	// inside their secret envelopes.
 	OldState json.RawMessage
 }
 
 // Resources decodes OldState into one map per resource. Numbers are
 // json.Number values, so integers and decimals keep their exact text.
-func (a *Args) Resources() ([]map[string]any, error) {
-	return decodeResources(a.OldState)
+func (a *Args) Resources() ([]map[string]any, error) { return decodeState[map[string]any](a.OldState) }
+
+// Checkpoint decodes OldState into the Go SDK's own checkpoint type, the
+// engine's: typed fields (URN, ID, Custom, Parent, Protect...) and
+// property maps whose numbers are json.Number values. Give the resources
+// back with [ReplaceCheckpoint].
+func (a *Args) Checkpoint() ([]apitype.ResourceV3, error) {
+	return decodeState[apitype.ResourceV3](a.OldState)
 }
 
 // Result is what a migration returns. A nil *Result leaves the state
@@ -49,8 +58,18 @@ type Result struct {
 // Replace returns a result whose new state is resources, encoded as JSON,
 // with the given successors.
 func Replace(resources []map[string]any, successors map[string]string) (*Result, error) {
+	return replace(resources, successors)
+}
+
+// ReplaceCheckpoint is [Replace] for resources of the checkpoint type, as
+// [Args.Checkpoint] gives them.
+func ReplaceCheckpoint(resources []apitype.ResourceV3, successors map[string]string) (*Result, error) {
+	return replace(resources, successors)
+}
+
+func replace[T any](resources []T, successors map[string]string) (*Result, error) {
 	if resources == nil {
-		resources = []map[string]any{}
+		resources = []T{}
 	}
 	state, err := json.Marshal(resources)
 	if err != nil {
@@ -65,10 +84,9 @@ type Func func(ctx context.Context, args *Args) (*Result, error)
 
 // newFunc builds the callbacks.Func the engine calls for fn. dryRun is what
 // the engine said when fn was registered: the request does not say it. A
-// result that
-// breaks the protocol's rules (see [Result]) fails the call with a
-// [*callbacks.Error] wrapping [callbacks.ErrInvalidResult] (Internal) that
-// names the rule, rather than reaching the engine.
+// result that breaks the protocol's rules (see [Result]) fails the call
+// with a [*callbacks.Error] wrapping [callbacks.ErrInvalidResult]
+// (Internal) that names the rule, rather than reaching the engine.
 func newFunc(fn Func, dryRun bool) callbacks.Func {
 	decode := func(ctx context.Context, payload []byte, owned bool, info *callbacks.CallInfo) (*Args, error) {
 		info.DryRun = dryRun
@@ -84,8 +102,11 @@ func decodeRequest(_ context.Context, payload []byte, _ bool, info *callbacks.Ca
 	if err := proto.Unmarshal(payload, req); err != nil {
 		return nil, fmt.Errorf("not a pulumirpc.StateMigrationRequest: %w", err)
 	}
-	info.URN = req.GetUrn()
-	return &Args{URN: resource.URN(req.GetUrn()), OldState: json.RawMessage(req.GetOldState())}, nil
+	urn := resource.URN(req.GetUrn())
+	if info.URN = string(urn); urn.IsValid() {
+		info.Type, info.ResourceName = string(urn.Type()), urn.Name()
+	}
+	return &Args{URN: urn, OldState: json.RawMessage(req.GetOldState())}, nil
 }
 
 // encode checks res against the old state of args and encodes it. A nil
@@ -122,10 +143,10 @@ func Callback(ctx context.Context, mon *monitor.Monitor, fn Func, opts ...callba
 	return cb, nil
 }
 
-func decodeResources(state []byte) ([]map[string]any, error) {
+func decodeState[T any](state []byte) ([]T, error) {
 	dec := json.NewDecoder(bytes.NewReader(state))
 	dec.UseNumber()
-	var out []map[string]any
+	var out []T
 	if err := dec.Decode(&out); err != nil {
 		return nil, fmt.Errorf("migrations: decoding the state: %w", err)
 	}

@@ -336,3 +336,45 @@ func TestEngineCallsFromAMigrationFailAtOnce(t *testing.T) {
 	_, err = mon.Client().SupportsFeature(t.Context(), &pulumirpc.SupportsFeatureRequest{Id: "secrets"})
 	require.NoError(t, err)
 }
+
+// A migration may take the old state as the SDK's checkpoint type and give
+// it back the same way: typed fields change, exact numbers and secret
+// envelopes survive, and the result passes the engine's rules.
+func TestCheckpointRoundTrip(t *testing.T) {
+	t.Parallel()
+	const urn = "urn:pulumi:dev::proj::my:index:Bucket::logs"
+	old := `[{"urn":"` + urn + `","custom":true,"id":"logs-1","type":"my:index:Bucket",` +
+		`"inputs":{"size":12345678901234567890,"key":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","value":"hush"}},` +
+		`"outputs":{"size":12345678901234567890}}]`
+	reg, err := callbacks.NewRegistry()
+	require.NoError(t, err)
+	token, err := reg.Register(migrations.Adapt(func(_ context.Context, a *migrations.Args) (*migrations.Result, error) {
+		rs, err := a.Checkpoint()
+		if err != nil {
+			return nil, err
+		}
+		rs[0].Inputs["tier"] = "cold"
+		delete(rs[0].Outputs, "size")
+		return migrations.ReplaceCheckpoint(rs, nil)
+	}))
+	require.NoError(t, err)
+	payload, err := proto.Marshal(&pulumirpc.StateMigrationRequest{Urn: urn, OldState: []byte(old)})
+	require.NoError(t, err)
+	out, err := reg.Invoke(t.Context(), token, payload)
+	require.NoError(t, err)
+	var resp pulumirpc.StateMigrationResponse
+	require.NoError(t, proto.Unmarshal(out, &resp))
+	var got []map[string]any
+	require.NoError(t, json.Unmarshal(resp.GetNewState(), &got))
+	require.Len(t, got, 1)
+	assert.Equal(t, "logs-1", got[0]["id"])
+	assert.Equal(t, "cold", got[0]["inputs"].(map[string]any)["tier"])
+	outputs, _ := got[0]["outputs"].(map[string]any)
+	assert.NotContains(t, outputs, "size")
+	assert.Contains(t, string(resp.GetNewState()), `"size":12345678901234567890`, "the exact number")
+	assert.Contains(t, string(resp.GetNewState()), `"value":"hush"`, "the secret envelope")
+
+	empty, err := migrations.ReplaceCheckpoint(nil, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `[]`, string(empty.NewState))
+}

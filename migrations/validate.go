@@ -22,6 +22,15 @@ type ruleError struct {
 
 func (e *ruleError) Error() string { return e.rule + ": " + e.msg }
 
+// named names u in a rule's message: "the resource" for the one the
+// migration is for (the prior state's first), which the error names already.
+func named(u resource.URN, original []apitype.ResourceV3) string {
+	if u == original[0].URN {
+		return "the resource"
+	}
+	return "resource " + string(u)
+}
+
 func broken(rule, format string, args ...any) error {
 	return &ruleError{rule: rule, msg: fmt.Sprintf(format, args...)}
 }
@@ -137,11 +146,12 @@ func validateAccounting(original, final []apitype.ResourceV3, successors map[res
 			continue
 		}
 		if old.Custom != kept.Custom {
-			return broken("custom-changed", "resource %s changed between custom and component state without changing URN",
-				old.URN)
+			return broken("custom-changed", "%s changed between custom resource and component under the same URN; keep "+
+				"what it is, or return a successor: the new resource under a URN of its own, in Successors", named(old.URN, original))
 		}
 		if old.Custom && old.ID != kept.ID {
-			return broken("id-changed", "resource %s changed ID from %q to %q without changing URN", old.URN, old.ID, kept.ID)
+			return broken("id-changed", "%s changed its ID from %q to %q under the same URN; keep the ID (a migration cannot "+
+				"change which cloud resource it is), or return a successor: it under a new URN, in Successors", named(old.URN, original), old.ID, kept.ID)
 		}
 	}
 	return nil

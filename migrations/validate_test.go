@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -99,6 +100,11 @@ func TestEveryRuleOfTheEngine(t *testing.T) {
 			assert.Contains(t, err.Error(), "state migration for "+urn+": ")
 			assert.Contains(t, err.Error(), "the result breaks the rule "+tt.rule+": ")
 			assert.Contains(t, err.Error(), tt.names)
+			if tt.rule == "id-changed" || tt.rule == "custom-changed" {
+				// The error names the resource once, and says how to fix it.
+				assert.Equal(t, 1, strings.Count(err.Error(), urn), err.Error())
+				assert.Contains(t, err.Error(), "or return a successor: ")
+			}
 		})
 	}
 }
@@ -165,7 +171,7 @@ func brokenResults() []brokenResult {
 		{rule: "unaccounted", change: func(s []map[string]any) []map[string]any { return append(s[:1], s[2]) }, names: urnChild},
 		{rule: "custom-changed", change: func(s []map[string]any) []map[string]any { s[1]["custom"] = false; return s }, names: urnChild},
 		{rule: "id-changed", change: func(s []map[string]any) []map[string]any { s[0]["id"] = "changed-id"; return s },
-			names: `changed ID from "logs-1" to "changed-id" without changing URN`},
+			names: `the resource changed its ID from "logs-1" to "changed-id" under the same URN; keep the ID`},
 		{rule: "provider-state-removed", change: func(s []map[string]any) []map[string]any {
 			s[2]["urn"] = urnProv2
 			return s

@@ -1,11 +1,8 @@
 package program
 
 import (
-	"fmt"
 	"reflect"
-	"unsafe"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/common/promise"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/langhost/callbacks/internal/registration"
@@ -34,65 +31,35 @@ import (
 // runs.
 //
 // Hooks panics, with a message that says so, if the Go SDK linked in keeps
-// a hook's registration state in a way this module does not know (it knows
-// that of github.com/pulumi/pulumi/sdk/v3 v3.263.0; TestHooksMarkTheSDKsHooksRegistered
-// pins it).
+// a hook's registration state in a way this module does not know (see
+// sdkstate.go for the versions it knows).
 func Hooks(b *transforms.HooksBinding) pulumi.ResourceOption {
 	if b == nil {
 		return pulumi.ResourceHooks(nil)
 	}
+	res := func(refs []transforms.HookRef) []*pulumi.ResourceHook {
+		return sdkHooks(refs, func(name string) *pulumi.ResourceHook { return &pulumi.ResourceHook{Name: name} })
+	}
 	return pulumi.ResourceHooks(&pulumi.ResourceHookBinding{
-		BeforeCreate: resourceHooks(b.BeforeCreate),
-		AfterCreate:  resourceHooks(b.AfterCreate),
-		BeforeUpdate: resourceHooks(b.BeforeUpdate),
-		AfterUpdate:  resourceHooks(b.AfterUpdate),
-		BeforeDelete: resourceHooks(b.BeforeDelete),
-		AfterDelete:  resourceHooks(b.AfterDelete),
-		OnError:      errorHooks(b.OnError),
+		BeforeCreate: res(b.BeforeCreate), AfterCreate: res(b.AfterCreate),
+		BeforeUpdate: res(b.BeforeUpdate), AfterUpdate: res(b.AfterUpdate),
+		BeforeDelete: res(b.BeforeDelete), AfterDelete: res(b.AfterDelete),
+		OnError: sdkHooks(b.OnError, func(name string) *pulumi.ErrorHook { return &pulumi.ErrorHook{Name: name} }),
 	})
 }
 
-func resourceHooks(refs []transforms.HookRef) []*pulumi.ResourceHook {
-	var out []*pulumi.ResourceHook
+// sdkHooks makes the SDK's hooks (made by mk) of refs, marked registered.
+func sdkHooks[H any](refs []transforms.HookRef, mk func(name string) *H) []*H {
+	var out []*H
 	for _, r := range refs {
 		if r == nil {
 			continue
 		}
-		h := &pulumi.ResourceHook{Name: registration.RefName(r.Name())}
-		markRegistered(reflect.ValueOf(h).Elem())
-		out = append(out, h)
-	}
-	return out
-}
-
-func errorHooks(refs []transforms.HookRef) []*pulumi.ErrorHook {
-	var out []*pulumi.ErrorHook
-	for _, r := range refs {
-		if r == nil {
-			continue
+		h := mk(registration.RefName(r.Name()))
+		if err := markRegistered(reflect.ValueOf(h).Elem()); err != nil {
+			panic("program.Hooks: " + err.Error())
 		}
-		h := &pulumi.ErrorHook{Name: registration.RefName(r.Name())}
-		markRegistered(reflect.ValueOf(h).Elem())
 		out = append(out, h)
 	}
 	return out
-}
-
-// registered is the SDK's record of a hook registration that has completed.
-var registered = func() *promise.Promise[struct{}] {
-	var c promise.CompletionSource[struct{}]
-	c.Fulfill(struct{}{})
-	return c.Promise()
-}()
-
-// markRegistered sets the unexported field in which the SDK's
-// pulumi.ResourceHook and pulumi.ErrorHook record their registration.
-func markRegistered(hook reflect.Value) {
-	f := hook.FieldByName("registered")
-	if !f.IsValid() || f.Type() != reflect.TypeOf(registered) {
-		panic(fmt.Sprintf("program.Hooks: this version of the Go SDK records a %s's registration in a way "+
-			"github.com/langhost/callbacks does not know; it supports github.com/pulumi/pulumi/sdk/v3 v3.263.0",
-			hook.Type()))
-	}
-	reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Set(reflect.ValueOf(registered))
 }

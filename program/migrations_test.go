@@ -45,8 +45,8 @@ var renameLength = (&migrations.Chain{
 func thing(props pulumi.Map, fns ...migrations.Func) pulumi.RunFunc {
 	return func(ctx *pulumi.Context) error {
 		var opts []pulumi.ResourceOption
-		if len(fns) > 0 {
-			upgrade, err := program.Migrations(ctx, fns...)
+		for _, fn := range fns {
+			upgrade, err := program.Migrations(ctx, fn)
 			if err != nil {
 				return err
 			}
@@ -117,7 +117,8 @@ func TestMigrationsGoThroughTheSDK(t *testing.T) {
 		msg := res.Err.Error()
 		assert.Contains(t, msg, "state migration 1 of 1 for ")
 		assert.Contains(t, msg, "rpc error: code = Internal desc = callbacks: state migration for ")
-		assert.Contains(t, msg, "the result breaks the rule id-changed: resource ")
+		assert.Contains(t, msg, "the result breaks the rule id-changed: the resource changed its ID")
+		assert.Contains(t, msg, "keep the ID")
 		assert.Equal(t, "thing-id", res.State.Get(eng.URN(eng.StackURN(), "test:index:Thing", "thing")).ID, "state unchanged")
 	})
 }

@@ -31,36 +31,34 @@
 // Three more pieces fit the SDK's programming model to this module's hooks,
 // migrations and transforms: [Hooks] is the SDK's own pulumi.ResourceHooks
 // option, carrying this module's hooks into the registration of a resource
-// the SDK creates (no transform involved), [Migrations] is the SDK's own
+// the SDK creates (no transform involved), [Migrations] is its
 // pulumi.StateMigrations option, carrying this module's state migrations
-// the same way, and [Descendants] is the scope of a
-// component the SDK registered, for hooks.Attach and transforms.Attach to
-// reach the resources a program puts under it. The server serves for as long as the
-// deployment runs — delete hooks after the program included (see "Delete
-// hooks" in package hooks) — and shuts itself down when the engine ends the
-// deployment (see monitor.Monitor.Done).
-// There is nothing to call at the end, under `pulumi up` or in a service
-// that runs many inline deployments.
+// (the SDK's own callback server carries their calls: see there), and
+// [Descendants] is the scope of a component the SDK registered, for
+// hooks.Attach and transforms.Attach to reach the resources a program puts
+// under it. The server serves for as long as the deployment runs — delete
+// hooks after the program included (see "Delete hooks" in package hooks) —
+// and shuts itself down when the engine ends the deployment (see
+// monitor.Monitor.Done): nothing to call at the end, under `pulumi up` or
+// in a service that runs many inline deployments.
 //
 // The program itself runs under pulumi.Run, so the stack traces the SDK
 // records for every resource are exactly as deep as without this module.
 //
-// The SDK's *pulumi.Context does not expose the monitor's address: Monitor
-// reads it from the SDK's unexported run information, which
-// TestMonitorReadsTheSDKsRunInfo and TestMonitorReadsTheEngineOfAConstruct
-// pin to this SDK version.
+// What the SDK does not expose (the monitor's address, a hook's
+// registration, its own callback server) is read and set in its unexported
+// state in one file, sdkstate.go, verified for SDK v3.274.1 and v3.276.0;
+// on an SDK that keeps it otherwise, Monitor, Hooks and Migrations say so.
 package program
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
-	"google.golang.org/grpc"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/monitor"
@@ -178,46 +176,4 @@ func over(m *monitor.Monitor) bool {
 	default:
 		return false
 	}
-}
-
-// runInfo reads the run information the SDK keeps in ctx (the unexported
-// field state.info, a pulumi.RunInfo), and, when it has no engine address,
-// the target of the SDK's connection to the engine (the unexported field
-// state.engineConn), which is how a component provider's Construct reaches
-// the engine. Only exported fields of RunInfo and the connection's Target
-// are read, through reflection, which fails with an error rather than a
-// panic if the SDK's layout changes.
-func runInfo(ctx *pulumi.Context) (pulumi.RunInfo, error) {
-	fail := func(what string) (pulumi.RunInfo, error) {
-		return pulumi.RunInfo{}, fmt.Errorf("program: this version of the Go SDK keeps no %s in *pulumi.Context; "+
-			"the module supports github.com/pulumi/pulumi/sdk/v3 v3.263.0 to v3.274.1", what)
-	}
-	state := reflect.ValueOf(ctx).Elem().FieldByName("state")
-	if !state.IsValid() || state.Kind() != reflect.Pointer || state.IsNil() {
-		return fail("state")
-	}
-	info := state.Elem().FieldByName("info")
-	if !info.IsValid() || info.Type() != reflect.TypeFor[pulumi.RunInfo]() {
-		return fail("run information")
-	}
-	ri := pulumi.RunInfo{
-		Project:     info.FieldByName("Project").String(),
-		Stack:       info.FieldByName("Stack").String(),
-		MonitorAddr: info.FieldByName("MonitorAddr").String(),
-		EngineAddr:  info.FieldByName("EngineAddr").String(),
-		DryRun:      info.FieldByName("DryRun").Bool(),
-	}
-	if ri.EngineAddr == "" {
-		// A component provider's Construct: the SDK's provider package
-		// hands the context the provider's connection to the engine
-		// (state.engineConn) instead of an address.
-		conn := state.Elem().FieldByName("engineConn")
-		if !conn.IsValid() || conn.Type() != reflect.TypeFor[*grpc.ClientConn]() {
-			return fail("engine connection")
-		}
-		if c := (*grpc.ClientConn)(conn.UnsafePointer()); c != nil {
-			ri.EngineAddr = c.Target()
-		}
-	}
-	return ri, nil
 }

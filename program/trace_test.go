@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/stretchr/testify/assert"
@@ -120,4 +121,43 @@ func attrs(s tracetest.SpanStub) map[string]string {
 		m[string(kv.Key)] = kv.Value.String()
 	}
 	return m
+}
+
+// A migration the SDK's callback server carries is traced as every
+// callback is: its span, under the SDK's server span, names the callback,
+// its resource and how it ended.
+func TestMigrationsInTheTrace(t *testing.T) {
+	prior := created(t)
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	eng := enginetest.New(t, enginetest.WithState(prior))
+	res := eng.Run(t, func() error {
+		return pulumi.RunErr(func(ctx *pulumi.Context) error {
+			if _, err := program.Monitor(ctx, callbacks.WithTracerProvider(tp)); err != nil {
+				return err
+			}
+			upgrade, err := program.Migrations(ctx, renameLength, callbacks.Name("rename"), callbacks.Timeout(time.Minute))
+			if err != nil {
+				return err
+			}
+			var r pulumi.CustomResourceState
+			return ctx.RegisterResource("test:index:Thing", "thing", pulumi.Map{"size": pulumi.Int(2)}, &r, upgrade)
+		})
+	})
+	require.NoError(t, res.Err, eng.Trace())
+	var found []map[string]string
+	for _, s := range exp.GetSpans() {
+		if a := attrs(s); a["pulumi.callback.kind"] == "state_migration" {
+			found = append(found, a)
+		}
+	}
+	require.Len(t, found, 1, "one migration span")
+	a := found[0]
+	assert.Equal(t, "rename", a["pulumi.callback.name"])
+	assert.Equal(t, string(eng.URN(eng.StackURN(), "test:index:Thing", "thing")), a["pulumi.resource.urn"])
+	assert.Equal(t, "test:index:Thing", a["pulumi.resource.type"])
+	assert.Equal(t, "thing", a["pulumi.resource.name"])
+	assert.Equal(t, "OK", a["rpc.response.status_code"])
+	assert.Regexp(t, `program/trace_test\.go:\d+$`, a["pulumi.callback.site"], "the line that registered it")
 }

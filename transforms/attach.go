@@ -3,7 +3,6 @@ package transforms
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -41,29 +40,23 @@ import (
 // children: the deployment shows a warning under the component. Every error
 // is a [*callbacks.Error].
 //
-// The options apply to this binding's function: [callbacks.Name] names it
-// in errors and warnings; [callbacks.Timeout] bounds it, and a binding that
-// overruns fails the resource's registration with DeadlineExceeded and an
-// error wrapping [callbacks.ErrTimeout], even if it ignores its context;
-// with [callbacks.FailOpen], a binding that panics or overruns changes
-// nothing instead, the later bindings still run, and the deployment shows a
-// warning under the resource. AcceptsByteStrings(false) is refused with
-// [callbacks.ErrInvalidOption]: it is a choice about the shared transform,
-// not one binding (register a transform of its own with [RegisterStack]).
+// opts apply to this binding's function, run as [callbacks.Runner] runs it:
+// [callbacks.Name] names it in messages; an overrun of [callbacks.Timeout]
+// fails the resource's registration (DeadlineExceeded, [callbacks.ErrTimeout]);
+// with [callbacks.FailOpen], a panic or overrun changes nothing, with a
+// warning under the resource. AcceptsByteStrings(false), a choice about the
+// shared transform, is refused: register a transform with [RegisterStack].
 func Attach(ctx context.Context, mon *monitor.Monitor, scope Scope, fn Func, opts ...callbacks.RegisterOption) error {
 	const what = "transforms: attaching"
 	if err := registration.Check(mon, fn == nil); err != nil {
 		return registration.Failed(callbacks.KindResourceTransform, what, err)
 	}
-	reg, err := callbacks.ReadRegistration(opts...)
-	if err == nil && !reg.AcceptsByteStrings {
-		err = fmt.Errorf("%w: AcceptsByteStrings(false) applies to the deployment's shared transform, not one binding; "+
-			"register a transform of its own with transforms.RegisterStack", callbacks.ErrInvalidOption)
-	}
+	runner, err := callbacks.NewRunner(opts...)
 	if err != nil {
-		return registration.Failed(callbacks.KindResourceTransform, what, err)
+		return registration.Failed(callbacks.KindResourceTransform, what, fmt.Errorf(
+			"%w (a binding runs in the deployment's shared transform; for a transform of its own, use transforms.RegisterStack)", err))
 	}
-	if err := attached(mon).add(ctx, &binding{scope: scope, fn: fn, site: registration.Site(), reg: reg}); err != nil {
+	if err := attached(mon).add(ctx, &binding{scope: scope, fn: fn, site: registration.Site(), runner: runner}); err != nil {
 		return registration.Failed(callbacks.KindResourceTransform, fmt.Sprintf("%s to %s", what, scope.describe()), err)
 	}
 	return nil
@@ -94,17 +87,17 @@ type attachments struct {
 
 // binding is one attached transform.
 type binding struct {
-	seq   int
-	scope Scope
-	fn    Func
-	site  string                 // where Attach was called
-	reg   callbacks.Registration // its options
+	seq    int
+	scope  Scope
+	fn     Func
+	site   string            // where Attach was called
+	runner *callbacks.Runner // runs fn under the binding's options
 }
 
 // String names b for messages: `the binding "tag" attached at main.go:12`.
 func (b *binding) String() string {
-	if b.reg.Name != "" {
-		return fmt.Sprintf("the binding %q attached at %s", b.reg.Name, b.site)
+	if name := b.runner.Name(); name != "" {
+		return fmt.Sprintf("the binding %q attached at %s", name, b.site)
 	}
 	return "the binding attached at " + b.site
 }
@@ -349,99 +342,35 @@ func (a *attachments) match(args *Args) ([]*binding, []report) {
 	return matched, reports
 }
 
-// run calls b's function on args, within b's own timeout if it has one, and
-// returns its result and the Args the later bindings see. A binding with a
-// timeout works on a copy of args, which its function may keep using after
-// it is left behind. A binding that fails open and panics or overruns
-// returns no result and the Args as they were before it ran, with a warning
-// under the resource. Both cost an encoding and a decoding of the resource
-// per call; bindings without these options cost nothing more.
+// run calls b's function on args as callbacks.Runner runs it, and returns
+// its result and the Args the later bindings see. A binding with a timeout
+// or failing open works on a copy of args, which its function may keep
+// using after it is left behind, and which is dropped when it fails open;
+// that costs an encoding and a decoding of the resource per call.
 func (b *binding) run(ctx context.Context, args *Args) (*Result, *Args, error) {
-	if b.reg.Timeout == 0 && !b.reg.FailOpen {
-		res, err := b.fn(ctx, args)
-		return res, args, err
-	}
-	before, err := snapshot(args)
-	if err != nil {
-		// What the bindings before it made does not encode: their result
-		// is broken, as it would be when sent.
-		err = fmt.Errorf("transforms: copying the resource for %s: %w", b, registration.ResultError(err, true))
-		return nil, nil, &callbacks.Error{Code: codes.Internal, Kind: callbacks.KindResourceTransform, Err: err, Msg: err.Error()}
-	}
 	work := args
-	if b.reg.Timeout > 0 {
-		// A function left behind may go on using what it was given.
+	if b.runner.Isolates() {
+		before, err := snapshot(args)
+		if err != nil {
+			// What the bindings before it made does not encode: their
+			// result is broken, as it would be when sent.
+			err = fmt.Errorf("transforms: copying the resource for %s: %w", b, registration.ResultError(err, true))
+			return nil, nil, &callbacks.Error{Code: codes.Internal, Kind: callbacks.KindResourceTransform, Err: err, Msg: err.Error()}
+		}
 		if work, err = decodePayload(before, true); err != nil {
 			return nil, nil, fmt.Errorf("transforms: copying the resource for %s: %w", b, err)
 		}
 	}
-	o := b.call(ctx, work)
+	var res *Result
+	failedOpen, err := b.runner.Run(ctx, b.String(), func(ctx context.Context) (err error) {
+		res, err = b.fn(ctx, work)
+		return err
+	})
 	switch {
-	case o.fault == nil:
-		return o.res, work, o.err
-	case !b.reg.FailOpen && o.value != nil:
-		panic(o.value) // the callback's own recovery reports it
-	case !b.reg.FailOpen:
-		return nil, nil, o.fault
+	case err != nil: // fn may still be running: read nothing it writes
+		return nil, nil, err
+	case failedOpen:
+		return nil, args, nil
 	}
-	restored := args // untouched by a function given a copy
-	if work == args {
-		restored, err = decodePayload(before, true)
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("transforms: restoring the resource after %s failed open: %w", b, err)
-	}
-	callbacks.ReportFor(ctx, callbacks.SeverityWarning, string(args.URN),
-		fmt.Sprintf("%v; it fails open, so it changed nothing", o.fault))
-	return nil, restored, nil
+	return res, work, nil
 }
-
-// outcome is how a binding's function ended: with a result or an error, or
-// with a fault (a panic, or its own deadline passed).
-type outcome struct {
-	res   *Result
-	err   error
-	fault error
-	value any // the panic's value, if it panicked (never nil then)
-}
-
-// call runs b's function, in a goroutine of its own when b has a timeout,
-// so that one that ignores its context is left behind when it overruns.
-func (b *binding) call(ctx context.Context, args *Args) outcome {
-	run := func(ctx context.Context) (o outcome) {
-		defer func() {
-			if v := recover(); v != nil {
-				o = outcome{fault: fmt.Errorf("%v panicked: %v", b, v), value: v}
-			}
-		}()
-		o.res, o.err = b.fn(ctx, args)
-		return o
-	}
-	if b.reg.Timeout == 0 {
-		return run(ctx)
-	}
-	ctx, cancel := context.WithTimeoutCause(ctx, b.reg.Timeout, errBindingDeadline)
-	defer cancel()
-	done := make(chan outcome, 1)
-	go func() { done <- run(ctx) }()
-	select {
-	case o := <-done:
-		return o
-	case <-ctx.Done():
-	}
-	select {
-	case o := <-done:
-		return o
-	default:
-	}
-	if err := context.Cause(ctx); err != errBindingDeadline {
-		// The call itself ended, not the binding's own time.
-		return outcome{err: ctx.Err()}
-	}
-	return outcome{fault: fmt.Errorf("%w: %v did not answer within %v: %w",
-		callbacks.ErrTimeout, b, b.reg.Timeout, context.DeadlineExceeded)}
-}
-
-// errBindingDeadline is the cause of a binding's own deadline, telling it
-// apart from the end of the call it runs in.
-var errBindingDeadline = errors.New("transforms: the binding's deadline")

@@ -2,6 +2,10 @@ package transforms_test
 
 import (
 	"context"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +20,7 @@ import (
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/testkit/wiretest"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/monitor/monitortest"
 	"github.com/langhost/callbacks/transforms"
 )
 
@@ -178,4 +183,75 @@ func TestAttachCopyOfABrokenResult(t *testing.T) {
 	assert.Contains(t, err.Error(), "copying the resource for the binding attached at")
 	assert.Contains(t, err.Error(), "length")
 	assert.False(t, ran)
+}
+
+// A binding with a timeout that ends its goroutine with runtime.Goexit
+// (t.FailNow in a test) fails the call as such at once, as a registered
+// function does: it is no overrun.
+func TestAttachGoexitIsNoTimeout(t *testing.T) {
+	t.Parallel()
+	fake, mon, _ := attachEngine(t)
+	require.NoError(t, transforms.Attach(t.Context(), mon, transforms.Matching(nil),
+		func(context.Context, *transforms.Args) (*transforms.Result, error) {
+			runtime.Goexit()
+			return nil, nil
+		}, callbacks.Name("quits"), callbacks.Timeout(50*time.Millisecond)))
+	var resp pulumirpc.TransformResponse
+	err := wiretest.Call(t, theTransform(t, fake), request(fullOptions()), &resp)
+	require.Error(t, err)
+	assert.Equal(t, codes.Internal, status.Code(err), "%v", err)
+	assert.Contains(t, err.Error(), `the binding "quits" attached at`)
+	assert.Contains(t, err.Error(), "exited its goroutine (runtime.Goexit) without answering")
+	assert.NotContains(t, err.Error(), "did not answer within")
+}
+
+// The stack logged for a binding's panic goes on from the user's line that
+// panicked, whatever the binding's options: not from a recovery and panic
+// again in this package.
+func TestAttachPanicStackIsTheUsers(t *testing.T) {
+	t.Parallel()
+	for name, opts := range map[string][]callbacks.RegisterOption{
+		"plain": nil, "timeout": {callbacks.Timeout(time.Hour)}, "fail open": {callbacks.FailOpen()},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var logged syncLog
+			fake := &monitortest.Fake{
+				DeploymentInfo: func(context.Context) (*pulumirpc.DeploymentInfo, error) {
+					return &pulumirpc.DeploymentInfo{Project: "shop", Stack: "dev", SupportedFeatures: []pulumirpc.ResourceMonitorFeature{monitor.Transforms}}, nil
+				},
+				RegisterStackTransform: func(context.Context, *pulumirpc.Callback) error { return nil },
+			}
+			mon := monitortest.Serve(t, fake, callbacks.WithReporter(&reports{}),
+				callbacks.WithLogger(slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+			require.NoError(t, transforms.Attach(t.Context(), mon, transforms.Matching(nil), spoil(t, "panic"), opts...))
+			var resp pulumirpc.TransformResponse
+			_ = wiretest.Call(t, theTransform(t, fake), request(fullOptions()), &resp)
+			stack := logged.String()
+			at := strings.Index(stack, "panic(")
+			require.NotEqual(t, -1, at, "no stack logged:\n%s", stack)
+			// The first frame after the panic is the function that panicked.
+			frame := strings.SplitN(stack[at:], `\n`, 5)
+			require.Len(t, frame, 5, stack)
+			assert.Contains(t, frame[3], "transforms/attachopts_test.go:", "the stack does not go on from the user's line:\n%s", strings.Join(frame, "\n"))
+		})
+	}
+}
+
+// syncLog is a log buffer written by the goroutines of calls.
+type syncLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }

@@ -17,8 +17,9 @@
 // gives its component; hooks.Attach binds hooks the same way. Every binding
 // of a deployment shares one stack transform, so the engine calls into the
 // program once per resource, however many bindings and instances there
-// are. Attach takes the registration options every Register takes, and
-// applies them to the one binding: a name, a timeout, failing open.
+// are. Attach applies a name, a timeout and failing open to the one binding,
+// run as callbacks.Runner runs it; AcceptsByteStrings(false) concerns the
+// shared transform, and Attach refuses it.
 //
 // [HooksBinding] is the one hook binding type of the module: the Hooks
 // field of [ResourceOptions], and what hooks.Attach and program.Hooks bind.

@@ -8,15 +8,50 @@ import (
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
 	"github.com/langhost/callbacks/monitor"
+	"github.com/langhost/callbacks/program"
 	"github.com/langhost/callbacks/transforms"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 )
 
-// A transform that protects every bucket and keeps all its other options.
-// A program registers it with RegisterStack (or Callback, for one resource
-// and its children); here it is called as the engine would call it.
+// A program registers a stack transform under the SDK's own pulumi.Run:
+// program.Monitor serves it for as long as the deployment runs, and the
+// engine calls it for every resource registered afterwards. The simulated
+// engine stands in for `pulumi up`.
 func Example() {
+	engine, err := enginetest.Start()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer engine.Close()
+	_, err = engine.RunFunc(context.Background(), func() error {
+		return pulumi.RunErr(func(ctx *pulumi.Context) error {
+			mon, err := program.Monitor(ctx)
+			if err != nil {
+				return err
+			}
+			protect := func(_ context.Context, args *transforms.Args) (*transforms.Result, error) {
+				fmt.Println("protecting", args.Name)
+				return args.WithOptions(func(o *transforms.ResourceOptions) { o.Protect = new(true) }), nil
+			}
+			if _, err := transforms.RegisterStack(ctx.Context(), mon, protect, callbacks.Name("protect")); err != nil {
+				return err
+			}
+			var bucket pulumi.CustomResourceState
+			return ctx.RegisterResource("aws:s3/bucket:Bucket", "logs", pulumi.Map{}, &bucket)
+		})
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// protecting logs
+}
+
+// A transform that protects every bucket and keeps all its other options,
+// called as the engine would call it.
+func ExampleArgs_WithOptions() {
 	protectBuckets := func(_ context.Context, args *transforms.Args) (*transforms.Result, error) {
 		if args.Type != "aws:s3/bucket:Bucket" {
 			return nil, nil // no change

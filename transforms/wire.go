@@ -2,12 +2,12 @@ package transforms
 
 import (
 	"fmt"
-	"github.com/langhost/callbacks/internal/transformcore"
-	"google.golang.org/protobuf/proto"
 
+	"github.com/langhost/callbacks/internal/transformcore"
 	"github.com/langhost/callbacks/internal/wire"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/proto"
 )
 
 // The property map fields of the request and of the response.

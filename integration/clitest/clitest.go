@@ -30,9 +30,14 @@ import (
 	"time"
 )
 
-// InstallHint is the command that puts the CLI and the Go language host,
-// shipped beside the repository, on PATH.
-const InstallHint = `export PATH="$(../shared/engine/install.sh "$HOME/.cache/pulumi-engine-3.274.1" 3.274.1):$PATH"`
+// InstallHint says how to put the Pulumi CLI and its Go language host
+// (pulumi-language-go, shipped with the CLI) on PATH: on a fresh clone,
+// with Pulumi's official installer; in this repository's CI, with the
+// install script that exists only beside CI's checkout.
+const InstallHint = `install the Pulumi CLI (3.274.1 or later) with ` +
+	`"curl -fsSL https://get.pulumi.com | sh -s -- --version 3.274.1" and run "export PATH=$HOME/.pulumi/bin:$PATH" ` +
+	`(see https://www.pulumi.com/docs/install/); in this repository's CI, from the repository root: ` +
+	`export PATH="$(../shared/engine/install.sh "$HOME/.cache/pulumi-engine-3.274.1" 3.274.1):$PATH"`
 
 // commandLimit bounds one CLI command, so that a hang fails the test with
 // the command's output instead of stopping the whole test binary. A command
@@ -45,7 +50,7 @@ func RequireCLI(tb testing.TB) {
 	tb.Helper()
 	for _, name := range []string{"pulumi", "pulumi-language-go"} {
 		if _, err := exec.LookPath(name); err != nil {
-			tb.Skipf("%s is not on PATH; to include the Pulumi CLI and its Go language host, run from the repository root: %s", name, InstallHint)
+			tb.Skipf("%s is not on PATH, so the tests that run the real engine skip; to run them, %s", name, InstallHint)
 		}
 	}
 }
