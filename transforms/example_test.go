@@ -32,6 +32,9 @@ func Example() {
 				return err
 			}
 			protect := func(_ context.Context, args *transforms.Args) (*transforms.Result, error) {
+				if !args.Custom {
+					return nil, nil // the stack itself may pass through: the SDK registers it first
+				}
 				fmt.Println("protecting", args.Name)
 				return args.WithOptions(func(o *transforms.ResourceOptions) { o.Protect = new(true) }), nil
 			}
