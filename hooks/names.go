@@ -38,12 +38,14 @@ func Lookup(mon *monitor.Monitor, name string) (transforms.HookRef, bool) {
 // registered under it. It is safe for concurrent use.
 type names struct {
 	mu sync.Mutex
-	m  map[string]reservation
+	m  map[string]*reservation
 }
 
 type reservation struct {
-	hook any    // *Hook or *ErrorHook
-	site string // where the first registration was made, for the error
+	hook any           // *Hook or *ErrorHook
+	site string        // where the first registration was made, for the error
+	done chan struct{} // closed once the engine has answered the registration
+	err  error         // the registration's error, set before done is closed
 }
 
 // namesKey is the key of the name space among a deployment's values.
@@ -53,28 +55,34 @@ type namesKey struct{}
 // deployment shares it, and it ends with the deployment (see
 // monitor.Monitor.Value).
 func namesOf(mon *monitor.Monitor) *names {
-	return mon.Value(namesKey{}, func() any { return &names{m: make(map[string]reservation)} }).(*names)
+	return mon.Value(namesKey{}, func() any { return &names{m: make(map[string]*reservation)} }).(*names)
 }
 
-// reserve claims name for h unless it is taken, and returns the hook
-// registered under it: h itself, or the earlier hook and an error, wrapping
-// ErrNameTaken, that says where the earlier one was registered.
-func (n *names) reserve(name string, h any) (any, error) {
+// reserve claims name for h unless it is taken, and returns the
+// reservation of name: h's own, or the earlier one and an error, wrapping
+// ErrNameTaken, that says where the earlier hook was registered.
+func (n *names) reserve(name string, h any) (*reservation, error) {
 	site := registration.Site()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if first, taken := n.m[name]; taken {
-		return first.hook, fmt.Errorf("%w: %q was first registered at %s", ErrNameTaken, name, first.site)
+		return first, fmt.Errorf("%w: %q was first registered at %s", ErrNameTaken, name, first.site)
 	}
-	n.m[name] = reservation{hook: h, site: site}
-	return h, nil
+	n.m[name] = &reservation{hook: h, site: site, done: make(chan struct{})}
+	return n.m[name], nil
 }
 
-// release frees name, for a registration that failed after reserving it.
-func (n *names) release(name string) {
+// registered records err, the engine's answer to name's registration, and frees a refused name.
+func (n *names) registered(name string, err error) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	delete(n.m, name)
+	r := n.m[name]
+	if err != nil {
+		r.err = fmt.Errorf("the engine refused it: %w", err)
+		delete(n.m, name)
+	}
+	close(r.done)
+	return r.err
 }
 
 // get returns the hook registered under name.
@@ -82,5 +90,8 @@ func (n *names) get(name string) (any, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	r, ok := n.m[name]
-	return r.hook, ok
+	if !ok {
+		return nil, false
+	}
+	return r.hook, true
 }

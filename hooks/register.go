@@ -9,6 +9,7 @@ import (
 	"github.com/langhost/callbacks/monitor"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // Hook is a resource hook registered with the engine under a name. Bind it
@@ -124,11 +125,13 @@ func RequireOptions() Option {
 // register the name again; with Shared, when the name is already
 // registered in this deployment, with Shared, as a hook of the same kind
 // and the same settings, registration returns that hook instead of
-// failing, and the function given is not used. The hook is then one for
-// every instance and must not depend on the instance that registered it
-// first: tell instances apart by the resource the engine calls it about
-// (its URN, or its parent in [Args.NewOptions]). Without Shared, a taken
-// name is an error. Sharing works within one process: a name that another
+// failing, and the function given is not used; if the engine has not yet
+// answered that hook's registration, it waits (bounded by ctx) and then
+// returns the hook, or fails as that registration did. The hook is then
+// one for every instance and must not depend on the instance that
+// registered it first: tell instances apart by the resource the engine
+// calls it about (its URN, or its parent in [Args.NewOptions]). Without
+// Shared, a taken name is an error. Sharing works within one process: a name that another
 // process of the deployment registered (the program, when this is a
 // component provider, or the other way round) is refused by the engine.
 func Shared() Option {
@@ -182,7 +185,7 @@ func Register(ctx context.Context, mon *monitor.Monitor, name string, fn Func, o
 		return fail(err)
 	}
 	h := &Hook{name: name, callback: cb, onDryRun: cfg.onDryRun, ignoreErrors: cfg.ignoreErrors, shared: cfg.shared}
-	if got, err := reserve(mon, name, h, cfg.shared); err != nil || got != h {
+	if got, err := reserve(ctx, mon, name, h, cfg.shared); err != nil || got != h {
 		srv.Registry().Unregister(cb.GetToken())
 		if err != nil {
 			return fail(err)
@@ -192,10 +195,9 @@ func Register(ctx context.Context, mon *monitor.Monitor, name string, fn Func, o
 	_, err = mon.Client().RegisterResourceHook(ctx, &pulumirpc.RegisterResourceHookRequest{
 		Name: name, Callback: cb, OnDryRun: cfg.onDryRun, IgnoreErrors: cfg.ignoreErrors,
 	})
-	if err != nil {
+	if err = namesOf(mon).registered(name, err); err != nil {
 		srv.Registry().Unregister(cb.GetToken())
-		namesOf(mon).release(name)
-		return fail(fmt.Errorf("the engine refused it: %w", err))
+		return fail(err)
 	}
 	return h, nil
 }
@@ -224,7 +226,7 @@ func RegisterErrorHook(ctx context.Context, mon *monitor.Monitor, name string, f
 		return fail(err)
 	}
 	h := &ErrorHook{name: name, callback: cb, shared: cfg.shared}
-	if got, err := reserve(mon, name, h, cfg.shared); err != nil || got != h {
+	if got, err := reserve(ctx, mon, name, h, cfg.shared); err != nil || got != h {
 		srv.Registry().Unregister(cb.GetToken())
 		if err != nil {
 			return fail(err)
@@ -232,10 +234,9 @@ func RegisterErrorHook(ctx context.Context, mon *monitor.Monitor, name string, f
 		return got.(*ErrorHook), nil
 	}
 	_, err = mon.Client().RegisterErrorHook(ctx, &pulumirpc.RegisterErrorHookRequest{Name: name, Callback: cb})
-	if err != nil {
+	if err = namesOf(mon).registered(name, err); err != nil {
 		srv.Registry().Unregister(cb.GetToken())
-		namesOf(mon).release(name)
-		return fail(fmt.Errorf("the engine refused it: %w", err))
+		return fail(err)
 	}
 	return h, nil
 }
@@ -268,18 +269,24 @@ func registerOptions(name string, cfg *config) []callbacks.RegisterOption {
 }
 
 // reserve claims name for h in mon's deployment and returns h, or, for a
-// shared hook whose name is taken by a matching shared hook, that hook. The
-// error says what the name is taken by.
-func reserve(mon *monitor.Monitor, name string, h any, shared bool) (any, error) {
+// shared hook whose name is taken by a matching shared hook, that hook's
+// registration's outcome, once the engine has answered it. The error says
+// what the name is taken by.
+func reserve(ctx context.Context, mon *monitor.Monitor, name string, h any, shared bool) (any, error) {
 	got, err := namesOf(mon).reserve(name, h)
 	if err == nil {
 		return h, nil
 	}
-	if shared && sameSettings(got, h) {
-		return got, nil
+	if shared && sameSettings(got.hook, h) {
+		select { // not before the engine knows it: it fails the step of a resource bound to an unknown hook
+		case <-got.done:
+			return got.hook, got.err
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
 	}
 	what := "another registration"
-	switch got.(type) {
+	switch got.hook.(type) {
 	case *Hook:
 		what = "a resource hook"
 	case *ErrorHook:
