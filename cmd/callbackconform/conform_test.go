@@ -187,11 +187,11 @@ func TestKitInProcess(t *testing.T) {
 }
 
 // clausesBut is a -run pattern that selects every clause of the contract but
-// the one named.
-func clausesBut(id string) string {
+// the ones named.
+func clausesBut(but ...string) string {
 	var ids []string
 	for _, c := range contract {
-		if c.ID != id {
+		if !slices.Contains(but, c.ID) {
 			ids = append(ids, regexp.QuoteMeta(c.ID))
 		}
 	}
@@ -406,10 +406,12 @@ func rawJS(t *testing.T) []string {
 // TestRawJavaScript runs the kit on a callbacks server written from
 // CONFORMANCE.md in JavaScript over raw gRPC, with no Pulumi SDK: it passes
 // every clause but the one about checking migrations' results, which it
-// does not do.
+// does not do. The two clauses that cost the most (3,000 calls, and 300
+// MiB each way) are left to the module's run and to CONFORMANCE.md's
+// measured run, where the server passes them too.
 func TestRawJavaScript(t *testing.T) {
 	t.Parallel()
-	code, rep := runKit(t, append([]string{"-run", clausesBut("resources/no-growth"), "--"}, rawJS(t)...)...)
+	code, rep := runKit(t, append([]string{"-run", clausesBut("resources/no-growth", "payload/300MiB"), "--"}, rawJS(t)...)...)
 	if code != exitPass {
 		t.Errorf("exit %d, want %d", code, exitPass)
 	}

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -101,9 +100,11 @@ func run(ctx context.Context) error {
 	if err := registerMigrated(ctx, mon); err != nil {
 		return err
 	}
-	stop, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	defer cancel()
-	return mon.Finish(stop)
+	// Serve until the engine (the kit) answers SignalAndWaitForShutdown, for
+	// as long as its checks take: a -count run under load takes longer
+	// than any bound worth setting here, and the kit's death takes the
+	// program with it.
+	return mon.Finish(ctx)
 }
 
 // registerMigrated registers a custom resource with the convention's
