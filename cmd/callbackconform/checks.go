@@ -965,7 +965,19 @@ func (c *checker) stayedUp(selected func(string) bool) result {
 	case len(unsent) > 0:
 		return skippedResult("%s never sent", strings.Join(unsent, ", "))
 	}
-	return passed("answered after %s", strings.Join(c.upAfter, ", "))
+	return passed("answered after %s", strings.Join(once(c.upAfter), ", "))
+}
+
+// once returns ss without repeats, in order (with -count, each bad input
+// is sent several times).
+func once(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func (c *checker) noStackTrace() result {
