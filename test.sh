@@ -15,11 +15,11 @@
 #
 # Some tests need more than Go, and skip, saying why, when it is missing: a C
 # compiler for the race detector, Node.js with npm for the Node.js tests
-# (this script runs npm ci in testdata/nodejs when its node_modules is
-# missing), Chromium for the browser test of callbacklog's HTML timeline,
-# and pulumi and pulumi-language-go on PATH for tests that run the real
-# engine. The list at the end is what the tests themselves reported as
-# skipped, so it cannot disagree with them. With STRICT=1 (as in CI) a
+# (this script runs npm ci in testdata/nodejs and testdata/rawjs when their
+# node_modules are missing), Chromium for the browser test of callbacklog's
+# HTML timeline, and pulumi and pulumi-language-go on PATH for tests that run
+# the real engine. The list at the end is what the tests themselves reported
+# as skipped, so it cannot disagree with them. With STRICT=1 (as in CI) a
 # skipped test, or tests run without the race detector, fail the run.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -43,21 +43,26 @@ else
   notes+=("the race detector: install a C compiler (gcc or clang) with cgo enabled, and run ./test.sh again")
 fi
 
-fixtures=testdata/nodejs
-installed() { [ -f "$fixtures/node_modules/@pulumi/pulumi/package.json" ]; }
+# The Node.js fixtures: the Node.js SDK's (testdata/nodejs) and a callbacks
+# server over raw gRPC with no SDK (testdata/rawjs), each pinned by its
+# package-lock.json and checked for by one package it installs.
+installed() { [ -f "$1/node_modules/$2/package.json" ]; }
 if command -v node >/dev/null 2>&1; then
   echo "node:               $(version node --version)"
-  if installed; then
-    echo "$fixtures:    node_modules installed"
-  elif command -v npm >/dev/null 2>&1; then
-    echo "$fixtures:    node_modules missing: npm ci (pinned by package-lock.json)"
-    if ! (cd "$fixtures" && npm ci --no-audit --no-fund); then
-      notes+=("npm ci in $fixtures failed (see above): fix it, or run it by hand, and run ./test.sh again")
+  for fixture in testdata/nodejs:@pulumi/pulumi testdata/rawjs:@grpc/grpc-js; do
+    dir=${fixture%%:*} pkg=${fixture#*:}
+    if installed "$dir" "$pkg"; then
+      printf '%-19s %s\n' "$dir:" "node_modules installed"
+    elif command -v npm >/dev/null 2>&1; then
+      printf '%-19s %s\n' "$dir:" "node_modules missing: npm ci (pinned by package-lock.json)"
+      if ! (cd "$dir" && npm ci --no-audit --no-fund); then
+        notes+=("npm ci in $dir failed (see above): fix it, or run it by hand, and run ./test.sh again")
+      fi
+    else
+      printf '%-19s %s\n' "$dir:" "node_modules missing, and npm is not installed"
+      notes+=("npm is not installed, so $dir/node_modules cannot be: install npm and run ./test.sh again")
     fi
-  else
-    echo "$fixtures:    node_modules missing, and npm is not installed"
-    notes+=("npm is not installed, so $fixtures/node_modules cannot be: install npm and run ./test.sh again")
-  fi
+  done
 else
   echo "node:               not installed (the Node.js tests skip)"
 fi

@@ -15,10 +15,11 @@ const (
 	kindInvokeTransform   = "invoke-transform"
 	kindResourceHook      = "resource-hook"
 	kindErrorHook         = "error-hook"
+	kindStateMigration    = "state-migration"
 )
 
 // kindOrder is the order of the report's rows.
-var kindOrder = []string{kindResourceTransform, kindInvokeTransform, kindResourceHook, kindErrorHook}
+var kindOrder = []string{kindResourceTransform, kindInvokeTransform, kindResourceHook, kindErrorHook, kindStateMigration}
 
 // kind knows how to build the engine's requests for one callback kind and
 // how to judge its answers.
@@ -34,7 +35,7 @@ type kind struct {
 	transform bool
 	// request builds a request carrying props; with every, every field is
 	// set, without it only the required ones (no options at all).
-	request func(props *structpb.Struct, every bool) proto.Message
+	request func(c *checker, props *structpb.Struct, every bool) proto.Message
 	// judge checks the answer to req: nil if it is the identity answer
 	// (transforms: the properties and options sent, or none, meaning no
 	// change; hooks: success; error hooks: success without retry).
@@ -47,7 +48,7 @@ var kinds = map[string]*kind{
 		names:      []string{"transform"},
 		propsField: 5,
 		transform:  true,
-		request: func(props *structpb.Struct, every bool) proto.Message {
+		request: func(_ *checker, props *structpb.Struct, every bool) proto.Message {
 			r := &pulumirpc.TransformRequest{Type: resType, Name: resName, Custom: true, Properties: props}
 			if every {
 				r.Parent = urnParent
@@ -80,7 +81,7 @@ var kinds = map[string]*kind{
 		names:      []string{"invoke"},
 		propsField: 2,
 		transform:  true,
-		request: func(props *structpb.Struct, every bool) proto.Message {
+		request: func(_ *checker, props *structpb.Struct, every bool) proto.Message {
 			r := &pulumirpc.TransformInvokeRequest{Token: "aws:s3/getBucket:getBucket", Args: props}
 			if every {
 				r.Options = everyInvokeOption()
@@ -111,7 +112,7 @@ var kinds = map[string]*kind{
 		name:       kindResourceHook,
 		names:      []string{"hook"},
 		propsField: 5,
-		request: func(props *structpb.Struct, every bool) proto.Message {
+		request: func(_ *checker, props *structpb.Struct, every bool) proto.Message {
 			r := &pulumirpc.ResourceHookRequest{Urn: urnResource, Id: "bucket-id", Name: resName, Type: resType, NewInputs: props}
 			if every {
 				r.OldInputs = props
@@ -137,7 +138,7 @@ var kinds = map[string]*kind{
 		name:       kindErrorHook,
 		names:      []string{"error hook", "errorhook", "error-hook", "error_hook"},
 		propsField: 5,
-		request: func(props *structpb.Struct, every bool) proto.Message {
+		request: func(_ *checker, props *structpb.Struct, every bool) proto.Message {
 			r := &pulumirpc.ErrorHookRequest{Urn: urnResource, Id: "bucket-id", Name: resName, Type: resType,
 				NewInputs: props, FailedOperation: "create", Errors: []string{"throttled (2)", "throttled (1)"}}
 			if every {
@@ -162,6 +163,15 @@ var kinds = map[string]*kind{
 			}
 			return out
 		},
+	},
+	kindStateMigration: {
+		name:       kindStateMigration,
+		names:      []string{"migration"},
+		propsField: 2,
+		request: func(c *checker, props *structpb.Struct, every bool) proto.Message {
+			return c.migrationRequest(props, every)
+		},
+		judge: judgeMigration,
 	},
 }
 

@@ -19,6 +19,7 @@ import (
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/langhost/callbacks/enginetest"
@@ -58,6 +59,11 @@ type Row struct {
 	Kind     string `json:"kind"`
 	Verdict  string `json:"verdict"`
 	Evidence string `json:"evidence"`
+	// Runs counts the verdicts of the clause's runs on the kind's
+	// callbacks, with -count above 1.
+	Runs map[string]int `json:"runs,omitempty"`
+	// Inputs are the bad inputs the clause sent, byte for byte.
+	Inputs []Input `json:"inputs,omitempty"`
 }
 
 // Report is what the kit found, as printed and as written by -json.
@@ -67,8 +73,11 @@ type Report struct {
 	Rows      []Row        `json:"rows"`
 	// ProgramExit says how the program ended after the checks.
 	ProgramExit string `json:"programExit"`
-	// Exit is the kit's exit status: 0 every MUST clause passed, 1 one
-	// failed, 2 the kit could not run.
+	// Result says in words what Exit says.
+	Result string `json:"result"`
+	// Exit is the kit's exit status: 0 every MUST clause ran and passed, 1
+	// one failed, 2 the kit could not run or no MUST clause could be
+	// concluded.
 	Exit  int    `json:"exit"`
 	Error string `json:"error,omitempty"`
 }
@@ -79,14 +88,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	jsonOut := fs.String("json", "", "also write the report as JSON to `FILE`")
 	verbose := fs.Bool("v", false, "show the program's output and the engine's trace")
 	runRE := fs.String("run", "", "check only the clauses whose id matches `REGEXP`")
+	count := fs.Int("count", 1, "run each clause `N` times on each callback, and report how many times each verdict came (a clause must give one verdict each time)")
+	protos := fs.String("protos", "", "write the protocol the kit speaks to `DIR` (a FileDescriptorSet and a README) and exit")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: callbackconform [-json FILE] [-v] [-run REGEXP] -- PROGRAM [ARGS...]")
+		fmt.Fprintln(stderr, "usage: callbackconform [-json FILE] [-v] [-run REGEXP] [-count N] -- PROGRAM [ARGS...]")
+		fmt.Fprintln(stderr, "       callbackconform -protos DIR")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return exitCantRun
 	}
+	if *protos != "" {
+		if err := writeProtos(*protos); err != nil {
+			fmt.Fprintf(stderr, "callbackconform: -protos: %v\n", err)
+			return exitCantRun
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", *protos)
+		return exitPass
+	}
 	prog := fs.Args()
+	if *count < 1 {
+		fmt.Fprintf(stderr, "callbackconform: -count %d: want 1 or more\n", *count)
+		return exitCantRun
+	}
 	if len(prog) == 0 {
 		fs.Usage()
 		return exitCantRun
@@ -100,7 +124,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		filter = re
 	}
-	rep := check(ctx, prog, filter, *verbose, stderr)
+	rep := check(ctx, prog, filter, *count, *verbose, stderr)
 	printTable(stdout, rep)
 	if *jsonOut != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")
@@ -114,7 +138,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // check runs the program on the simulator, checks its callbacks and
 // returns the report.
-func check(ctx context.Context, prog []string, filter *regexp.Regexp, verbose bool, log io.Writer) *Report {
+func check(ctx context.Context, prog []string, filter *regexp.Regexp, count int, verbose bool, log io.Writer) *Report {
 	rep := &Report{Program: prog}
 	cantRun := func(format string, args ...any) *Report {
 		rep.Error = fmt.Sprintf(format, args...)
@@ -237,26 +261,45 @@ func check(ctx context.Context, prog []string, filter *regexp.Regexp, verbose bo
 	}
 
 	results := map[string]map[*checker]result{}
+	inputs := map[string]map[*checker][]Input{}
+	runs := map[string]map[*checker]map[string]int{}
+	// record keeps a clause's result for a callback: with -count, the
+	// worst of its runs, and how many times each verdict came.
 	record := func(cl clause, c *checker, r result) {
 		if results[cl.ID] == nil {
 			results[cl.ID] = map[*checker]result{}
+			inputs[cl.ID] = map[*checker][]Input{}
+			runs[cl.ID] = map[*checker]map[string]int{}
 		}
-		results[cl.ID][c] = r
+		if runs[cl.ID][c] == nil {
+			runs[cl.ID][c] = map[string]int{}
+		}
+		runs[cl.ID][c][r.verdict]++
+		if prev, ok := results[cl.ID][c]; !ok || rank[r.verdict] >= rank[prev.verdict] {
+			results[cl.ID][c] = r
+		}
+		if len(inputs[cl.ID][c]) == 0 {
+			inputs[cl.ID][c] = c.inputs
+		}
+		c.inputs = nil
 		c.logf("%s %s %q: %s: %s", cl.ID, c.cb.Kind, c.cb.Name, r.verdict, r.evidence)
 	}
 	selected := func(cl clause) bool { return filter == nil || filter.MatchString(cl.ID) }
-	// Every phase goes through the kinds in the report's order, except the
-	// last, which goes backwards: the hooks only receive the largest
-	// payload, the transforms must send it back too, and a server that
-	// dies of that should not leave the hooks unmeasured.
+	// The phases: ordinary requests for every callback (0), bad inputs (1),
+	// then the largest payloads, 64 MiB (2) then 300 MiB (3). Each phase
+	// goes through every callback before the next phase starts, in the
+	// report's order of kinds, except the last two, which go backwards:
+	// the hooks only receive the largest payloads, the transforms must send
+	// them back too, and a server that dies of that should not leave the
+	// hooks unmeasured.
 	slices.SortStableFunc(checkers, func(a, b *checker) int {
 		return slices.Index(kindOrder, a.cb.Kind) - slices.Index(kindOrder, b.cb.Kind)
 	})
 	reversed := slices.Clone(checkers)
 	slices.Reverse(reversed)
-	for phase := range 3 {
+	for phase := range 4 {
 		order := checkers
-		if phase == 2 {
+		if phase >= 2 {
 			order = reversed
 		}
 		for _, c := range order {
@@ -267,13 +310,33 @@ func check(ctx context.Context, prog []string, filter *regexp.Regexp, verbose bo
 				if ctx.Err() != nil {
 					return cantRun("interrupted")
 				}
-				if c.target.dead != "" {
-					record(cl, c, result{skipped, "the server stopped answering after " + c.target.dead})
-					continue
+				for rep := range count {
+					if c.target.dead != "" {
+						record(cl, c, skippedResult("the server had stopped answering after %s", c.target.dead))
+						continue
+					}
+					c.unavailable, c.repetition = false, rep
+					r := cl.run(ctx, c)
+					record(cl, c, r)
+					// A call that found the server not answering: if it
+					// still does not, every later clause of every callback
+					// it serves is not run, and says why.
+					if c.unavailable && c.target.dead == "" {
+						if err := c.alive(ctx); codeOf(err) == codes.Unavailable {
+							c.target.dead = fmt.Sprintf("%s %s", c.cb.Kind, cl.ID)
+						}
+					}
 				}
-				record(cl, c, cl.run(ctx, c))
 			}
 		}
+	}
+	selectedID := func(id string) bool {
+		for _, cl := range contract {
+			if cl.ID == id {
+				return selected(cl)
+			}
+		}
+		return false
 	}
 	for _, c := range checkers {
 		for _, cl := range contract {
@@ -282,7 +345,7 @@ func check(ctx context.Context, prog []string, filter *regexp.Regexp, verbose bo
 			}
 			switch cl.ID {
 			case "stays-up":
-				record(cl, c, c.stayedUp())
+				record(cl, c, c.stayedUp(selectedID))
 			case "no-stack-trace":
 				record(cl, c, c.noStackTrace())
 			}
@@ -310,21 +373,67 @@ func check(ctx context.Context, prog []string, filter *regexp.Regexp, verbose bo
 		fmt.Fprintln(log, eng.Trace())
 	}
 
-	rep.Rows = rows(results, checkers, selected)
-	rep.Exit = exitPass
-	for _, r := range rep.Rows {
-		if r.Level == must && r.Verdict == fail {
-			rep.Exit = exitFail
+	rep.Rows = rows(results, inputs, checkers, selected)
+	if count > 1 {
+		for i, r := range rep.Rows {
+			for _, c := range checkers {
+				if c.cb.Kind != r.Kind {
+					continue
+				}
+				for v, n := range runs[r.Clause][c] {
+					if rep.Rows[i].Runs == nil {
+						rep.Rows[i].Runs = map[string]int{}
+					}
+					rep.Rows[i].Runs[v] += n
+				}
+			}
 		}
 	}
+	rep.Exit, rep.Result = verdict(rep.Rows)
 	return rep
 }
 
-// callbacksOf lists the callbacks the program registered, in order.
+// rank orders verdicts from the best to the worst: n/a, pass, not run,
+// fail.
+var rank = map[string]int{fail: 3, skipped: 2, pass: 1, na: 0}
+
+// verdict concludes a run from its rows: it passes only when at least one
+// MUST clause passed and every MUST row of a registered kind passed (or
+// does not apply); a MUST row that failed fails it; a MUST row that was not
+// run, or a run in which no MUST clause passed, concludes nothing.
+func verdict(rows []Row) (int, string) {
+	var failedRows, notRun []string
+	passes := 0
+	for _, r := range rows {
+		if r.Level != must {
+			continue
+		}
+		switch r.Verdict {
+		case fail:
+			failedRows = append(failedRows, r.Clause+" "+r.Kind)
+		case skipped:
+			notRun = append(notRun, r.Clause+" "+r.Kind)
+		case pass:
+			passes++
+		}
+	}
+	switch {
+	case len(failedRows) > 0:
+		return exitFail, fmt.Sprintf("%d MUST rows failed (%s)", len(failedRows), strings.Join(failedRows, ", "))
+	case len(notRun) > 0:
+		return exitCantRun, fmt.Sprintf("inconclusive: %d MUST rows were not run (%s)", len(notRun), strings.Join(notRun, ", "))
+	case passes == 0:
+		return exitCantRun, "inconclusive: no MUST clause was checked (see -run)"
+	}
+	return exitPass, fmt.Sprintf("every MUST row passed (%d rows)", passes)
+}
+
+// callbacksOf lists the callbacks the program registered, in order: the
+// stack transforms and hooks, then the state migrations of its resources.
 func callbacksOf(eng *enginetest.Engine) []registered {
 	var out []registered
 	for _, ev := range eng.Events(enginetest.KindRegisterStackTransform, enginetest.KindRegisterStackInvokeTransform,
-		enginetest.KindRegisterResourceHook, enginetest.KindRegisterErrorHook) {
+		enginetest.KindRegisterResourceHook, enginetest.KindRegisterErrorHook, enginetest.KindRegisterResource) {
 		if ev.Err != "" {
 			continue
 		}
@@ -339,6 +448,17 @@ func callbacksOf(eng *enginetest.Engine) []registered {
 		case *pulumirpc.RegisterErrorHookRequest:
 			cb = req.GetCallback()
 			r.Name = req.GetName()
+		case *pulumirpc.RegisterResourceRequest:
+			urn := ev.URN
+			if res, ok := ev.Response.(*pulumirpc.RegisterResourceResponse); ok && res.GetUrn() != "" {
+				urn = res.GetUrn()
+			}
+			for i, m := range req.GetStateMigrations() {
+				out = append(out, registered{Kind: kindStateMigration, Name: fmt.Sprintf("%s#%d", req.GetName(), i+1),
+					Target: m.GetTarget(), Token: m.GetToken(), AcceptsByteString: m.GetAcceptsByteString(),
+					URN: urn, Type: req.GetType(), Parent: req.GetParent()})
+			}
+			continue
 		}
 		if cb == nil {
 			continue
@@ -361,7 +481,7 @@ func callbacksOf(eng *enginetest.Engine) []registered {
 
 // rows builds the report's rows: one per clause and kind, in the
 // contract's order; kinds the program did not register are not applicable.
-func rows(results map[string]map[*checker]result, checkers []*checker, selected func(clause) bool) []Row {
+func rows(results map[string]map[*checker]result, inputs map[string]map[*checker][]Input, checkers []*checker, selected func(clause) bool) []Row {
 	var out []Row
 	for _, cl := range contract {
 		if !selected(cl) {
@@ -383,6 +503,7 @@ func rows(results map[string]map[*checker]result, checkers []*checker, selected 
 			row.Verdict = na
 			var evidence []string
 			for _, c := range mine {
+				row.Inputs = append(row.Inputs, inputs[cl.ID][c]...)
 				r, ok := results[cl.ID][c]
 				if !ok {
 					continue
@@ -391,20 +512,12 @@ func rows(results map[string]map[*checker]result, checkers []*checker, selected 
 				if len(mine) > 1 {
 					ev = fmt.Sprintf("%s: %s", c.cb.Name, ev)
 				}
+				// A row is the worst of its callbacks' verdicts.
 				switch {
-				case r.verdict == fail:
-					if row.Verdict != fail {
-						evidence = nil
-					}
-					row.Verdict = fail
-					evidence = append(evidence, ev)
-				case r.verdict == pass && row.Verdict != fail:
-					row.Verdict = pass
-					evidence = append(evidence, ev)
-				case r.verdict == skipped && row.Verdict != fail && row.Verdict != pass:
-					row.Verdict = skipped
-					evidence = append(evidence, ev)
-				case r.verdict == na && row.Verdict == na:
+				case rank[r.verdict] > rank[row.Verdict]:
+					row.Verdict = r.verdict
+					evidence = []string{ev}
+				case rank[r.verdict] == rank[row.Verdict]:
 					evidence = append(evidence, ev)
 				}
 			}
@@ -427,16 +540,21 @@ func printTable(w io.Writer, rep *Report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CLAUSE\tLEVEL\tKIND\tVERDICT\tEVIDENCE")
 	for _, r := range rep.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Clause, r.Level, r.Kind, r.Verdict, oneLine(r.Evidence))
+		verdict := r.Verdict
+		if len(r.Runs) > 0 {
+			var counts []string
+			for _, v := range []string{pass, fail, skipped, na} {
+				if n := r.Runs[v]; n > 0 {
+					counts = append(counts, fmt.Sprintf("%d %s", n, v))
+				}
+			}
+			verdict += " (" + strings.Join(counts, ", ") + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Clause, r.Level, r.Kind, verdict, oneLine(r.Evidence))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "program: %s\n", oneLine(rep.ProgramExit))
-	switch rep.Exit {
-	case exitPass:
-		fmt.Fprintln(w, "result: every MUST clause passed")
-	case exitFail:
-		fmt.Fprintln(w, "result: a MUST clause failed")
-	}
+	fmt.Fprintf(w, "result: %s\n", rep.Result)
 }
 
 func oneLine(s string) string {

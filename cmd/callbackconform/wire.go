@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -294,6 +295,12 @@ func fieldsUnset(m proto.Message) []string {
 // reads from it.
 func normalize(v *structpb.Value) *structpb.Value {
 	switch k := v.GetKind().(type) {
+	case *structpb.Value_NumberValue:
+		if k.NumberValue == 0 && math.Signbit(k.NumberValue) {
+			// proto.Equal holds -0 equal to 0; the kit does not.
+			return obj(map[string]*structpb.Value{"~normal": structpb.NewStringValue("-0")})
+		}
+		return v
 	case *structpb.Value_StringValue:
 		if k.StringValue == unknownValue {
 			return outputForm(nil, false, nil)
@@ -460,6 +467,9 @@ func short(m proto.Message) string {
 		"bytes": sigByteString, "asset": sigAsset, "archive": sigArchive} {
 		s = strings.ReplaceAll(s, `"`+sig+`"`, name)
 	}
+	s = strings.ReplaceAll(s, `{"~normal": "-0"}`, "-0")
+	s = strings.ReplaceAll(s, `{"~normal":"-0"}`, "-0")
+	s = strings.ReplaceAll(s, "\ufeff", `\ufeff`)
 	if len(s) > 300 {
 		s = s[:297] + "..."
 	}

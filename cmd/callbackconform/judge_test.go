@@ -1,0 +1,176 @@
+package main
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// TestVerdictNeedsAPassingMustClause: a run concludes "pass" only when a
+// MUST clause passed and none failed or went unrun.
+func TestVerdictNeedsAPassingMustClause(t *testing.T) {
+	t.Parallel()
+	row := func(level, verdict string) Row { return Row{Clause: "c", Level: level, Kind: "k", Verdict: verdict} }
+	for _, tc := range []struct {
+		name string
+		rows []Row
+		want int
+	}{
+		{"no rows", nil, exitCantRun},
+		{"only SHOULD clauses", []Row{row(should, pass), row(should, fail)}, exitCantRun},
+		{"every MUST row n/a", []Row{row(must, na), row(should, pass)}, exitCantRun},
+		{"a MUST row not run", []Row{row(must, pass), row(must, skipped)}, exitCantRun},
+		{"a MUST row failed", []Row{row(must, pass), row(must, skipped), row(must, fail)}, exitFail},
+		{"every MUST row passed", []Row{row(must, pass), row(must, na), row(should, fail)}, exitPass},
+	} {
+		if got, why := verdict(tc.rows); got != tc.want {
+			t.Errorf("%s: exit %d (%s), want %d", tc.name, got, why, tc.want)
+		}
+	}
+}
+
+// TestStaysUpIsNotRunWhenTheServerDied: a server that died before the bad
+// inputs were all sent did not stay up; it was not checked.
+func TestStaysUpIsNotRunWhenTheServerDied(t *testing.T) {
+	t.Parallel()
+	all := func(string) bool { return true }
+	c := &checker{target: &target{dead: "resource-transform concurrency/1000"}, upAfter: []string{"no-options"}}
+	if r := c.stayedUp(all); r.verdict != skipped || !strings.Contains(r.evidence, "concurrency/1000") {
+		t.Errorf("dead server: %s %q, want %s naming when it died", r.verdict, r.evidence, skipped)
+	}
+	c = &checker{target: &target{}}
+	if r := c.stayedUp(func(id string) bool { return id == "deadline" }); r.verdict != na {
+		t.Errorf("no bad input selected: %s %q, want %s", r.verdict, r.evidence, na)
+	}
+	c = &checker{target: &target{}, upAfter: []string{"no-options", "unknown-token", "bad-payload", "invalid-utf8", "deep-nesting"}}
+	if r := c.stayedUp(all); r.verdict != pass {
+		t.Errorf("every bad input survived: %s %q, want %s", r.verdict, r.evidence, pass)
+	}
+	if r := (&checker{}).noStackTrace(); r.verdict != na {
+		t.Errorf("no error message: %s %q, want %s", r.verdict, r.evidence, na)
+	}
+}
+
+// TestChangesMustArriveExactly feeds the judge the answers of lossy servers
+// to the resource transform's change request.
+func TestChangesMustArriveExactly(t *testing.T) {
+	t.Parallel()
+	c := &checker{cb: registered{Kind: kindResourceTransform}, k: kinds[kindResourceTransform]}
+	req := c.changeRequest(true).(*pulumirpc.TransformRequest)
+	// What a conforming server sends.
+	good := func() *pulumirpc.TransformResponse {
+		props := proto.Clone(req.Properties).(*structpb.Struct)
+		props.Fields[changeKey] = structpb.NewStringValue(changeValue)
+		opts := proto.Clone(req.Options).(*pulumirpc.TransformResourceOptions)
+		opts.RetainOnDelete = boolp(true)
+		return &pulumirpc.TransformResponse{Properties: props, Options: opts}
+	}
+	judge := func(res *pulumirpc.TransformResponse) changeVerdict {
+		return c.judgeChange(req, mustMarshal(res), nil)
+	}
+	if v := judge(good()); v.missing != "" || len(v.changes)+len(v.shapes)+len(v.unknown) > 0 {
+		t.Fatalf("the exact answer was judged %+v", v)
+	}
+	for _, tc := range []struct {
+		name  string
+		lose  func(*pulumirpc.TransformResponse)
+		field func(changeVerdict) []string
+		want  string
+	}{
+		{"BOM stripped", func(r *pulumirpc.TransformResponse) {
+			r.Properties.Fields["bom"] = structpb.NewStringValue(strings.TrimPrefix(bomString, "\ufeff"))
+		}, func(v changeVerdict) []string { return v.shapes }, `bom: sent "\ufeffstarts`},
+		{"-0 to 0", func(r *pulumirpc.TransformResponse) {
+			r.Properties.Fields["negativeZero"] = structpb.NewNumberValue(0)
+		}, func(v changeVerdict) []string { return v.shapes }, "negativeZero: sent -0, got 0"},
+		{"2^53+2 rounded", func(r *pulumirpc.TransformResponse) {
+			r.Properties.Fields["twoTo53Next"] = structpb.NewNumberValue(math.Nextafter(1<<53+2, 0))
+		}, func(v changeVerdict) []string { return v.shapes }, "twoTo53Next"},
+		{"unknown fields dropped", func(r *pulumirpc.TransformResponse) {
+			r.Options.ProtoReflect().SetUnknown(nil)
+		}, func(v changeVerdict) []string { return v.unknown }, "TransformResourceOptions: the unknown fields"},
+		{"nested unknown fields dropped", func(r *pulumirpc.TransformResponse) {
+			r.Options.CustomTimeouts.ProtoReflect().SetUnknown(nil)
+		}, func(v changeVerdict) []string { return v.unknown }, "custom_timeouts: the unknown fields"},
+		{"the added property dropped", func(r *pulumirpc.TransformResponse) {
+			delete(r.Properties.Fields, changeKey)
+		}, func(v changeVerdict) []string { return v.changes }, changeKey + " dropped"},
+		{"the changed option not sent", func(r *pulumirpc.TransformResponse) {
+			r.Options.RetainOnDelete = boolp(false)
+		}, func(v changeVerdict) []string { return v.changes }, "retain_on_delete changed"},
+		{"an answer of {}", func(r *pulumirpc.TransformResponse) {
+			*r = pulumirpc.TransformResponse{}
+		}, func(v changeVerdict) []string { return []string{v.missing} }, "neither properties nor options"},
+	} {
+		res := good()
+		tc.lose(res)
+		if got := strings.Join(tc.field(judge(res)), "; "); !strings.Contains(got, tc.want) {
+			t.Errorf("%s: judged %q, want it to name %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestMigrationNumbersAreExact: a migration's state is compared number by
+// number as text, so a JSON decoder that rounds or drops -0 is caught.
+func TestMigrationNumbersAreExact(t *testing.T) {
+	t.Parallel()
+	c := &checker{cb: registered{Kind: kindStateMigration, URN: "urn:pulumi:conform::kit::conform:index:Migrated::migrated",
+		Type: "conform:index:Migrated"}, k: kinds[kindStateMigration]}
+	req := c.changeRequest(false)
+	want := c.migrationState(migrationChanged)
+	for _, tc := range []struct{ name, from, to, names string }{
+		{"exact", "", "", ""},
+		{"2^53+1 rounded", "9007199254740993", "9007199254740992", "twoTo53Next: sent 9007199254740993, got 9007199254740992"},
+		{"-0 to 0", `"negativeZero":-0`, `"negativeZero":0`, "negativeZero: sent -0, got 0"},
+		{"written as 1.0", `"conformVersion":2`, `"conformVersion":2.0`, ""},
+	} {
+		state := strings.Replace(string(want), tc.from, tc.to, 1)
+		v := c.judgeChange(req, mustMarshal(&pulumirpc.StateMigrationResponse{NewState: []byte(state)}), nil)
+		got := strings.Join(append(v.shapes, v.changes...), "; ")
+		if v.missing != "" || (tc.names == "") != (got == "") || !strings.Contains(got, tc.names) {
+			t.Errorf("%s: judged %q (missing %q), want %q", tc.name, got, v.missing, tc.names)
+		}
+	}
+}
+
+// TestProtosAreTheSDKs: -protos writes a descriptor set that resolves on
+// its own and holds every message a raw server needs.
+func TestProtosAreTheSDKs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := writeProtos(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, protoSetName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set descriptorpb.FileDescriptorSet
+	if err := proto.Unmarshal(b, &set); err != nil {
+		t.Fatal(err)
+	}
+	files, err := protodesc.NewFiles(&set)
+	if err != nil {
+		t.Fatalf("the set does not resolve on its own: %v", err)
+	}
+	for _, name := range []string{"pulumirpc.Callbacks", "pulumirpc.ResourceMonitor", "pulumirpc.CallbackInvokeRequest",
+		"pulumirpc.TransformRequest", "pulumirpc.TransformInvokeResponse", "pulumirpc.ResourceHookRequest",
+		"pulumirpc.ErrorHookResponse", "pulumirpc.StateMigrationRequest", "pulumirpc.StateMigrationResponse"} {
+		if _, err := files.FindDescriptorByName(protoreflect.FullName(name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil || !strings.Contains(string(readme), "pulumi/callback.proto") {
+		t.Errorf("README.md: %v %q", err, readme)
+	}
+}
