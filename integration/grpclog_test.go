@@ -28,13 +28,11 @@ import (
 // and in its response, and the same metadata. The stack's own registration
 // and the calls the simulator does not log (the language host's, the
 // providers', RegisterResourceOutputs) are left out, since they interleave
-// with the program's differently from run to run. The simulator's format is
-// the CLI's of 3.274.1, so the test runs only under it. It sets the
-// simulator's PULUMI_DEBUG_GRPC, so it is not parallel.
+// with the program's differently from run to run. The simulator plays the
+// release of the CLI on PATH. It sets the simulator's PULUMI_DEBUG_GRPC, so
+// it is not parallel.
 func TestSimulatorWritesTheEnginesGRPCLog(t *testing.T) { //nolint:paralleltest // sets PULUMI_DEBUG_GRPC
-	if v := clitest.EngineVersion(t); v != enginetest.Engine3_274 {
-		t.Skipf("the simulator writes the gRPC log of %s; the CLI on PATH is %s", enginetest.Engine3_274, v)
-	}
+	version := clitest.EngineVersion(t)
 	for _, tc := range []struct {
 		project string
 		env     []string
@@ -55,7 +53,7 @@ func TestSimulatorWritesTheEnginesGRPCLog(t *testing.T) { //nolint:paralleltest 
 
 			t.Setenv("PULUMI_DEBUG_GRPC", simLog)
 			eng := enginetest.New(t, enginetest.WithProject(tc.project), enginetest.WithStack("dev"),
-				enginetest.WithProvider(tc.prov))
+				enginetest.WithProvider(tc.prov), enginetest.EngineVersion(version))
 			res, err := eng.RunCommand(context.Background(), exec.Command(builds.Program(t, pkg)))
 			require.NoError(t, err)
 			require.NoError(t, res.Err)
