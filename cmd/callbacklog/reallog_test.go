@@ -96,9 +96,9 @@ func shapes(recs []*record) []string {
 const stackType = "pulumi:pulumi:Stack"
 
 // resources leaves out the calls about the stack's own resource: under
-// 3.260.0 a stack transform may see it, depending on whether the program's
-// registration of the transform or the stack's registration reaches the
-// engine first.
+// either release a stack transform may see it, depending on whether the
+// program's registration of the transform or the stack's registration
+// reaches the engine first.
 func resources(recs []*record) []*record {
 	var out []*record
 	for _, r := range recs {
