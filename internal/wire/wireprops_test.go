@@ -215,7 +215,7 @@ func FuzzDecode(f *testing.F) {
 		if wantErr == nil && err != nil {
 			t.Fatalf("SDK decodes, here: %v", err)
 		}
-		if wantErr == nil && !reflect.DeepEqual(want, got) {
+		if wantErr == nil && !reflect.DeepEqual(want, got) && !sameOnTheWire(want, got) {
 			t.Fatalf("decoded maps differ\nwant %v\ngot  %v", want, got)
 		}
 		if wantErr != nil && err == nil {
