@@ -45,7 +45,7 @@
 //     [Engine.Trace];
 //   - the options: [Option] and the With... functions, [DryRun], [Destroy],
 //     [EngineVersion];
-//   - the provider: [Provider], [Checker] and [FakeProvider].
+//   - the provider: [FakeProvider].
 //
 // # How it behaves
 //
@@ -71,11 +71,10 @@
 //     engine's request fields, dry-run rules and error wording;
 //   - error hooks, retrying a failed provider operation up to 100 attempts.
 //
-// Steps run against a [Provider] ([FakeProvider] by default), so a test can
-// make Create fail once, see a replacement, or start from a prior [State]
-// with [WithState] to get updates and deletes. A provider that implements
-// [Checker] checks inputs first, and the checked inputs are what hooks, the
-// step and the state see. Custom resources, remote components and invokes
+// Steps run against a [FakeProvider], so a test can make Create fail
+// once, see a replacement, or start from a prior [State] with [WithState]
+// to get updates and deletes. Its OnCheck, if set, checks inputs first,
+// and the checked inputs are what hooks, the step and the state see. Custom resources, remote components and invokes
 // with no provider use the default provider of their package, which is
 // created before them and so comes before them in the state; the state
 // lists resources in the order their steps complete. Deletes, with their
@@ -131,14 +130,14 @@
 // the engine shows it, waited for, its non-zero exit reported in the
 // engine's words, and stopped when the deployment fails first.
 //
-// State migrations run as Pulumi 3.274.1 runs them (under [Engine3_260]
-// a registration that carries them is refused, as 3.260 refuses it): the
-// engine advertises STATE_MIGRATIONS, and a registration's migrations run
+// State migrations run as Pulumi 3.274.1 runs them (under
+// EngineVersion("3.260.0") a registration that carries them is refused, as
+// 3.260 refuses it): the engine advertises STATE_MIGRATIONS, and a registration's migrations run
 // in an update or a preview, not in a destroy, and only if the resource has
 // prior state (by URN, then by alias). They are called in order (a remote
 // component's provider's first) over the resource and every prior resource
 // transitively parented to it, each given what the one before returned
-// (Event.Callback [CallbackStateMigration]). The result is checked by the
+// (Event.Callback "state-migration"). The result is checked by the
 // engine's rules and reported in its words; a result that changes the
 // state replaces the subtree in the prior state before the registration's
 // step is decided, with "State migration applied (state entries: N

@@ -18,7 +18,7 @@ import (
 //
 // As under the engine, each line the program writes to standard error that
 // is not blank becomes, as it is written, a diagnostic of severity
-// [SeverityInfoErr] with no URN and the line (without its newline) as its
+// "info#err" with no URN and the line (without its newline) as its
 // message, whether the program fails or not. A program that exits non-zero
 // fails: Result.ProgramErr holds a [*ProgramError] and, unless the program
 // exited with status 32 (it has already logged its error), the engine
@@ -65,7 +65,7 @@ func (e *Engine) ProgramPID() int {
 // Engine is a simulated Pulumi engine serving one deployment. It serves the
 // ResourceMonitor and Engine gRPC services on a loopback port, calls the
 // program's callbacks (transforms, hooks, error hooks) over gRPC the way the
-// real engine does, and runs the deployment's steps against a [Provider].
+// real engine does, and runs the deployment's steps against a [FakeProvider].
 //
 // An Engine is safe for concurrent use. Close it when done.
 type Engine struct {

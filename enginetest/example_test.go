@@ -19,7 +19,7 @@ import (
 // engine, that registration is not answered while the deployment ends; it
 // reports the error on the resource and "update failed" for the stack, then
 // shuts its monitor down (3.274.1), which ends the registration with
-// Unavailable. (Under EngineVersion(Engine3_260) it is never answered: the
+// Unavailable. (Under EngineVersion("3.260.0") it is never answered: the
 // engine would kill the program.)
 func Example() {
 	ctx := context.Background()

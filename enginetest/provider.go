@@ -4,25 +4,6 @@ import (
 	"github.com/langhost/callbacks/enginetest/internal/engine"
 )
 
-// Provider plays the resource provider plugin behind every custom resource
-// and invoke. The engine calls it from many goroutines at once.
-//
-// Properties are in the simulator's stored form: secrets as secret
-// envelopes, unknowns as the engine's unknown sentinel string, byte
-// strings that are not valid UTF-8 as byte-string envelopes.
-type Provider = engine.Provider
-
-// Checker is implemented by a [Provider] that checks a custom resource's
-// inputs, as a provider plugin's Check does. The engine calls Check before
-// the resource's step (in a preview too, and not for imports or provider
-// resources); the inputs it returns (defaults applied, values normalised)
-// replace the program's: they are what resource hooks, error hooks, Diff,
-// Create and Update see and what the state keeps. An error fails the
-// resource; failures are reported one by one, then the resource is invalid
-// and the deployment fails. A provider that does not implement Checker
-// accepts the inputs unchanged.
-type Checker = engine.Checker
-
 // CheckRequest asks a provider to check a resource's inputs.
 type CheckRequest = engine.CheckRequest
 
@@ -66,8 +47,9 @@ type ConstructRequest = engine.ConstructRequest
 // ConstructResponse is a provider's answer to Construct.
 type ConstructResponse = engine.ConstructResponse
 
-// FakeProvider is a [Provider] built from optional functions. A nil function
-// gets the default behaviour:
+// FakeProvider plays the resource provider plugin behind every custom
+// resource and invoke, built from optional functions. A nil function gets
+// the default behaviour:
 //   - Create: ID "<name>-id" (empty in preview), outputs equal to inputs;
 //     a resource that replaces another gets an ID of its own:
 //     "<name>-id-2" replaces "<name>-id", "<name>-id-3" replaces
@@ -83,5 +65,18 @@ type ConstructResponse = engine.ConstructResponse
 //   - Construct: registers the component with the given type, name, parent
 //     and inputs, then its outputs (equal to its inputs).
 //
-// A FakeProvider is safe for concurrent use if its functions are.
+// The engine calls the functions from many goroutines at once: a
+// FakeProvider is safe for concurrent use if its functions are.
+// Properties are in the simulator's stored form: secrets as secret
+// envelopes, unknowns as the engine's unknown sentinel string, byte
+// strings that are not valid UTF-8 as byte-string envelopes.
+//
+// OnCheck, when set, checks a custom resource's inputs, as a provider
+// plugin's Check does. The engine calls it before the resource's step (in
+// a preview too, and not for imports or provider resources); the inputs
+// it returns (defaults applied, values normalised) replace the program's:
+// they are what resource hooks, error hooks, Diff, Create and Update see
+// and what the state keeps. An error fails the resource; failures are
+// reported one by one, then the resource is invalid and the deployment
+// fails. A nil OnCheck accepts the inputs unchanged.
 type FakeProvider = engine.FakeProvider

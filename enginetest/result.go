@@ -15,28 +15,10 @@ type ProgramError = engine.ProgramError
 // ProgramErr (the program's own error), Diagnostics and Steps.
 type Result = engine.Result
 
-// Step is one step of the deployment: its Op, the resource's URN and the
-// step's Err.
+// Step is one step of the deployment: its Op, in the engine's own words
+// ("same", "create", "update", "replace", "import", "read", "delete" or
+// "delete-replaced"), the resource's URN and the step's Err.
 type Step = engine.Step
-
-// Op is a step operation.
-type Op = engine.Op
-
-const OpSame Op = engine.OpSame
-
-const OpCreate Op = engine.OpCreate
-
-const OpUpdate Op = engine.OpUpdate
-
-const OpReplace Op = engine.OpReplace
-
-const OpImport Op = engine.OpImport
-
-const OpRead Op = engine.OpRead
-
-const OpDelete Op = engine.OpDelete
-
-const OpDeleteReplaced Op = engine.OpDeleteReplaced
 
 // ErrProgramReported marks a program failure the program has already
 // reported to the user itself, as a Go program does before it exits with
@@ -44,80 +26,38 @@ const OpDeleteReplaced Op = engine.OpDeleteReplaced
 // the error given to [Engine.ProgramFailed].
 var ErrProgramReported = engine.ErrProgramReported
 
-// CallbackStateMigration is the Event.Callback of a state migration call.
-const CallbackStateMigration = engine.CallbackStateMigration
-
-// EventKind names what an [Event] records.
+// EventKind names what an [Event] records. An RPC from the program is
+// recorded under its method's name in the ResourceMonitor or Engine
+// service ("RegisterResource", "RegisterResourceHook", "Invoke",
+// "SupportsFeature", "SignalAndWaitForShutdown", ...), a call to the
+// provider under "Provider" and its method ("ProviderCreate",
+// "ProviderDiff", ...), and what the engine does itself under the kinds
+// below.
 type EventKind = engine.EventKind
 
-const KindGetDeploymentInfo EventKind = engine.KindGetDeploymentInfo
-
-const KindSupportsFeature EventKind = engine.KindSupportsFeature
-
-const KindRegisterResource EventKind = engine.KindRegisterResource
-
-const KindRegisterResourceOutputs EventKind = engine.KindRegisterResourceOutputs
-
-const KindReadResource EventKind = engine.KindReadResource
-
-const KindInvoke EventKind = engine.KindInvoke
-
-const KindRegisterStackTransform EventKind = engine.KindRegisterStackTransform
-
-const KindRegisterStackInvokeTransform EventKind = engine.KindRegisterStackInvokeTransform
-
-const KindRegisterResourceHook EventKind = engine.KindRegisterResourceHook
-
-const KindRegisterErrorHook EventKind = engine.KindRegisterErrorHook
-
-const KindRegisterPackage EventKind = engine.KindRegisterPackage
-
-const KindSignalAndWaitForShutdown EventKind = engine.KindSignalAndWaitForShutdown
-
-// KindDial records the creation of a callbacks client for a target.
-const KindDial EventKind = engine.KindDial
-
-// KindCallback records a transform call (Callback is
-// "resource-transform" or "invoke-transform").
+// KindCallback records a transform call or a state migration (its
+// Callback is "resource-transform", "invoke-transform" or
+// "state-migration").
 const KindCallback EventKind = engine.KindCallback
 
-// KindHook records a resource hook call, or a hook that was skipped
-// (Detail says why).
+// KindHook records a resource hook call (Callback "resource-hook"), or a
+// hook that was skipped (Detail says why).
 const KindHook EventKind = engine.KindHook
 
-// KindErrorHook records an error hook call.
+// KindErrorHook records an error hook call (Callback "error-hook").
 const KindErrorHook EventKind = engine.KindErrorHook
 
 // KindStep records the start of a step (Op says which).
 const KindStep EventKind = engine.KindStep
 
-const KindProviderCheck EventKind = engine.KindProviderCheck
-
-const KindProviderCreate EventKind = engine.KindProviderCreate
-
-const KindProviderUpdate EventKind = engine.KindProviderUpdate
-
-const KindProviderDelete EventKind = engine.KindProviderDelete
-
-const KindProviderDiff EventKind = engine.KindProviderDiff
-
-const KindProviderInvoke EventKind = engine.KindProviderInvoke
-
-const KindProviderConstruct EventKind = engine.KindProviderConstruct
+// KindDial records the creation of a callbacks client for a target.
+const KindDial EventKind = engine.KindDial
 
 // KindLog records an Engine.Log call by the program.
 const KindLog EventKind = engine.KindLog
 
 // KindDiagnostic records a diagnostic the engine emitted itself.
 const KindDiagnostic EventKind = engine.KindDiagnostic
-
-// Callback kinds, as found in Event.Callback.
-const (
-	CallbackResourceTransform = engine.CallbackResourceTransform
-	CallbackInvokeTransform   = engine.CallbackInvokeTransform
-	CallbackResourceHook      = engine.CallbackResourceHook
-	CallbackErrorHook         = engine.CallbackErrorHook
-)
 
 // Event is one thing that happened during a deployment.
 //
@@ -132,28 +72,14 @@ const (
 // Response messages, Err and a readable Detail.
 type Event = engine.Event
 
-// Severity is a diagnostic's level.
-type Severity = engine.Severity
-
-const SeverityDebug Severity = engine.SeverityDebug
-
-const SeverityInfo Severity = engine.SeverityInfo
-
-const SeverityInfoErr Severity = engine.SeverityInfoErr
-
-const SeverityWarning Severity = engine.SeverityWarning
-
-const SeverityError Severity = engine.SeverityError
-
 // Diagnostic is a message for the user: logged by the program through
 // Engine.Log, a line of the program's standard error (see
 // [Engine.RunCommand]), or emitted by the engine itself (hook failures,
 // retries...). Its fields: Severity, URN ("" for none), Message, and
-// FromProgram for what the program said rather than the engine.
+// FromProgram for what the program said rather than the engine. Its
+// Severity is in the engine's own words: "debug", "info", "info#err" (a
+// line of the program's standard error), "warning" or "error".
 type Diagnostic = engine.Diagnostic
-
-// RootStackType is the type of the stack's root component resource.
-const RootStackType = engine.RootStackType
 
 // State is a stack's state: what the engine keeps between deployments,
 // its Resources in the order their steps completed. Get finds one by URN,
@@ -169,12 +95,15 @@ type State = engine.State
 // PendingDelete set.
 type ResourceState = engine.ResourceState
 
-// QualifiedType returns the qualified type part of a URN.
-func QualifiedType(urn string) string {
-	return engine.QualifiedType(urn)
-}
-
-// URNName returns the name part of a URN.
+// URNName returns the name part of a URN, or "" for a string that is not
+// a URN (an event or diagnostic with no resource has URN "").
 func URNName(urn string) string {
 	return engine.URNName(urn)
+}
+
+// QualifiedType returns the qualified type part of a URN (the parent's type
+// and the resource's, "pkg:mod:Parent$pkg:mod:Child"), or "" for a string
+// that is not a URN.
+func QualifiedType(urn string) string {
+	return engine.QualifiedType(urn)
 }

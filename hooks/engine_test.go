@@ -202,5 +202,5 @@ func TestEngineOldEngine(t *testing.T) {
 	d := startDeployment(t, enginetest.OldEngine())
 	_, err := hooks.Register(t.Context(), d.mon, "h", noop)
 	require.ErrorIs(t, err, monitor.ErrMissingFeature)
-	assert.Empty(t, d.engine.Events(enginetest.KindRegisterResourceHook))
+	assert.Empty(t, d.engine.Events("RegisterResourceHook"))
 }

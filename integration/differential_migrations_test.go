@@ -20,7 +20,7 @@ func TestSimulatorMatchesTheEngineOnMigrations(t *testing.T) {
 	t.Parallel()
 	var version []enginetest.Option
 	if !engineRunsMigrations(t) {
-		version = append(version, enginetest.EngineVersion(enginetest.Engine3_260))
+		version = append(version, enginetest.EngineVersion("3.260.0"))
 	}
 	tw := newTwin(t, "migrations", migrationsProgram, "pet")
 	tw.upOn(t, "the create", version...)
@@ -57,7 +57,7 @@ func TestSimulatorMatchesTheEngineOnABadMigration(t *testing.T) {
 	t.Parallel()
 	var version []enginetest.Option
 	if !engineRunsMigrations(t) {
-		version = append(version, enginetest.EngineVersion(enginetest.Engine3_260))
+		version = append(version, enginetest.EngineVersion("3.260.0"))
 	}
 	tw := newTwin(t, "migrations", migrationsProgram, "pet")
 	tw.upOn(t, "the create", version...)

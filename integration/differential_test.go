@@ -209,7 +209,7 @@ func (tw *twin) compare(t *testing.T, what string, cli *clitest.Result, sims []*
 func (tw *twin) diagnostics(res *enginetest.Result) map[string][]string {
 	lines := map[string][]string{}
 	for _, d := range res.Diagnostics {
-		if d.Severity == enginetest.SeverityDebug {
+		if d.Severity == "debug" {
 			continue
 		}
 		name := tw.project + "-dev"
@@ -217,8 +217,8 @@ func (tw *twin) diagnostics(res *enginetest.Result) map[string][]string {
 			name = enginetest.URNName(d.URN)
 		}
 		msg := d.Message
-		if d.Severity != enginetest.SeverityInfo {
-			msg = string(d.Severity) + ": " + msg
+		if d.Severity != "info" {
+			msg = d.Severity + ": " + msg
 		}
 		for _, line := range strings.Split(msg, "\n") {
 			if line = strings.TrimSpace(line); line != "" {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -99,7 +100,7 @@ func logShape(t *testing.T, path string) []string {
 			Request []byte // a callback's payload
 		}
 		_ = json.Unmarshal(entry["request"], &req)
-		if req.Type == enginetest.RootStackType || aboutTheStack(req.Request) {
+		if req.Type == string(resource.RootStackType) || aboutTheStack(req.Request) {
 			continue
 		}
 		shape = append(shape, fmt.Sprintf("%s %s fields %v request %v response %v metadata %s",
@@ -118,7 +119,7 @@ func logShape(t *testing.T, path string) []string {
 // taken for one.
 func aboutTheStack(payload []byte) bool {
 	var tr pulumirpc.TransformRequest
-	return len(payload) > 0 && proto.Unmarshal(payload, &tr) == nil && tr.GetType() == enginetest.RootStackType
+	return len(payload) > 0 && proto.Unmarshal(payload, &tr) == nil && tr.GetType() == string(resource.RootStackType)
 }
 
 // keys returns the sorted names of a JSON object's fields, nil for no

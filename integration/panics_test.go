@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/langhost/callbacks/enginetest"
 	"github.com/langhost/callbacks/integration/clitest"
 )
 
@@ -47,7 +46,7 @@ func TestPanickingCallbacks(t *testing.T) {
 			`error: before hook "boom" failed: rpc error: code = Internal desc = resource hook "boom" for ` + urn + " panicked: the hook exploded on pet (its stack is in the engine's debug log: pulumi up --debug)",
 		}, up.Diagnostics("pet"), "%s", up)
 		stack := []string{"error: update failed"}
-		if clitest.EngineVersion(t) != enginetest.Engine3_260 {
+		if clitest.EngineVersion(t) != "3.260.0" {
 			// 3.274 then shuts its resource monitor down, which ends
 			// the program's registration of the pet, and pulumi.Run
 			// reports that; 3.260 left the registration unanswered and

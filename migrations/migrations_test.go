@@ -248,7 +248,7 @@ func TestFeatureCheck(t *testing.T) {
 		wantErr bool
 	}{
 		{"3.274.1", nil, false},
-		{"3.260.0", []enginetest.Option{enginetest.EngineVersion(enginetest.Engine3_260)}, true},
+		{"3.260.0", []enginetest.Option{enginetest.EngineVersion("3.260.0")}, true},
 		{"old-engine", []enginetest.Option{enginetest.OldEngine()}, true},
 	}
 	for _, tt := range tests {
@@ -280,7 +280,7 @@ func TestRegistrationWithMigrations(t *testing.T) {
 		opts     []enginetest.Option
 		wantCode codes.Code
 	}{
-		{"refused-by-3.260.0", []enginetest.Option{enginetest.EngineVersion(enginetest.Engine3_260)}, codes.FailedPrecondition},
+		{"refused-by-3.260.0", []enginetest.Option{enginetest.EngineVersion("3.260.0")}, codes.FailedPrecondition},
 		{"accepted-by-3.274.1", nil, codes.OK},
 	}
 	for _, tt := range tests {

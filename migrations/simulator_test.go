@@ -117,7 +117,7 @@ func TestSimulatorRefusesEveryBrokenResult(t *testing.T) {
 			assert.True(t, result.Failed, "the simulator accepted a result that breaks %s", tt.rule)
 			var said []string
 			for _, d := range result.Diagnostics {
-				if d.URN == urn && d.Severity == enginetest.SeverityError {
+				if d.URN == urn && d.Severity == "error" {
 					said = append(said, d.Message)
 				}
 			}

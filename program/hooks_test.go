@@ -3,9 +3,10 @@ package program_test
 import (
 	"context"
 	"errors"
-	"github.com/langhost/callbacks/transforms"
 	"sync/atomic"
 	"testing"
+
+	"github.com/langhost/callbacks/transforms"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -64,7 +65,7 @@ func TestHooksMarkTheSDKsHooksRegistered(t *testing.T) {
 
 	thing := eng.URN(eng.StackURN(), "test:index:Thing", "thing")
 	var binding *pulumirpc.RegisterResourceRequest_ResourceHooksBinding
-	for _, ev := range eng.Events(enginetest.KindRegisterResource) {
+	for _, ev := range eng.Events("RegisterResource") {
 		if ev.URN == thing {
 			binding = ev.Request.(*pulumirpc.RegisterResourceRequest).GetHooks()
 		}

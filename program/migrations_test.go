@@ -81,7 +81,7 @@ func TestMigrationsGoThroughTheSDK(t *testing.T) {
 		urn := eng.URN(eng.StackURN(), "test:index:Thing", "thing")
 
 		var req *pulumirpc.RegisterResourceRequest
-		for _, ev := range eng.Events(enginetest.KindRegisterResource) {
+		for _, ev := range eng.Events("RegisterResource") {
 			if ev.URN == urn {
 				req = ev.Request.(*pulumirpc.RegisterResourceRequest)
 			}
@@ -92,11 +92,11 @@ func TestMigrationsGoThroughTheSDK(t *testing.T) {
 		assert.NotEmpty(t, req.GetStackTrace().GetFrames(), "the SDK's registration has a stack trace")
 		assert.Len(t, eng.Events(enginetest.KindCallback), 1, "one migration call")
 
-		assert.Contains(t, eng.Diagnostics(), enginetest.Diagnostic{Severity: enginetest.SeverityInfo, URN: urn,
+		assert.Contains(t, eng.Diagnostics(), enginetest.Diagnostic{Severity: "info", URN: urn,
 			Message: "State migration applied (state entries: 1 before, 1 after)."})
 		for _, s := range res.Steps {
 			if s.URN == urn {
-				assert.Equal(t, enginetest.OpSame, s.Op, "the migrated state matches the program")
+				assert.Equal(t, "same", s.Op, "the migrated state matches the program")
 			}
 		}
 		assert.NotNil(t, res.State.Get(urn).Inputs.GetFields()["size"])
@@ -127,7 +127,7 @@ func TestMigrationsGoThroughTheSDK(t *testing.T) {
 // in one line, naming the release that does, before anything is
 // registered.
 func TestMigrationsNeedANewerEngine(t *testing.T) {
-	eng := enginetest.New(t, enginetest.EngineVersion(enginetest.Engine3_260))
+	eng := enginetest.New(t, enginetest.EngineVersion("3.260.0"))
 	var called atomic.Bool
 	var got error
 	res := eng.Run(t, func() error {
@@ -144,7 +144,7 @@ func TestMigrationsNeedANewerEngine(t *testing.T) {
 	assert.Contains(t, got.Error(), "program.Migrations: state migrations need Pulumi 3.274.1 or later: monitor: the engine lacks a required feature")
 	assert.NotContains(t, got.Error(), "\n")
 	require.Error(t, res.Err)
-	for _, ev := range eng.Events(enginetest.KindRegisterResource) {
+	for _, ev := range eng.Events("RegisterResource") {
 		assert.Empty(t, ev.Request.(*pulumirpc.RegisterResourceRequest).GetStateMigrations(), "a registration carried migrations")
 	}
 	assert.False(t, called.Load())
@@ -189,7 +189,7 @@ func TestBadMigrationsLeaveTheStateAlone(t *testing.T) {
 			urn := eng.URN(eng.StackURN(), "test:index:Thing", "thing")
 			var under []string
 			for _, d := range eng.Diagnostics() {
-				if d.URN == urn && d.Severity == enginetest.SeverityError {
+				if d.URN == urn && d.Severity == "error" {
 					under = append(under, d.Message)
 				}
 			}

@@ -95,8 +95,8 @@ func TestDescendantsReachWhatTheProgramPutsUnderAComponent(t *testing.T) {
 	assert.Zero(t, audited["loose"])
 	assert.Zero(t, audited["payments"]+audited["search"], "the teams themselves are not their descendants")
 
-	assert.Len(t, eng.Events(enginetest.KindRegisterStackTransform), 1, "four bindings, one stack transform")
-	assert.Len(t, eng.Events(enginetest.KindRegisterResourceHook), 1, "one shared hook")
+	assert.Len(t, eng.Events("RegisterStackTransform"), 1, "four bindings, one stack transform")
+	assert.Len(t, eng.Events("RegisterResourceHook"), 1, "one shared hook")
 }
 
 // A component that was never registered has no descendants: binding to it

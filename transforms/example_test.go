@@ -165,7 +165,7 @@ func ExampleAttach() {
 			fmt.Printf("%s: team %q\n", r.Name, r.Inputs.GetFields()["team"].GetStringValue())
 		}
 	}
-	fmt.Println("stack transforms registered:", len(engine.Events(enginetest.KindRegisterStackTransform)))
+	fmt.Println("stack transforms registered:", len(engine.Events("RegisterStackTransform")))
 	// Output:
 	// payments-pet: team "payments"
 	// payments-cat: team "payments"

@@ -432,8 +432,8 @@ func verdict(rows []Row) (int, string) {
 // stack transforms and hooks, then the state migrations of its resources.
 func callbacksOf(eng *enginetest.Engine) []registered {
 	var out []registered
-	for _, ev := range eng.Events(enginetest.KindRegisterStackTransform, enginetest.KindRegisterStackInvokeTransform,
-		enginetest.KindRegisterResourceHook, enginetest.KindRegisterErrorHook, enginetest.KindRegisterResource) {
+	for _, ev := range eng.Events("RegisterStackTransform", "RegisterStackInvokeTransform",
+		"RegisterResourceHook", "RegisterErrorHook", "RegisterResource") {
 		if ev.Err != "" {
 			continue
 		}
@@ -464,13 +464,13 @@ func callbacksOf(eng *enginetest.Engine) []registered {
 			continue
 		}
 		switch ev.Kind {
-		case enginetest.KindRegisterStackTransform:
+		case "RegisterStackTransform":
 			r.Kind = kindResourceTransform
-		case enginetest.KindRegisterStackInvokeTransform:
+		case "RegisterStackInvokeTransform":
 			r.Kind = kindInvokeTransform
-		case enginetest.KindRegisterResourceHook:
+		case "RegisterResourceHook":
 			r.Kind = kindResourceHook
-		case enginetest.KindRegisterErrorHook:
+		case "RegisterErrorHook":
 			r.Kind = kindErrorHook
 		}
 		r.Target, r.Token, r.AcceptsByteString = cb.GetTarget(), cb.GetToken(), cb.GetAcceptsByteString()

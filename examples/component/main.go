@@ -139,7 +139,7 @@ func simulate(ctx context.Context, w io.Writer) error {
 	fmt.Fprintln(w, "\nDiagnostics from the hooks, by resource:")
 	rows = nil
 	for _, d := range res.Diagnostics {
-		rows = append(rows, []string{enginetest.URNName(d.URN), string(d.Severity), d.Message})
+		rows = append(rows, []string{enginetest.URNName(d.URN), d.Severity, d.Message})
 	}
 	slices.SortStableFunc(rows, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
 	table(w, rows)
@@ -203,9 +203,9 @@ func check(engine *enginetest.Engine, res *enginetest.Result, fired map[string][
 	owned := 0
 	for _, d := range res.Diagnostics {
 		switch {
-		case d.FromProgram && d.Severity == enginetest.SeverityWarning:
+		case d.FromProgram && d.Severity == "warning":
 			warned = append(warned, enginetest.URNName(d.URN))
-		case d.FromProgram && d.Severity == enginetest.SeverityInfo && strings.HasPrefix(d.Message, "owned by team "):
+		case d.FromProgram && d.Severity == "info" && strings.HasPrefix(d.Message, "owned by team "):
 			owned++
 		}
 	}

@@ -82,14 +82,14 @@ func TestTransformCallsGrowLinearly(t *testing.T) {
 			}
 			calls := 0
 			for _, ev := range eng.Events(enginetest.KindCallback) {
-				if ev.Callback == enginetest.CallbackResourceTransform {
+				if ev.Callback == "resource-transform" {
 					calls++
 				}
 			}
 			hookCalls := len(eng.Events(enginetest.KindHook))
 			resources := len(res.State.Resources)
 			t.Logf("%d teams: %d resources, %d transform calls, %d hook calls, %d stack transforms registered",
-				n, resources, calls, hookCalls, len(eng.Events(enginetest.KindRegisterStackTransform)))
+				n, resources, calls, hookCalls, len(eng.Events("RegisterStackTransform")))
 			if calls > resources {
 				t.Errorf("%d transform calls for %d resources: more than one per resource", calls, resources)
 			}
@@ -99,7 +99,7 @@ func TestTransformCallsGrowLinearly(t *testing.T) {
 			if want := 2 * 2 * n; hookCalls != want {
 				t.Errorf("%d hook calls, want %d (two per member)", hookCalls, want)
 			}
-			if got := len(eng.Events(enginetest.KindRegisterStackTransform)); got != 1 {
+			if got := len(eng.Events("RegisterStackTransform")); got != 1 {
 				t.Errorf("%d stack transforms registered, want 1", got)
 			}
 			for _, r := range res.State.Resources {

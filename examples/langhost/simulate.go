@@ -119,7 +119,7 @@ func checkSecond(r *runResult) []string {
 	signal, hookSeq, logSeq := 0, 0, 0
 	for _, ev := range r.engine.Events() {
 		switch {
-		case ev.Kind == enginetest.KindSignalAndWaitForShutdown && signal == 0:
+		case ev.Kind == "SignalAndWaitForShutdown" && signal == 0:
 			signal = ev.Seq
 		case ev.Kind == enginetest.KindHook && ev.Name == farewellHook:
 			if ev.URN != oldURN || ev.Point != "after_delete" || ev.Err != "" || hookSeq != 0 {
@@ -145,9 +145,9 @@ func checkSecond(r *runResult) []string {
 // events the report leaves out (feature checks, dials, RPC bookkeeping).
 func describe(ev enginetest.Event, calls *callLog) []string {
 	switch ev.Kind {
-	case enginetest.KindRegisterResourceHook:
+	case "RegisterResourceHook":
 		return []string{fmt.Sprintf("register resource hook %q", ev.Name), "", "(a raw callback)"}
-	case enginetest.KindProviderDelete:
+	case "ProviderDelete":
 		return []string{"provider delete", enginetest.URNName(ev.URN), outcome(ev)}
 	case enginetest.KindLog:
 		return []string{"message from a callback", enginetest.URNName(ev.URN), outcome(ev)}

@@ -41,7 +41,7 @@ func simulate(ctx context.Context, w io.Writer) error {
 			}
 		}
 		pet := engine.URN("", petType, "pet")
-		var op enginetest.Op
+		var op string
 		for _, s := range res.Steps {
 			if s.URN == pet {
 				op = s.Op
@@ -49,7 +49,7 @@ func simulate(ctx context.Context, w io.Writer) error {
 		}
 		stored := res.State.Get(pet).Inputs.GetFields()["keepers"].GetStructValue().AsMap()
 		fmt.Fprintf(w, "  pet  step %s, keepers in the state %v\n", op, stored)
-		if v == 2 && (op != enginetest.OpSame || stored["team"] == nil) {
+		if v == 2 && (op != "same" || stored["team"] == nil) {
 			return fmt.Errorf("version 2 did not migrate the pet's state: step %s, keepers %v", op, stored)
 		}
 		state = res.State

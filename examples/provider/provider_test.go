@@ -88,7 +88,7 @@ func checkPets(t *testing.T, eng *enginetest.Engine, res *enginetest.Result) {
 	}
 	admitted := map[string]string{}
 	for _, d := range res.Diagnostics {
-		if d.FromProgram && d.Severity == enginetest.SeverityInfo {
+		if d.FromProgram && d.Severity == "info" {
 			admitted[enginetest.URNName(d.URN)] = d.Message
 		}
 	}
@@ -126,9 +126,9 @@ func TestKennelBindsItsHookToItsOwnPets(t *testing.T) {
 		assert.NotEqual(t, "stray", enginetest.URNName(ev.URN), "a call about the user's pet: %s", ev)
 	}
 	assert.Empty(t, eng.Events(enginetest.KindCallback), "no transform is called: the provider registers none")
-	assert.Empty(t, eng.Events(enginetest.KindRegisterStackTransform))
+	assert.Empty(t, eng.Events("RegisterStackTransform"))
 	// One hook name, registered with the engine once for the two kennels.
-	assert.Len(t, eng.Events(enginetest.KindRegisterResourceHook), 1)
+	assert.Len(t, eng.Events("RegisterResourceHook"), 1)
 }
 
 // When the user's program gives the Kennels transforms of its own, the

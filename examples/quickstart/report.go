@@ -82,14 +82,14 @@ func describeCommon(ev enginetest.Event, calls *callLog) []string {
 		if typ := enginetest.QualifiedType(ev.URN); strings.HasPrefix(typ, "pulumi:providers:") {
 			who = "provider " + strings.TrimPrefix(typ, "pulumi:providers:") + " (" + who + ")"
 		}
-		return []string{"step " + string(ev.Op), who}
+		return []string{"step " + ev.Op, who}
 	case enginetest.KindCallback:
 		return []string{"transform " + calls.Name(ev.Token), who, outcome(ev)}
 	case enginetest.KindHook:
 		return []string{fmt.Sprintf("hook %s %q", ev.Point, ev.Name), who, outcome(ev)}
-	case enginetest.KindProviderCreate:
+	case "ProviderCreate":
 		return []string{"provider create", who, outcome(ev)}
-	case enginetest.KindSignalAndWaitForShutdown:
+	case "SignalAndWaitForShutdown":
 		return []string{"program signals it is done", "", "the engine runs what is left"}
 	}
 	return nil

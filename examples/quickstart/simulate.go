@@ -121,7 +121,7 @@ func report(w io.Writer, engine *enginetest.Engine, res *enginetest.Result, call
 		if d.FromProgram {
 			from = "(callback)"
 		}
-		rows = append(rows, []string{string(d.Severity), enginetest.URNName(d.URN), d.Message, from})
+		rows = append(rows, []string{d.Severity, enginetest.URNName(d.URN), d.Message, from})
 	}
 	table(w, rows)
 }
@@ -130,16 +130,16 @@ func report(w io.Writer, engine *enginetest.Engine, res *enginetest.Result, call
 // events the report leaves out (feature checks, dials, RPC bookkeeping).
 func describe(ev enginetest.Event, calls *callLog) []string {
 	switch ev.Kind {
-	case enginetest.KindRegisterStackTransform:
+	case "RegisterStackTransform":
 		return []string{"register stack transform " + calls.Name(ev.Token)}
-	case enginetest.KindRegisterStackInvokeTransform:
+	case "RegisterStackInvokeTransform":
 		return []string{"register invoke transform " + calls.Name(ev.Token)}
-	case enginetest.KindRegisterResourceHook:
+	case "RegisterResourceHook":
 		return []string{fmt.Sprintf("register resource hook %q", ev.Name)}
-	case enginetest.KindRegisterErrorHook:
+	case "RegisterErrorHook":
 		return []string{fmt.Sprintf("register error hook %q", ev.Name)}
 	case enginetest.KindCallback:
-		if ev.Callback == enginetest.CallbackInvokeTransform {
+		if ev.Callback == "invoke-transform" {
 			return []string{"invoke transform " + calls.Name(ev.Token), ev.Name, argsChange(ev)}
 		}
 	case enginetest.KindErrorHook:
@@ -148,7 +148,7 @@ func describe(ev enginetest.Event, calls *callLog) []string {
 			outcome = "asks for a retry"
 		}
 		return []string{fmt.Sprintf("error hook %q", ev.Name), enginetest.URNName(ev.URN), outcome}
-	case enginetest.KindInvoke:
+	case "Invoke":
 		return []string{"invoke", ev.Name, outcome(ev)}
 	}
 	return describeCommon(ev, calls)
@@ -237,7 +237,7 @@ func check(engine *enginetest.Engine, res *enginetest.Result, calls *callLog) []
 		}
 	}
 	creates := 0
-	for _, ev := range engine.Events(enginetest.KindProviderCreate) {
+	for _, ev := range engine.Events("ProviderCreate") {
 		if enginetest.URNName(ev.URN) == "suffix" {
 			creates++
 		}
@@ -249,7 +249,7 @@ func check(engine *enginetest.Engine, res *enginetest.Result, calls *callLog) []
 	// The hook's warning reached the engine, attached to the suffix.
 	warned := false
 	for _, d := range res.Diagnostics {
-		if d.FromProgram && d.Severity == enginetest.SeverityWarning && enginetest.URNName(d.URN) == "suffix" {
+		if d.FromProgram && d.Severity == "warning" && enginetest.URNName(d.URN) == "suffix" {
 			warned = true
 		}
 	}

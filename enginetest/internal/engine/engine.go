@@ -301,7 +301,7 @@ type Step struct {
 }
 
 // Op is a step operation.
-type Op string
+type Op = string
 
 // Step operations.
 const (

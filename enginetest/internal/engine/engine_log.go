@@ -23,7 +23,7 @@ func (s *engineServer) Log(_ context.Context, req *pulumirpc.LogRequest) (*empty
 		Message:     req.GetMessage(),
 		FromProgram: true,
 	}
-	detail := string(d.Severity) + ": " + req.GetMessage()
+	detail := d.Severity + ": " + req.GetMessage()
 	if !s.e.programSays(d) {
 		detail = "not shown, the deployment is over: " + detail
 	}

@@ -112,7 +112,7 @@ func TestSecondDeploymentSteps(t *testing.T) {
 	var got []string
 	for _, s := range res2.Steps {
 		if s.URN != e2.URN("", "pulumi:providers:test", "default") {
-			got = append(got, string(s.Op)+":"+enginetest.URNName(s.URN))
+			got = append(got, s.Op+":"+enginetest.URNName(s.URN))
 		}
 	}
 	wantEqualStrings(t, "steps", got, []string{

@@ -296,7 +296,7 @@ func TestGoSDKProgramReportsTheMonitorShutdown(t *testing.T) {
 			var stack []string
 			for _, d := range res.Diagnostics {
 				if d.URN == "" && d.Severity != enginetest.SeverityDebug {
-					stack = append(stack, string(d.Severity)+"|"+d.Message)
+					stack = append(stack, d.Severity+"|"+d.Message)
 				}
 			}
 			wantEqualStrings(t, "the diagnostics under the stack", stack, want)

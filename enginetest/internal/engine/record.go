@@ -138,7 +138,7 @@ func (ev Event) String() string {
 }
 
 // Severity is a diagnostic's level.
-type Severity string
+type Severity = string
 
 // Severities, as in the engine's LogSeverity, and SeverityInfoErr, the
 // engine's severity for a line the program wrote to standard error.
@@ -206,7 +206,7 @@ func (r *recorder) diag(d Diagnostic) {
 			Seq:    len(r.events) + 1,
 			Kind:   KindDiagnostic,
 			URN:    d.URN,
-			Detail: string(d.Severity) + ": " + d.Message,
+			Detail: d.Severity + ": " + d.Message,
 		})
 	}
 }
