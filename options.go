@@ -71,22 +71,13 @@ type config struct {
 func defaultConfig() config { return config{maxMsgSize: DefaultMaxMessageSize} }
 
 func (c *config) finish() {
-	if c.logger == nil {
-		c.logger = defaultLogger()
+	if c.logger == nil { // WithLogger says why this default
+		c.logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 }
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
-}
-
-// defaultLogger is the logger used when none is given with [WithLogger]: a
-// text handler on standard error at warning level, so that failures and
-// undeliverable reports are seen (the Pulumi CLI shows a program's standard
-// error as diagnostics) while routine events, and the stacks of panics
-// (debug level), stay out of the user's terminal.
-func defaultLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
 // WithLogger sets the logger for server events, panics (with their stacks,
