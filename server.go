@@ -196,8 +196,7 @@ func (s *Server) startServing(lis net.Listener) error {
 		return ErrServerClosed
 	}
 	if s.target == "" {
-		s.target = targetOf(lis.Addr())
-		s.once.Do(func() { close(s.serving) })
+		s.setTarget(targetOf(lis.Addr()))
 	}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.health.SetServingStatus(pulumirpc.Callbacks_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
