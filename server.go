@@ -306,7 +306,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.stop(false)
 		return ctx.Err()
 	}
-	s.endWatches()
 	graceful := make(chan struct{})
 	go func() {
 		s.stop(true)
