@@ -252,11 +252,9 @@ func (m *Monitor) SignalAndWaitForShutdown(ctx context.Context) error {
 // deployment; there is nothing to call.
 func (m *Monitor) Finish(ctx context.Context) error {
 	sigErr := m.SignalAndWaitForShutdown(ctx)
-	var shutErr error
-	if srv := m.srv; srv != nil {
-		if shutErr = srv.Shutdown(ctx); shutErr != nil {
-			shutErr = fmt.Errorf("monitor: shutting down the callback server: %w", shutErr)
-		}
+	shutErr := m.srv.Shutdown(ctx)
+	if shutErr != nil {
+		shutErr = fmt.Errorf("monitor: shutting down the callback server: %w", shutErr)
 	}
 	return errors.Join(sigErr, shutErr)
 }
