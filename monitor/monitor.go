@@ -269,16 +269,7 @@ func (m *Monitor) Finish(ctx context.Context) error {
 // unexported type, as with context.Context.Value. create runs at most once
 // per key and deployment, and must not call Value.
 func (m *Monitor) Value(key any, create func() any) any {
-	return m.values.get(key, create)
-}
-
-// values are the values kept for one deployment (see Monitor.Value).
-type values struct {
-	mu sync.Mutex
-	m  map[any]any
-}
-
-func (v *values) get(key any, create func() any) any {
+	v := m.values
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if got, ok := v.m[key]; ok {
@@ -290,4 +281,10 @@ func (v *values) get(key any, create func() any) any {
 	got := create()
 	v.m[key] = got
 	return got
+}
+
+// values are the values kept for one deployment (see Monitor.Value).
+type values struct {
+	mu sync.Mutex
+	m  map[any]any
 }
