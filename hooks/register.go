@@ -22,7 +22,6 @@ import (
 // immutable and safe for concurrent use.
 type Hook struct {
 	name         string
-	callback     *pulumirpc.Callback
 	onDryRun     bool
 	ignoreErrors bool
 	shared       bool
@@ -42,9 +41,8 @@ func (h *Hook) Name() string {
 // as a [Hook] (and, like a Hook, never through a pulumi.ErrorHook built by
 // hand). An ErrorHook is immutable and safe for concurrent use.
 type ErrorHook struct {
-	name     string
-	callback *pulumirpc.Callback
-	shared   bool
+	name   string
+	shared bool
 }
 
 // Name returns the name the hook is registered under, so that an
@@ -184,7 +182,7 @@ func Register(ctx context.Context, mon *monitor.Monitor, name string, fn Func, o
 	if err != nil {
 		return fail(err)
 	}
-	h := &Hook{name: name, callback: cb, onDryRun: cfg.onDryRun, ignoreErrors: cfg.ignoreErrors, shared: cfg.shared}
+	h := &Hook{name: name, onDryRun: cfg.onDryRun, ignoreErrors: cfg.ignoreErrors, shared: cfg.shared}
 	if got, err := reserve(ctx, mon, name, h, cfg.shared); err != nil || got != h {
 		srv.Registry().Unregister(cb.GetToken())
 		if err != nil {
@@ -225,7 +223,7 @@ func RegisterErrorHook(ctx context.Context, mon *monitor.Monitor, name string, f
 	if err != nil {
 		return fail(err)
 	}
-	h := &ErrorHook{name: name, callback: cb, shared: cfg.shared}
+	h := &ErrorHook{name: name, shared: cfg.shared}
 	if got, err := reserve(ctx, mon, name, h, cfg.shared); err != nil || got != h {
 		srv.Registry().Unregister(cb.GetToken())
 		if err != nil {
