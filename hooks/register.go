@@ -170,10 +170,7 @@ func Register(ctx context.Context, mon *monitor.Monitor, name string, fn Func, o
 	fail := func(err error) (*Hook, error) {
 		return nil, registration.Failed(callbacks.KindResourceHook, what, err)
 	}
-	if err := checkArgs(mon, name, fn == nil); err != nil {
-		return fail(err)
-	}
-	dryRun, err := ask(ctx, mon, monitor.ResourceHooks, cfg.requireOptions)
+	dryRun, err := ask(ctx, mon, name, fn == nil, monitor.ResourceHooks, cfg.requireOptions)
 	if err != nil {
 		return fail(err)
 	}
@@ -211,10 +208,7 @@ func RegisterErrorHook(ctx context.Context, mon *monitor.Monitor, name string, f
 	fail := func(err error) (*ErrorHook, error) {
 		return nil, registration.Failed(callbacks.KindErrorHook, what, err)
 	}
-	if err := checkArgs(mon, name, fn == nil); err != nil {
-		return fail(err)
-	}
-	dryRun, err := ask(ctx, mon, monitor.ErrorHooks, cfg.requireOptions)
+	dryRun, err := ask(ctx, mon, name, fn == nil, monitor.ErrorHooks, cfg.requireOptions)
 	if err != nil {
 		return fail(err)
 	}
@@ -239,18 +233,17 @@ func RegisterErrorHook(ctx context.Context, mon *monitor.Monitor, name string, f
 	return h, nil
 }
 
-func checkArgs(mon *monitor.Monitor, name string, nilFunc bool) error {
+// ask checks a hook registration's arguments, then asks the engine what
+// the registration depends on: it requires the hook kind's feature, and
+// SENDS_OPTIONS_TO_HOOKS if asked to, and reports whether the deployment is
+// a preview, which the hook's requests do not say.
+func ask(ctx context.Context, mon *monitor.Monitor, name string, nilFunc bool, kind monitor.Feature, requireOptions bool) (dryRun bool, err error) {
 	if name == "" {
-		return fmt.Errorf("%w: a hook name cannot be empty", callbacks.ErrInvalidOption)
+		return false, fmt.Errorf("%w: a hook name cannot be empty", callbacks.ErrInvalidOption)
 	}
-	return registration.Check(mon, nilFunc)
-}
-
-// ask asks the engine what a hook registration depends on: it requires the
-// hook kind's feature, and SENDS_OPTIONS_TO_HOOKS if asked to, and reports
-// whether the deployment is a preview, which the hook's requests do not
-// say.
-func ask(ctx context.Context, mon *monitor.Monitor, kind monitor.Feature, requireOptions bool) (dryRun bool, err error) {
+	if err := registration.Check(mon, nilFunc); err != nil {
+		return false, err
+	}
 	required := []monitor.Feature{kind}
 	if requireOptions {
 		required = append(required, monitor.SendsOptionsToHooks)
