@@ -35,7 +35,7 @@ type ServerOption interface {
 // RegistryOptions, so giving one to NewRegistry does not compile.
 type RegistryOption interface {
 	ServerOption
-	applyRegistry(*config) error
+	configuresRegistry()
 }
 
 type serverOption func(*config) error
@@ -48,7 +48,7 @@ func (f registryOption) applyServer(c *config) error {
 	c.registryOpts++
 	return f(c)
 }
-func (f registryOption) applyRegistry(c *config) error { return f(c) }
+func (registryOption) configuresRegistry() {}
 
 type config struct {
 	logger      *slog.Logger
@@ -251,10 +251,11 @@ func WithRegistry(r *Registry) ServerOption {
 	})
 }
 
-func newServerConfig(opts []ServerOption) (config, error) {
+// newConfig reads the options of a server or of a registry.
+func newConfig[O ServerOption](opts []O) (config, error) {
 	c := defaultConfig()
 	for _, o := range opts {
-		if o == nil {
+		if any(o) == nil {
 			continue
 		}
 		if err := o.applyServer(&c); err != nil {
@@ -263,20 +264,6 @@ func newServerConfig(opts []ServerOption) (config, error) {
 	}
 	if c.registry != nil && c.registryOpts > 0 {
 		return c, invalid("WithRegistry is given with registry options (logger, observer, reporter, deadlines); give those to NewRegistry instead")
-	}
-	c.finish()
-	return c, nil
-}
-
-func newRegistryConfig(opts []RegistryOption) (config, error) {
-	c := defaultConfig()
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o.applyRegistry(&c); err != nil {
-			return c, err
-		}
 	}
 	c.finish()
 	return c, nil

@@ -69,7 +69,7 @@ var _ pulumirpc.CallbacksServer = (*Server)(nil)
 // wait for Serve. An option with an invalid value is an error wrapping
 // [ErrInvalidOption].
 func NewServer(opts ...ServerOption) (*Server, error) {
-	cfg, err := newServerConfig(opts)
+	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
 	}
