@@ -14,7 +14,7 @@ func SetReportTimeout(s *Server, d time.Duration) {
 }
 
 // DefaultLogger is the logger a registry has when none is given.
-func DefaultLogger() *slog.Logger { return defaultLogger() }
+func DefaultLogger() *slog.Logger { c := defaultConfig(); c.finish(); return c.logger }
 
 // KindOf is f's kind; zero for the zero Func.
 func KindOf(f Func) Kind { return f.kind }

@@ -146,9 +146,6 @@ func responseError(cs *callState, err error) error {
 // the response bytes as they are to be sent, which it must not change
 // afterwards.
 func Raw(fn func(ctx context.Context, request []byte) ([]byte, error)) Func {
-	if fn == nil {
-		return Func{kind: KindRaw}
-	}
 	return NewFunc(KindRaw, rawDecode, fn, rawEncode)
 }
 
@@ -230,9 +227,6 @@ func protoFunc[Req, Res any, PReq protoPtr[Req], PRes protoPtr[Res]](
 	fn func(context.Context, PReq) (PRes, error),
 	describe func(PReq, *CallInfo),
 ) Func {
-	if fn == nil {
-		return Func{kind: k}
-	}
 	decode := func(_ context.Context, payload []byte, _ bool, info *CallInfo) (PReq, error) {
 		req := PReq(new(Req))
 		if err := proto.Unmarshal(payload, req); err != nil {

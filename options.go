@@ -35,7 +35,7 @@ type ServerOption interface {
 // RegistryOptions, so giving one to NewRegistry does not compile.
 type RegistryOption interface {
 	ServerOption
-	applyRegistry(*config) error
+	configuresRegistry()
 }
 
 type serverOption func(*config) error
@@ -48,7 +48,7 @@ func (f registryOption) applyServer(c *config) error {
 	c.registryOpts++
 	return f(c)
 }
-func (f registryOption) applyRegistry(c *config) error { return f(c) }
+func (registryOption) configuresRegistry() {}
 
 type config struct {
 	logger      *slog.Logger
@@ -71,22 +71,13 @@ type config struct {
 func defaultConfig() config { return config{maxMsgSize: DefaultMaxMessageSize} }
 
 func (c *config) finish() {
-	if c.logger == nil {
-		c.logger = defaultLogger()
+	if c.logger == nil { // WithLogger says why this default
+		c.logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 }
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
-}
-
-// defaultLogger is the logger used when none is given with [WithLogger]: a
-// text handler on standard error at warning level, so that failures and
-// undeliverable reports are seen (the Pulumi CLI shows a program's standard
-// error as diagnostics) while routine events, and the stacks of panics
-// (debug level), stay out of the user's terminal.
-func defaultLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
 // WithLogger sets the logger for server events, panics (with their stacks,
@@ -260,10 +251,11 @@ func WithRegistry(r *Registry) ServerOption {
 	})
 }
 
-func newServerConfig(opts []ServerOption) (config, error) {
+// newConfig reads the options of a server or of a registry.
+func newConfig[O ServerOption](opts []O) (config, error) {
 	c := defaultConfig()
 	for _, o := range opts {
-		if o == nil {
+		if any(o) == nil {
 			continue
 		}
 		if err := o.applyServer(&c); err != nil {
@@ -272,20 +264,6 @@ func newServerConfig(opts []ServerOption) (config, error) {
 	}
 	if c.registry != nil && c.registryOpts > 0 {
 		return c, invalid("WithRegistry is given with registry options (logger, observer, reporter, deadlines); give those to NewRegistry instead")
-	}
-	c.finish()
-	return c, nil
-}
-
-func newRegistryConfig(opts []RegistryOption) (config, error) {
-	c := defaultConfig()
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o.applyRegistry(&c); err != nil {
-			return c, err
-		}
 	}
 	c.finish()
 	return c, nil

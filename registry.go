@@ -47,7 +47,7 @@ type entry struct {
 // NewRegistry returns an empty registry configured by opts. An option with an
 // invalid value is an error wrapping [ErrInvalidOption].
 func NewRegistry(opts ...RegistryOption) (*Registry, error) {
-	cfg, err := newRegistryConfig(opts)
+	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -69,7 +69,7 @@ var _ pulumirpc.CallbacksServer = (*Server)(nil)
 // wait for Serve. An option with an invalid value is an error wrapping
 // [ErrInvalidOption].
 func NewServer(opts ...ServerOption) (*Server, error) {
-	cfg, err := newServerConfig(opts)
+	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -196,8 +196,7 @@ func (s *Server) startServing(lis net.Listener) error {
 		return ErrServerClosed
 	}
 	if s.target == "" {
-		s.target = targetOf(lis.Addr())
-		s.once.Do(func() { close(s.serving) })
+		s.setTarget(targetOf(lis.Addr()))
 	}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.health.SetServingStatus(pulumirpc.Callbacks_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
@@ -307,7 +306,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.stop(false)
 		return ctx.Err()
 	}
-	s.endWatches()
 	graceful := make(chan struct{})
 	go func() {
 		s.stop(true)

@@ -37,10 +37,8 @@ func NameHeldBy(mon *monitor.Monitor, name string) (any, bool) {
 	return namesOf(mon).get(name)
 }
 
-func (h *Hook) Callback() *pulumirpc.Callback      { return h.callback }
-func (h *Hook) OnDryRun() bool                     { return h.onDryRun }
-func (h *Hook) IgnoreErrors() bool                 { return h.ignoreErrors }
-func (h *ErrorHook) Callback() *pulumirpc.Callback { return h.callback }
+func (h *Hook) OnDryRun() bool     { return h.onDryRun }
+func (h *Hook) IgnoreErrors() bool { return h.ignoreErrors }
 
 func (a *Args) SetNewInputs(m resource.PropertyMap)              { a.newInputs.Set(m) }
 func (a *Args) SetOldInputs(m resource.PropertyMap)              { a.oldInputs.Set(m) }

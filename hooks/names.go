@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/langhost/callbacks/internal/registration"
+	"github.com/langhost/callbacks/internal/callsite"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/transforms"
 )
@@ -62,7 +62,7 @@ func namesOf(mon *monitor.Monitor) *names {
 // reservation of name: h's own, or the earlier one and an error, wrapping
 // ErrNameTaken, that says where the earlier hook was registered.
 func (n *names) reserve(name string, h any) (*reservation, error) {
-	site := registration.Site()
+	site := callsite.Site()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if first, taken := n.m[name]; taken {

@@ -22,7 +22,6 @@ import (
 // immutable and safe for concurrent use.
 type Hook struct {
 	name         string
-	callback     *pulumirpc.Callback
 	onDryRun     bool
 	ignoreErrors bool
 	shared       bool
@@ -42,9 +41,8 @@ func (h *Hook) Name() string {
 // as a [Hook] (and, like a Hook, never through a pulumi.ErrorHook built by
 // hand). An ErrorHook is immutable and safe for concurrent use.
 type ErrorHook struct {
-	name     string
-	callback *pulumirpc.Callback
-	shared   bool
+	name   string
+	shared bool
 }
 
 // Name returns the name the hook is registered under, so that an
@@ -172,10 +170,7 @@ func Register(ctx context.Context, mon *monitor.Monitor, name string, fn Func, o
 	fail := func(err error) (*Hook, error) {
 		return nil, registration.Failed(callbacks.KindResourceHook, what, err)
 	}
-	if err := checkArgs(mon, name, fn == nil); err != nil {
-		return fail(err)
-	}
-	dryRun, err := ask(ctx, mon, monitor.ResourceHooks, cfg.requireOptions)
+	dryRun, err := ask(ctx, mon, name, fn == nil, monitor.ResourceHooks, cfg.requireOptions)
 	if err != nil {
 		return fail(err)
 	}
@@ -184,7 +179,7 @@ func Register(ctx context.Context, mon *monitor.Monitor, name string, fn Func, o
 	if err != nil {
 		return fail(err)
 	}
-	h := &Hook{name: name, callback: cb, onDryRun: cfg.onDryRun, ignoreErrors: cfg.ignoreErrors, shared: cfg.shared}
+	h := &Hook{name: name, onDryRun: cfg.onDryRun, ignoreErrors: cfg.ignoreErrors, shared: cfg.shared}
 	if got, err := reserve(ctx, mon, name, h, cfg.shared); err != nil || got != h {
 		srv.Registry().Unregister(cb.GetToken())
 		if err != nil {
@@ -213,10 +208,7 @@ func RegisterErrorHook(ctx context.Context, mon *monitor.Monitor, name string, f
 	fail := func(err error) (*ErrorHook, error) {
 		return nil, registration.Failed(callbacks.KindErrorHook, what, err)
 	}
-	if err := checkArgs(mon, name, fn == nil); err != nil {
-		return fail(err)
-	}
-	dryRun, err := ask(ctx, mon, monitor.ErrorHooks, cfg.requireOptions)
+	dryRun, err := ask(ctx, mon, name, fn == nil, monitor.ErrorHooks, cfg.requireOptions)
 	if err != nil {
 		return fail(err)
 	}
@@ -225,7 +217,7 @@ func RegisterErrorHook(ctx context.Context, mon *monitor.Monitor, name string, f
 	if err != nil {
 		return fail(err)
 	}
-	h := &ErrorHook{name: name, callback: cb, shared: cfg.shared}
+	h := &ErrorHook{name: name, shared: cfg.shared}
 	if got, err := reserve(ctx, mon, name, h, cfg.shared); err != nil || got != h {
 		srv.Registry().Unregister(cb.GetToken())
 		if err != nil {
@@ -241,18 +233,17 @@ func RegisterErrorHook(ctx context.Context, mon *monitor.Monitor, name string, f
 	return h, nil
 }
 
-func checkArgs(mon *monitor.Monitor, name string, nilFunc bool) error {
+// ask checks a hook registration's arguments, then asks the engine what
+// the registration depends on: it requires the hook kind's feature, and
+// SENDS_OPTIONS_TO_HOOKS if asked to, and reports whether the deployment is
+// a preview, which the hook's requests do not say.
+func ask(ctx context.Context, mon *monitor.Monitor, name string, nilFunc bool, kind monitor.Feature, requireOptions bool) (dryRun bool, err error) {
 	if name == "" {
-		return fmt.Errorf("%w: a hook name cannot be empty", callbacks.ErrInvalidOption)
+		return false, fmt.Errorf("%w: a hook name cannot be empty", callbacks.ErrInvalidOption)
 	}
-	return registration.Check(mon, nilFunc)
-}
-
-// ask asks the engine what a hook registration depends on: it requires the
-// hook kind's feature, and SENDS_OPTIONS_TO_HOOKS if asked to, and reports
-// whether the deployment is a preview, which the hook's requests do not
-// say.
-func ask(ctx context.Context, mon *monitor.Monitor, kind monitor.Feature, requireOptions bool) (dryRun bool, err error) {
+	if err := registration.Check(mon, nilFunc); err != nil {
+		return false, err
+	}
 	required := []monitor.Feature{kind}
 	if requireOptions {
 		required = append(required, monitor.SendsOptionsToHooks)

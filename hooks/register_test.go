@@ -60,13 +60,14 @@ func TestRegister(t *testing.T) {
 			reqs, errReqs, _ := recorded(fake)
 			require.Len(t, reqs, 1)
 			assert.Empty(t, errReqs)
+			cb := reqs[0].GetCallback()
 			wiretest.RequireProtoEqual(t, &pulumirpc.RegisterResourceHookRequest{
-				Name: "audit", Callback: h.Callback(), OnDryRun: tt.onDryRun, IgnoreErrors: tt.ignoreErrors,
+				Name: "audit", Callback: cb, OnDryRun: tt.onDryRun, IgnoreErrors: tt.ignoreErrors,
 			}, reqs[0])
-			assert.Equal(t, srv.Target(), h.Callback().GetTarget())
-			assert.True(t, h.Callback().GetAcceptsByteString())
+			assert.Equal(t, srv.Target(), cb.GetTarget())
+			assert.True(t, cb.GetAcceptsByteString())
 
-			kind, name, ok := srv.Registry().Lookup(h.Callback().GetToken())
+			kind, name, ok := srv.Registry().Lookup(cb.GetToken())
 			require.True(t, ok)
 			assert.Equal(t, callbacks.KindResourceHook, kind)
 			assert.Equal(t, "audit", name)
@@ -100,7 +101,8 @@ func TestRegisterErrorHook(t *testing.T) {
 	hookReqs, reqs, _ := recorded(fake)
 	assert.Empty(t, hookReqs)
 	require.Len(t, reqs, 1)
-	wiretest.RequireProtoEqual(t, &pulumirpc.RegisterErrorHookRequest{Name: "retry-throttled", Callback: h.Callback()}, reqs[0])
+	cb := reqs[0].GetCallback()
+	wiretest.RequireProtoEqual(t, &pulumirpc.RegisterErrorHookRequest{Name: "retry-throttled", Callback: cb}, reqs[0])
 
 	got, ok := nameHeldBy(mon, "retry-throttled")
 	require.True(t, ok)
@@ -111,7 +113,7 @@ func TestRegisterErrorHook(t *testing.T) {
 		want bool
 	}{{[]string{"a"}, true}, {[]string{"b", "a"}, true}, {[]string{"c", "b", "a"}, false}} {
 		var resp pulumirpc.ErrorHookResponse
-		require.NoError(t, wiretest.Call(t, h.Callback(), &pulumirpc.ErrorHookRequest{Urn: urnBucket, FailedOperation: "create", Errors: tc.errs}, &resp))
+		require.NoError(t, wiretest.Call(t, cb, &pulumirpc.ErrorHookRequest{Urn: urnBucket, FailedOperation: "create", Errors: tc.errs}, &resp))
 		assert.Equal(t, tc.want, resp.GetRetry(), "after %d failures", len(tc.errs))
 	}
 }

@@ -2,7 +2,6 @@ package migrations
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 )
 
@@ -82,11 +81,7 @@ func (c *Chain) Migrate(ctx context.Context, args *Args) (*Result, error) {
 				args.URN, v, got, v+1)
 		}
 	}
-	state, err := json.Marshal(resources)
-	if err != nil {
-		return nil, fmt.Errorf("migrations: encoding the new state: %w", err)
-	}
-	return &Result{NewState: state}, nil
+	return Replace(resources, nil)
 }
 
 func (c *Chain) version(r map[string]any) (int, error) {

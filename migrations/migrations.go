@@ -83,30 +83,25 @@ func replace[T any](resources []T, successors map[string]string) (*Result, error
 type Func func(ctx context.Context, args *Args) (*Result, error)
 
 // newFunc builds the callbacks.Func the engine calls for fn. dryRun is what
-// the engine said when fn was registered: the request does not say it. A
-// result that breaks the protocol's rules (see [Result]) fails the call
-// with a [*callbacks.Error] wrapping [callbacks.ErrInvalidResult]
-// (Internal) that names the rule, rather than reaching the engine.
+// the engine said when fn was registered: the request does not say it. The
+// old state is passed on as it came. A result that breaks the protocol's
+// rules (see [Result]) fails the call with a [*callbacks.Error] wrapping
+// [callbacks.ErrInvalidResult] (Internal) that names the rule, rather than
+// reaching the engine.
 func newFunc(fn Func, dryRun bool) callbacks.Func {
-	decode := func(ctx context.Context, payload []byte, owned bool, info *callbacks.CallInfo) (*Args, error) {
+	decode := func(_ context.Context, payload []byte, _ bool, info *callbacks.CallInfo) (*Args, error) {
 		info.DryRun = dryRun
-		return decodeRequest(ctx, payload, owned, info)
+		req := &pulumirpc.StateMigrationRequest{}
+		if err := proto.Unmarshal(payload, req); err != nil {
+			return nil, fmt.Errorf("not a pulumirpc.StateMigrationRequest: %w", err)
+		}
+		urn := resource.URN(req.GetUrn())
+		if info.URN = string(urn); urn.IsValid() {
+			info.Type, info.ResourceName = string(urn.Type()), urn.Name()
+		}
+		return &Args{URN: urn, OldState: json.RawMessage(req.GetOldState())}, nil
 	}
 	return callbacks.NewFunc(callbacks.KindStateMigration, decode, fn, encode)
-}
-
-// decodeRequest decodes a state migration request into Args. The state is
-// passed on as it came.
-func decodeRequest(_ context.Context, payload []byte, _ bool, info *callbacks.CallInfo) (*Args, error) {
-	req := &pulumirpc.StateMigrationRequest{}
-	if err := proto.Unmarshal(payload, req); err != nil {
-		return nil, fmt.Errorf("not a pulumirpc.StateMigrationRequest: %w", err)
-	}
-	urn := resource.URN(req.GetUrn())
-	if info.URN = string(urn); urn.IsValid() {
-		info.Type, info.ResourceName = string(urn.Type()), urn.Name()
-	}
-	return &Args{URN: urn, OldState: json.RawMessage(req.GetOldState())}, nil
 }
 
 // encode checks res against the old state of args and encodes it. A nil

@@ -252,11 +252,9 @@ func (m *Monitor) SignalAndWaitForShutdown(ctx context.Context) error {
 // deployment; there is nothing to call.
 func (m *Monitor) Finish(ctx context.Context) error {
 	sigErr := m.SignalAndWaitForShutdown(ctx)
-	var shutErr error
-	if srv := m.srv; srv != nil {
-		if shutErr = srv.Shutdown(ctx); shutErr != nil {
-			shutErr = fmt.Errorf("monitor: shutting down the callback server: %w", shutErr)
-		}
+	shutErr := m.srv.Shutdown(ctx)
+	if shutErr != nil {
+		shutErr = fmt.Errorf("monitor: shutting down the callback server: %w", shutErr)
 	}
 	return errors.Join(sigErr, shutErr)
 }
@@ -271,16 +269,7 @@ func (m *Monitor) Finish(ctx context.Context) error {
 // unexported type, as with context.Context.Value. create runs at most once
 // per key and deployment, and must not call Value.
 func (m *Monitor) Value(key any, create func() any) any {
-	return m.values.get(key, create)
-}
-
-// values are the values kept for one deployment (see Monitor.Value).
-type values struct {
-	mu sync.Mutex
-	m  map[any]any
-}
-
-func (v *values) get(key any, create func() any) any {
+	v := m.values
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if got, ok := v.m[key]; ok {
@@ -292,4 +281,10 @@ func (v *values) get(key any, create func() any) any {
 	got := create()
 	v.m[key] = got
 	return got
+}
+
+// values are the values kept for one deployment (see Monitor.Value).
+type values struct {
+	mu sync.Mutex
+	m  map[any]any
 }

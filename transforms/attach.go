@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/callsite"
 	"github.com/langhost/callbacks/internal/registration"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -56,7 +57,7 @@ func Attach(ctx context.Context, mon *monitor.Monitor, scope Scope, fn Func, opt
 		return registration.Failed(callbacks.KindResourceTransform, what, fmt.Errorf(
 			"%w (a binding runs in the deployment's shared transform; for a transform of its own, use transforms.RegisterStack)", err))
 	}
-	if err := attached(mon).add(ctx, &binding{scope: scope, fn: fn, site: registration.Site(), runner: runner}); err != nil {
+	if err := attached(mon).add(ctx, &binding{scope: scope, fn: fn, site: callsite.Site(), runner: runner}); err != nil {
 		return registration.Failed(callbacks.KindResourceTransform, fmt.Sprintf("%s to %s", what, scope.describe()), err)
 	}
 	return nil

@@ -1,8 +1,8 @@
 // Package registration holds what the typed packages (transforms,
 // invoketransforms, hooks, migrations) share about registering callbacks:
 // the checks of their arguments, the error a failed registration returns,
-// the error of a result that does not encode, and the line of user code
-// that made a registration. It is built on the public API of package
+// the error of a result that does not encode, and the name a binding sends
+// for a hook reference with none. It is built on the public API of package
 // callbacks and package monitor, and on the codec's error for a value with
 // no wire form.
 package registration
