@@ -147,3 +147,40 @@ func TestBadStateMigrationsUnderPulumi(t *testing.T) {
 		assert.Equal(t, before, exportPet(t, s), "%s: the state changed", tt.stage)
 	}
 }
+
+// TestCancelledStateMigrationUnderPulumi runs a migration while another
+// resource's create fails. 3.274.1 cancels the migration and reports it
+// under the migrated resource in its own words, as a failure of the
+// resource: "state migration 1 of 1 for URN: rpc error: code = Canceled
+// desc = context canceled". The call ends before the program can answer
+// it, so no language host can word it otherwise; README says what it
+// means. The stored pet is unchanged. Under 3.260.0, which runs no
+// migration, only doomed fails.
+func TestCancelledStateMigrationUnderPulumi(t *testing.T) {
+	t.Parallel()
+	runs := engineRunsMigrations(t)
+	clitest.RequireCLI(t)
+	p := clitest.Project{
+		Name:      "migrations",
+		Program:   builds.Program(t, migrationsProgram),
+		Providers: map[string]string{"random": builds.Provider(t, providerPkg, "random")},
+	}
+	s := clitest.NewStack(t, p)
+	s.Up().MustSucceed(t)
+	before := exportPet(t, s)
+
+	p.Env = []string{"RANDOM_THROTTLE_FIRST_CREATE=1"}
+	s.SetProject(p)
+	s.SetConfig("stage", "cancelled")
+	up := s.Up().MustFail(t)
+	assert.Contains(t, strings.Join(up.Diagnostics("doomed"), "\n"), "throttled", "%s", up)
+	assert.Equal(t, before, exportPet(t, s), "the state changed")
+	if !runs {
+		// 3.260.0 stops the program after doomed's failure, before the
+		// program has attached the migration.
+		assert.Empty(t, up.Diagnostics("pet"), "%s", up)
+		return
+	}
+	assert.Contains(t, up.Diagnostics("pet"), "error: state migration 1 of 1 for urn:pulumi:dev::migrations::"+petType+"::pet: "+
+		"rpc error: code = Canceled desc = context canceled", "%s", up)
+}

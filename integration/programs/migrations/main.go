@@ -10,6 +10,11 @@
 //   - panic, bad-state, slow: keepers as in v0, and a migration that panics,
 //     returns JSON that is not checkpoint state, or runs past its one-second
 //     deadline;
+//   - cancelled: keepers as in v0, a migration that waits for the engine
+//     to give up on it, and a second pet, "doomed", registered first,
+//     whose create fails as throttled (RANDOM_THROTTLE_FIRST_CREATE) and
+//     whose error hook, once the migration runs, says not to retry: the
+//     create fails while the migration runs;
 //   - id-changed: keepers as in v0, and a migration that changes the pet's
 //     ID, a result the engine refuses. It is a plain SDK migration
 //     (pulumi.StateMigrations), which the module does not check before the
@@ -24,6 +29,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -31,6 +37,7 @@ import (
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/hooks"
 	"github.com/langhost/callbacks/migrations"
+	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/program"
 	"github.com/langhost/callbacks/transforms"
 )
@@ -84,6 +91,49 @@ func changeID(_ context.Context, a *pulumi.StateMigrationArgs) (*pulumi.StateMig
 	return &pulumi.StateMigrationResult{NewState: a.OldState}, nil
 }
 
+// cancelledStage registers the pet "doomed", whose create fails before the
+// migration it returns has answered. The program registers the migrated
+// pet only once doomed's create has failed once and its error hook holds
+// the failure (the engine generates steps one registration at a time); the
+// hook lets it fail for good once the migration has started, or after five
+// seconds (3.274.1 calls the migration only once the hook has answered),
+// and the migration waits for the engine to cancel it (at most a minute).
+func cancelledStage(ctx *pulumi.Context, mon *monitor.Monitor) (pulumi.ResourceOption, error) {
+	holding, started := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hold, err := hooks.RegisterErrorHook(ctx.Context(), mon, "hold", func(context.Context, *hooks.ErrorArgs) (bool, error) {
+		once.Do(func() { close(holding) })
+		select {
+		case <-started:
+		case <-time.After(5 * time.Second):
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var doomed pulumi.CustomResourceState
+	err = ctx.RegisterResource(petType, "doomed", pulumi.Map{}, &doomed,
+		program.Hooks(&transforms.HooksBinding{OnError: []transforms.HookRef{hold}}))
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-holding:
+	case <-time.After(time.Minute):
+		return nil, fmt.Errorf("doomed's create never failed")
+	}
+	return program.Migrations(ctx, func(ctx context.Context, _ *migrations.Args) (*migrations.Result, error) {
+		close(started)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Minute):
+			return nil, nil
+		}
+	}, callbacks.Timeout(time.Minute))
+}
+
 func main() {
 	pulumi.Run(func(ctx *pulumi.Context) error {
 		// The deadline of every state migration of this deployment.
@@ -113,6 +163,13 @@ func main() {
 		}
 		if fn != nil {
 			upgrade, err := program.Migrations(ctx, fn)
+			if err != nil {
+				return err
+			}
+			opts = append(opts, upgrade)
+		}
+		if stage == "cancelled" {
+			upgrade, err := cancelledStage(ctx, mon)
 			if err != nil {
 				return err
 			}
