@@ -184,7 +184,18 @@ func (e *Engine) runMigrations(urn string, aliases []string, migrations []*pulum
 	if err := e.validateResult(urn, root, subtree, result, views, extensions); err != nil {
 		return err
 	}
-	e.commitMigration(urn, subtree, result, successors)
+	// What the rest of the deployment follows are the successors of the
+	// prior subtree's resources, not of those a migration of the chain
+	// made and a later one replaced.
+	originalSuccessors := map[string]string{}
+	for _, s := range subtree {
+		if to, ok := successors[s.URN]; ok {
+			originalSuccessors[s.URN] = to
+		}
+	}
+	if err := e.commitMigration(urn, subtree, result, originalSuccessors); err != nil {
+		return err
+	}
 	verb := "applied"
 	if e.cfg.dryRun {
 		verb = "planned"
@@ -716,13 +727,35 @@ func (e *Engine) validateResult(urn string, priorRoot *ResourceState, prior, res
 
 // commitMigration replaces the prior subtree with the result where the
 // subtree's last resource was, points the references of the rest of the
-// prior state at the successors, and remembers the replaced URNs.
-func (e *Engine) commitMigration(urn string, prior, result []*ResourceState, successors map[string]string) {
+// prior state at the successors, and remembers the replaced URNs. As the
+// engine does, it first prepares every rewrite of the rest, and commits
+// nothing if one is refused.
+func (e *Engine) commitMigration(urn string, prior, result []*ResourceState, successors map[string]string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	inPrior := map[*ResourceState]bool{}
 	for _, s := range prior {
 		inPrior[s] = true
+	}
+	rewritten := map[*ResourceState]*ResourceState{}
+	for _, r := range e.cfg.prior.Resources {
+		if inPrior[r] {
+			continue
+		}
+		fixed := &ResourceState{Parent: r.Parent, DependsOn: r.DependsOn, PropertyDependencies: maps.Clone(r.PropertyDependencies),
+			DeletedWith: r.DeletedWith, ReplaceWith: r.ReplaceWith, Provider: r.Provider}
+		changed, err := rewriteReferences(fixed, successors)
+		if err != nil {
+			return fmt.Errorf("state migration for %s: rewriting successor references: %w", urn, err)
+		}
+		if !changed {
+			continue
+		}
+		if isProviderType(r.Type) {
+			return fmt.Errorf("state migration for %s rewrites references in provider state %s retained from prior "+
+				"state; provider states must remain unchanged", urn, r.URN)
+		}
+		rewritten[r] = fixed
 	}
 	last := prior[len(prior)-1]
 	var next []*ResourceState
@@ -733,7 +766,10 @@ func (e *Engine) commitMigration(urn string, prior, result []*ResourceState, suc
 			}
 			continue
 		}
-		_, _ = rewriteReferences(r, successors) // a prior state's provider reference the simulator cannot parse is kept
+		if f := rewritten[r]; f != nil {
+			r.Parent, r.DependsOn, r.PropertyDependencies = f.Parent, f.DependsOn, f.PropertyDependencies
+			r.DeletedWith, r.ReplaceWith, r.Provider = f.DeletedWith, f.ReplaceWith, f.Provider
+		}
 		next = append(next, r)
 	}
 	e.cfg.prior.Resources = next
@@ -746,6 +782,7 @@ func (e *Engine) commitMigration(urn string, prior, result []*ResourceState, suc
 	for old, to := range successors {
 		e.migrated[old] = migratedURN{root: urn, successor: to}
 	}
+	return nil
 }
 
 // replacedByMigration is the engine's refusal of a registration whose URN

@@ -107,7 +107,9 @@ func TestMigrationRulesOfTheDeployment(t *testing.T) {
 		fns   []migrationFunc
 		// response, if set, is the one migration's answer, as it is sent.
 		response []byte
-		want     string
+		// renamed registers b, with a as its alias, instead of a.
+		renamed bool
+		want    string
 	}{
 		{name: "invalid-provider-reference", fns: []migrationFunc{withComponent(func(m map[string]any) { m["provider"] = "nope" })},
 			want: `state migration for ` + a + `: resource ` + c + ` has an invalid provider reference "nope": ` +
@@ -190,6 +192,14 @@ func TestMigrationRulesOfTheDeployment(t *testing.T) {
 			fns: []migrationFunc{touched(b)},
 			want: "state migration for " + a + ": state migration for " + a + " rewrites references in provider state " +
 				prov + " returned by the migration; provider states must remain unchanged"},
+		{name: "retained-provider-state-rewritten", renamed: true,
+			prior: func(s *enginetest.State) {
+				s.Resources = append(s.Resources, &enginetest.ResourceState{URN: "urn:pulumi:stack::project::pulumi:providers:test::other",
+					Type: "pulumi:providers:test", Name: "other", Custom: true, ID: "other-id", DependsOn: []string{a}})
+			},
+			fns: []migrationFunc{touched(b)},
+			want: "state migration for " + b + " rewrites references in provider state " +
+				"urn:pulumi:stack::project::pulumi:providers:test::other retained from prior state; provider states must remain unchanged"},
 		{name: "intermediate-provider-state-rewritten",
 			prior: func(s *enginetest.State) {
 				s.Resources = append(s.Resources, &enginetest.ResourceState{URN: prov, Type: "pulumi:providers:test",
@@ -260,8 +270,11 @@ func TestMigrationRulesOfTheDeployment(t *testing.T) {
 			if tt.response != nil {
 				cbsList = append(cbsList, cbs.add(func(context.Context, []byte) ([]byte, error) { return tt.response, nil }))
 			}
-			res := p.registerUnanswered(res{typ: thingType, name: "a", custom: true, props: map[string]any{"size": 2},
-				mod: withMigrations(cbsList...)})
+			reg := res{typ: thingType, name: "a", custom: true, props: map[string]any{"size": 2}, mod: withMigrations(cbsList...)}
+			if tt.renamed {
+				reg.name, reg.mod = "b", func(r *pulumirpc.RegisterResourceRequest) { aliasTo(a)(r); withMigrations(cbsList...)(r) }
+			}
+			res := p.registerUnanswered(reg)
 			var said []string
 			for _, d := range res.Diagnostics {
 				said = append(said, d.Message)
@@ -296,4 +309,44 @@ func TestMigrationSecretCiphertextIsReadAsPlaintext(t *testing.T) {
 	if !enginetest.IsSecret(got) || got.GetStructValue().GetFields()["value"].GetNumberValue() != 3 {
 		t.Fatalf("output %v, want the secret 3\n%s", got, e.Trace())
 	}
+}
+
+// The rest of the deployment follows the successors of the prior
+// subtree's resources only: a URN a chain of migrations passed through on
+// its way (t, in a → t → b) may name a resource of its own outside the
+// subtree, whose references stay as they are. Here one is a provider's,
+// which the engine would refuse to rewrite.
+func TestMigrationChainsIntermediateURNsStayOutsideIt(t *testing.T) {
+	t.Parallel()
+	const (
+		a     = "urn:pulumi:stack::project::" + thingType + "::a"
+		b     = "urn:pulumi:stack::project::" + thingType + "::b"
+		mid   = "urn:pulumi:stack::project::" + thingType + "::t"
+		other = "urn:pulumi:stack::project::pulumi:providers:test::other"
+	)
+	prior := priorState(t)
+	prior.Resources = append(prior.Resources,
+		&enginetest.ResourceState{URN: mid, Type: thingType, Name: "t", Custom: true, ID: "t-id", Provider: prior.Get(a).Provider},
+		&enginetest.ResourceState{URN: other, Type: "pulumi:providers:test", Name: "other", Custom: true, ID: "other-id",
+			DependsOn: []string{mid}})
+	e := startEngine(t, enginetest.WithState(prior))
+	cbs := newCallbackServer(t)
+	p := newProgram(t, e)
+	rename := func(to string) migrationFunc {
+		return func(_ string, old []map[string]any) ([]map[string]any, map[string]string, error) {
+			from := old[0]["urn"].(string)
+			old[0]["urn"], old[0]["inputs"] = to, map[string]any{"size": 2}
+			return old, map[string]string{from: to}, nil
+		}
+	}
+	var m1, m2 migration
+	p.custom("b", map[string]any{"size": 2}, func(r *pulumirpc.RegisterResourceRequest) {
+		r.Aliases = []*pulumirpc.Alias{{Alias: &pulumirpc.Alias_Urn{Urn: a}}}
+		withMigrations(m1.serve(cbs, rename(mid)), m2.serve(cbs, rename(b)))(r)
+	})
+	res := p.finish()
+	if res.Failed {
+		t.Fatalf("deployment failed: %v\n%s", res.Err, e.Trace())
+	}
+	wantDiag(t, res.Diagnostics, enginetest.SeverityInfo, b, "State migration applied (state entries: 1 before, 1 after).")
 }
