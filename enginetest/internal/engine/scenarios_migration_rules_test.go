@@ -136,7 +136,7 @@ func TestMigrationRulesOfTheDeployment(t *testing.T) {
 			want: "state migration for " + a + ": deserializing returned state of " + c + ": resource '" + c +
 				"' has 'custom' false but non-empty ID"},
 		{name: "secret-in-plaintext-and-ciphertext", fns: []migrationFunc{withComponent(func(m map[string]any) {
-			m["inputs"] = map[string]any{"s": secret(map[string]any{"plaintext": `"x"`, "ciphertext": `"x"`})}
+			m["inputs"] = map[string]any{"m": map[string]any{"s": secret(map[string]any{"plaintext": `"x"`, "ciphertext": `"x"`})}}
 		})}, want: "state migration for " + a + ": deserializing returned state of " + c +
 			": malformed secret value: exactly one of `ciphertext` or `plaintext` must be supplied"},
 		{name: "secret-not-json", fns: []migrationFunc{withComponent(func(m map[string]any) {
@@ -146,6 +146,10 @@ func TestMigrationRulesOfTheDeployment(t *testing.T) {
 			m["replacementTrigger"] = secret(map[string]any{})
 		})}, want: "state migration for " + a + ": deserializing returned state of " + c +
 			": malformed secret value: exactly one of `ciphertext` or `plaintext` must be supplied"},
+		{name: "secret-in-secret-not-json", fns: []migrationFunc{withComponent(func(m map[string]any) {
+			m["inputs"] = map[string]any{"s": secret(map[string]any{"plaintext": `{"` + enginetest.SigKey + `": "` +
+				enginetest.SecretSig + `", "plaintext": "{"}`})}
+		})}, want: "state migration for " + a + ": deserializing returned state of " + c + ": unexpected end of JSON input"},
 		{name: "unreadable-response", response: []byte{0xff},
 			want: "state migration 1 of 1 for " + a + ": unmarshaling state migration response: "},
 		{name: "prior-state-invalid-urn", fns: []migrationFunc{unchanged}, prior: addPrior("not-a-urn", a),
@@ -200,6 +204,14 @@ func TestMigrationRulesOfTheDeployment(t *testing.T) {
 			fns: []migrationFunc{touched(b)},
 			want: "state migration for " + b + " rewrites references in provider state " +
 				"urn:pulumi:stack::project::pulumi:providers:test::other retained from prior state; provider states must remain unchanged"},
+		{name: "retained-provider-reference-unparsed", renamed: true,
+			prior: func(s *enginetest.State) {
+				addPrior("urn:pulumi:stack::project::"+thingType+"::other", "")(s)
+				s.Get("urn:pulumi:stack::project::" + thingType + "::other").Provider = "nope"
+			},
+			fns: []migrationFunc{touched(b)},
+			want: "state migration for " + b + `: rewriting successor references: parsing provider reference "nope": ` +
+				`expected '::' in provider reference 'nope'`},
 		{name: "intermediate-provider-state-rewritten",
 			prior: func(s *enginetest.State) {
 				s.Resources = append(s.Resources, &enginetest.ResourceState{URN: prov, Type: "pulumi:providers:test",
