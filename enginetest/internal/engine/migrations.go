@@ -160,22 +160,42 @@ func (e *Engine) runMigrations(urn string, aliases []string, migrations []*pulum
 			urn, strings.Join(pendingDeletes, ", "), urn)
 	}
 	result := make([]*ResourceState, len(final))
-	views := map[string]bool{} // ResourceState has no view, so the rule reads the checkpoint's
+	// ResourceState has no view or extension, so the rules read the
+	// checkpoint's.
+	views, extensions := map[string]bool{}, map[string]string{}
 	for i, c := range final {
 		if c.ViewOf != "" {
 			views[c.URN] = true
+		}
+		if c.ExtensionRef != "" {
+			extensions[c.URN] = c.ExtensionRef
 		}
 		r, err := fromCheckpoint(c, predecessor(c.URN, subtree, successors))
 		if err != nil {
 			return fmt.Errorf("state migration for %s: deserializing returned state of %s: %w", urn, c.URN, err)
 		}
-		rewriteReferences(r, successors)
 		result[i] = r
 	}
-	if err := e.validateResult(urn, root, subtree, result, views); err != nil {
+	for _, r := range result {
+		if err := rewriteResultReferences(urn, r, successors); err != nil {
+			return fmt.Errorf("state migration for %s: %w", urn, err)
+		}
+	}
+	if err := e.validateResult(urn, root, subtree, result, views, extensions); err != nil {
 		return err
 	}
-	e.commitMigration(urn, subtree, result, successors)
+	// What the rest of the deployment follows are the successors of the
+	// prior subtree's resources, not of those a migration of the chain
+	// made and a later one replaced.
+	originalSuccessors := map[string]string{}
+	for _, s := range subtree {
+		if to, ok := successors[s.URN]; ok {
+			originalSuccessors[s.URN] = to
+		}
+	}
+	if err := e.commitMigration(urn, subtree, result, originalSuccessors); err != nil {
+		return err
+	}
 	verb := "applied"
 	if e.cfg.dryRun {
 		verb = "planned"
@@ -190,7 +210,7 @@ func (e *Engine) runMigrations(urn string, aliases []string, migrations []*pulum
 func (e *Engine) callMigrations(urn string, migrations []*pulumirpc.Callback, original []checkpointResource,
 ) ([]checkpointResource, map[string]string, error) {
 	currentJSON, err := json.Marshal(original)
-	if err != nil {
+	if err != nil { // the engine's too; a checkpoint holds no number JSON cannot (AsInterface spells NaN)
 		return nil, nil, fmt.Errorf("state migration for %s: marshaling prior state: %w", urn, err)
 	}
 	originalJSON := currentJSON
@@ -220,6 +240,10 @@ func (e *Engine) callMigrations(urn string, migrations []*pulumirpc.Callback, or
 			return nil, nil, err
 		}
 		for _, old := range slices.Sorted(maps.Keys(successors)) {
+			// The engine checks this, but no result reaches it: a URN
+			// that has a successor can only be given again if an
+			// earlier migration returned it anew, and the check of that
+			// migration's successors below refuses that.
 			if prev, ok := all[old]; ok && prev != successors[old] {
 				return nil, nil, fmt.Errorf("state migration %d of %d for %s: resource %s has conflicting successors %s and %s",
 					i+1, n, urn, old, prev, successors[old])
@@ -228,11 +252,31 @@ func (e *Engine) callMigrations(urn string, migrations []*pulumirpc.Callback, or
 		}
 		if i+1 < n {
 			// The next migration gets the subtree's root first, and
-			// references that follow the successors so far.
+			// references that follow the successors so far, which the
+			// engine checks and applies to this result as to a final one.
 			nextRoot := current[0].URN
-			if s, err := resolveSuccessor(nextRoot, all); err == nil {
-				nextRoot = s
+			if len(all) > 0 {
+				resolved, err := finalSuccessors(next, all)
+				if err != nil {
+					return nil, nil, fmt.Errorf("state migration %d of %d for %s: %w", i+1, n, urn, err)
+				}
+				if s, ok := resolved[nextRoot]; ok {
+					nextRoot = s
+				}
+				for j := range next {
+					if _, err := fromCheckpoint(next[j], nil); err != nil {
+						return nil, nil, fmt.Errorf("state migration %d of %d for %s: deserializing returned state of %s: %w",
+							i+1, n, urn, next[j].URN, err)
+					}
+				}
+				for j := range next {
+					if err := rewriteCheckpointReferences(urn, &next[j], resolved); err != nil {
+						return nil, nil, fmt.Errorf("state migration %d of %d for %s: %w", i+1, n, urn, err)
+					}
+				}
 			}
+			// The engine checks this too, but the successors checked
+			// above always lead the root to a resource of the result.
 			idx := slices.IndexFunc(next, func(c checkpointResource) bool { return c.URN == nextRoot })
 			if idx < 0 {
 				return nil, nil, fmt.Errorf("state migration %d of %d for %s: missing subtree root %s", i+1, n, urn, nextRoot)
@@ -240,10 +284,7 @@ func (e *Engine) callMigrations(urn string, migrations []*pulumirpc.Callback, or
 			r := next[idx]
 			copy(next[1:idx+1], next[:idx])
 			next[0] = r
-			for j := range next {
-				rewriteCheckpointReferences(&next[j], all)
-			}
-			if newJSON, err = json.Marshal(next); err != nil {
+			if newJSON, err = json.Marshal(next); err != nil { // the engine's too; what was read as JSON is written back
 				return nil, nil, fmt.Errorf("state migration for %s: marshaling intermediate state: %w", urn, err)
 			}
 		}
@@ -253,7 +294,7 @@ func (e *Engine) callMigrations(urn string, migrations []*pulumirpc.Callback, or
 		return nil, nil, nil
 	}
 	var normalized []checkpointResource
-	if err := json.Unmarshal(originalJSON, &normalized); err != nil {
+	if err := json.Unmarshal(originalJSON, &normalized); err != nil { // the engine's too; it reads what it wrote
 		return nil, nil, fmt.Errorf("state migration for %s: normalizing prior state: %w", urn, err)
 	}
 	if reflect.DeepEqual(normalized, current) {
@@ -262,25 +303,9 @@ func (e *Engine) callMigrations(urn string, migrations []*pulumirpc.Callback, or
 	if err := validateProviderStates(urn, normalized, current); err != nil {
 		return nil, nil, err
 	}
-	finals := map[string]bool{}
-	for _, c := range current {
-		finals[c.URN] = true
-	}
-	successors := map[string]string{}
-	for _, old := range slices.Sorted(maps.Keys(all)) {
-		to, err := resolveSuccessor(old, all)
-		if err != nil {
-			return nil, nil, fmt.Errorf("state migration for %s: %w", urn, err)
-		}
-		if finals[old] {
-			return nil, nil, fmt.Errorf("state migration for %s: resource %s is present in the final state and also "+
-				"has successor %s", urn, old, to)
-		}
-		if !finals[to] {
-			return nil, nil, fmt.Errorf("state migration for %s: successor %s for resource %s is not present in the "+
-				"final state", urn, to, old)
-		}
-		successors[old] = to
+	successors, err := finalSuccessors(current, all)
+	if err != nil {
+		return nil, nil, fmt.Errorf("state migration for %s: %w", urn, err)
 	}
 	return current, successors, nil
 }
@@ -311,6 +336,38 @@ func (e *Engine) callMigration(urn string, cb *pulumirpc.Callback, oldState []by
 	}
 	e.rec.add(ev)
 	return resp.NewState, resp.GetSuccessors(), nil
+}
+
+// finalSuccessors is the engine's check of the successors of a chain of
+// migrations against the state the chain returned: it resolves each to the
+// end of its chain, which must be in the state, as the resource it leaves
+// must not.
+func finalSuccessors(final []checkpointResource, all map[string]string) (map[string]string, error) {
+	resolved := make(map[string]string, len(all))
+	for _, old := range slices.Sorted(maps.Keys(all)) {
+		to, err := resolveSuccessor(old, all)
+		if err != nil {
+			return nil, err
+		}
+		resolved[old] = to
+	}
+	finals := map[string]bool{}
+	for _, c := range final {
+		finals[c.URN] = true
+	}
+	for _, old := range slices.Sorted(maps.Keys(resolved)) {
+		to := resolved[old]
+		if finals[old] {
+			return nil, fmt.Errorf("resource %s is present in the final state and also has successor %s", old, to)
+		}
+		// The engine checks this, but no result reaches it: each
+		// migration's successors are in what it returned, and one that a
+		// later migration drops has a successor of its own.
+		if !finals[to] {
+			return nil, fmt.Errorf("successor %s for resource %s is not present in the final state", to, old)
+		}
+	}
+	return resolved, nil
 }
 
 func resolveSuccessor(urn string, successors map[string]string) (string, error) {
@@ -540,8 +597,9 @@ func validateIdentity(urn string, original, final []checkpointResource, successo
 
 // validateResult is the engine's check that the result is one subtree
 // under the registering resource; views holds the URNs of the results that
-// are views.
-func (e *Engine) validateResult(urn string, priorRoot *ResourceState, prior, result []*ResourceState, views map[string]bool) error {
+// are views, extensions the extension each result names.
+func (e *Engine) validateResult(urn string, priorRoot *ResourceState, prior, result []*ResourceState,
+	views map[string]bool, extensions map[string]string) error {
 	errorf := func(format string, args ...any) error {
 		return fmt.Errorf("state migration for %s: "+format, append([]any{urn}, args...)...)
 	}
@@ -582,7 +640,7 @@ func (e *Engine) validateResult(urn string, priorRoot *ResourceState, prior, res
 	}
 	stack, project := urnStackProject(urn)
 	for _, s := range result {
-		if !validURN(s.URN) {
+		if !validURN(s.URN) { // the engine's too, but each migration's result was refused first
 			return errorf("returned resource has invalid URN %q", s.URN)
 		}
 		if st, pr := urnStackProject(s.URN); st != stack || pr != project {
@@ -607,6 +665,10 @@ func (e *Engine) validateResult(urn string, priorRoot *ResourceState, prior, res
 		}
 		if s.Custom && s.ID == "" {
 			return errorf("returned custom resource %s has no ID", s.URN)
+		}
+		if ref := extensions[s.URN]; ref != "" {
+			// A deployment of the simulator has no extensions.
+			return errorf("returned resource %s references unknown extension %s", s.URN, ref)
 		}
 		if s.Parent != "" && !validURN(s.Parent) {
 			return errorf("returned resource %s has invalid parent URN %q", s.URN, s.Parent)
@@ -638,19 +700,22 @@ func (e *Engine) validateResult(urn string, priorRoot *ResourceState, prior, res
 			}
 		}
 		if s.Provider != "" {
-			provURN, _, ok := splitProviderReference(s.Provider)
-			if !ok {
-				return errorf("resource %s has an invalid provider reference %q", s.URN, s.Provider)
+			provURN, _, err := parseProviderReference(s.Provider)
+			if err != nil {
+				return errorf("resource %s has an invalid provider reference %q: %w", s.URN, s.Provider, err)
 			}
 			if !resolvable(provURN) {
 				return errorf("resource %s refers to unknown provider %s", s.URN, s.Provider)
 			}
 		}
-		deps := append(cloneStrings(s.DependsOn), s.DeletedWith)
-		deps = append(deps, s.ReplaceWith...)
+		// In the engine's order: dependencies, property dependencies,
+		// deleted-with, replace-with.
+		deps := cloneStrings(s.DependsOn)
 		for _, k := range slices.Sorted(maps.Keys(s.PropertyDependencies)) {
 			deps = append(deps, s.PropertyDependencies[k]...)
 		}
+		deps = append(deps, s.DeletedWith)
+		deps = append(deps, s.ReplaceWith...)
 		for _, d := range deps {
 			if d != "" && !resolvable(d) {
 				return errorf("resource %s refers to unknown resource %s", s.URN, d)
@@ -662,13 +727,35 @@ func (e *Engine) validateResult(urn string, priorRoot *ResourceState, prior, res
 
 // commitMigration replaces the prior subtree with the result where the
 // subtree's last resource was, points the references of the rest of the
-// prior state at the successors, and remembers the replaced URNs.
-func (e *Engine) commitMigration(urn string, prior, result []*ResourceState, successors map[string]string) {
+// prior state at the successors, and remembers the replaced URNs. As the
+// engine does, it first prepares every rewrite of the rest, and commits
+// nothing if one is refused.
+func (e *Engine) commitMigration(urn string, prior, result []*ResourceState, successors map[string]string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	inPrior := map[*ResourceState]bool{}
 	for _, s := range prior {
 		inPrior[s] = true
+	}
+	rewritten := map[*ResourceState]*ResourceState{}
+	for _, r := range e.cfg.prior.Resources {
+		if inPrior[r] {
+			continue
+		}
+		fixed := &ResourceState{Parent: r.Parent, DependsOn: r.DependsOn, PropertyDependencies: maps.Clone(r.PropertyDependencies),
+			DeletedWith: r.DeletedWith, ReplaceWith: r.ReplaceWith, Provider: r.Provider}
+		changed, err := rewriteReferences(fixed, successors)
+		if err != nil {
+			return fmt.Errorf("state migration for %s: rewriting successor references: %w", urn, err)
+		}
+		if !changed {
+			continue
+		}
+		if isProviderType(r.Type) {
+			return fmt.Errorf("state migration for %s rewrites references in provider state %s retained from prior "+
+				"state; provider states must remain unchanged", urn, r.URN)
+		}
+		rewritten[r] = fixed
 	}
 	last := prior[len(prior)-1]
 	var next []*ResourceState
@@ -679,7 +766,10 @@ func (e *Engine) commitMigration(urn string, prior, result []*ResourceState, suc
 			}
 			continue
 		}
-		rewriteReferences(r, successors)
+		if f := rewritten[r]; f != nil {
+			r.Parent, r.DependsOn, r.PropertyDependencies = f.Parent, f.DependsOn, f.PropertyDependencies
+			r.DeletedWith, r.ReplaceWith, r.Provider = f.DeletedWith, f.ReplaceWith, f.Provider
+		}
 		next = append(next, r)
 	}
 	e.cfg.prior.Resources = next
@@ -692,6 +782,7 @@ func (e *Engine) commitMigration(urn string, prior, result []*ResourceState, suc
 	for old, to := range successors {
 		e.migrated[old] = migratedURN{root: urn, successor: to}
 	}
+	return nil
 }
 
 // replacedByMigration is the engine's refusal of a registration whose URN
@@ -732,10 +823,13 @@ func predecessor(urn string, prior []*ResourceState, successors map[string]strin
 	return nil
 }
 
-// rewriteReferences points the structural references of r at successors.
-func rewriteReferences(r *ResourceState, successors map[string]string) {
+// rewriteReferences points the structural references of r at successors,
+// as the engine does, and reports whether any changed. The provider
+// reference is rewritten last: if it cannot be parsed, the rest is
+// rewritten and the error says so in the engine's words.
+func rewriteReferences(r *ResourceState, successors map[string]string) (bool, error) {
 	if len(successors) == 0 {
-		return
+		return false, nil
 	}
 	fix := func(u string) string {
 		if s, ok := successors[u]; ok {
@@ -755,6 +849,12 @@ func rewriteReferences(r *ResourceState, successors map[string]string) {
 		}
 		return out
 	}
+	type refs struct {
+		parent, deletedWith, provider string
+		dependsOn, replaceWith        []string
+		propertyDependencies          map[string][]string
+	}
+	before := refs{r.Parent, r.DeletedWith, r.Provider, r.DependsOn, r.ReplaceWith, maps.Clone(r.PropertyDependencies)}
 	r.Parent = fix(r.Parent)
 	r.DependsOn = fixAll(r.DependsOn)
 	for k, v := range r.PropertyDependencies {
@@ -762,25 +862,72 @@ func rewriteReferences(r *ResourceState, successors map[string]string) {
 	}
 	r.DeletedWith = fix(r.DeletedWith)
 	r.ReplaceWith = fixAll(r.ReplaceWith)
-	if u, id, ok := splitProviderReference(r.Provider); ok {
-		r.Provider = ProviderReference(fix(u), id)
+	var err error
+	if r.Provider != "" {
+		u, id, perr := parseProviderReference(r.Provider)
+		if perr != nil {
+			err = fmt.Errorf("parsing provider reference %q: %w", r.Provider, perr)
+		} else {
+			r.Provider = ProviderReference(fix(u), id)
+		}
 	}
+	after := refs{r.Parent, r.DeletedWith, r.Provider, r.DependsOn, r.ReplaceWith, r.PropertyDependencies}
+	return !reflect.DeepEqual(before, after), err
 }
 
-func rewriteCheckpointReferences(c *checkpointResource, successors map[string]string) {
-	r := &ResourceState{Parent: c.Parent, DependsOn: c.Dependencies, PropertyDependencies: c.PropertyDependencies,
-		DeletedWith: c.DeletedWith, ReplaceWith: c.ReplaceWith, Provider: c.Provider}
-	rewriteReferences(r, successors)
+// rewriteResultReferences rewrites the references of a resource a
+// migration returned, which the engine refuses to do to a provider's.
+func rewriteResultReferences(urn string, r *ResourceState, successors map[string]string) error {
+	changed, err := rewriteReferences(r, successors)
+	if err != nil {
+		return fmt.Errorf("rewriting successor references: %w", err)
+	}
+	if changed && isProviderType(r.Type) {
+		return fmt.Errorf("state migration for %s rewrites references in provider state %s returned by the "+
+			"migration; provider states must remain unchanged", urn, r.URN)
+	}
+	return nil
+}
+
+func rewriteCheckpointReferences(urn string, c *checkpointResource, successors map[string]string) error {
+	r := &ResourceState{URN: c.URN, Type: c.Type, Parent: c.Parent, DependsOn: c.Dependencies,
+		PropertyDependencies: c.PropertyDependencies, DeletedWith: c.DeletedWith, ReplaceWith: c.ReplaceWith,
+		Provider: c.Provider}
+	if err := rewriteResultReferences(urn, r, successors); err != nil {
+		return err
+	}
 	c.Parent, c.Dependencies, c.PropertyDependencies = r.Parent, r.DependsOn, r.PropertyDependencies
 	c.DeletedWith, c.ReplaceWith, c.Provider = r.DeletedWith, r.ReplaceWith, r.Provider
+	return nil
 }
 
-func splitProviderReference(ref string) (urn, id string, ok bool) {
+// parseProviderReference splits a provider reference into the provider's
+// URN and ID, refusing it in the engine's words if it is not one.
+func parseProviderReference(ref string) (urn, id string, err error) {
 	i := strings.LastIndex(ref, "::")
-	if i < 0 || !validURN(ref[:i]) {
-		return "", "", false
+	if i < 0 {
+		return "", "", fmt.Errorf("expected '::' in provider reference '%s'", ref)
 	}
-	return ref[:i], ref[i+2:], true
+	urn, id = ref[:i], ref[i+2:]
+	if !validURN(urn) {
+		return "", "", fmt.Errorf("%s is not a valid URN", urn)
+	}
+	// The type's module is what comes before its second ':'. A type of
+	// two parts has none in the engine, whose lookup of it fails an
+	// assertion; here it is a module without a type name.
+	module, name := "", urnType(urn)
+	if parts := strings.SplitN(name, ":", 3); len(parts) == 3 {
+		module, name = parts[0]+":"+parts[1], parts[2]
+	} else if len(parts) == 2 {
+		module, name = name, ""
+	}
+	if module != "pulumi:providers" {
+		return "", "", fmt.Errorf("invalid module in type: expected 'pulumi:providers', got '%s'", module)
+	}
+	if name == "" {
+		return "", "", errors.New("provider URNs must specify a type name")
+	}
+	return urn, id, nil
 }
 
 // validURN reports whether u has the shape of a URN.
@@ -869,7 +1016,18 @@ func fromCheckpoint(c checkpointResource, pred *ResourceState) (*ResourceState, 
 	if err != nil {
 		return nil, err
 	}
-	r := &ResourceState{}
+	var trigger *structpb.Value
+	if c.ReplacementTrigger != nil {
+		if trigger, err = stateValue(c.ReplacementTrigger); err != nil {
+			return nil, err
+		}
+	}
+	// The engine also refuses a resource without a URN or a type here,
+	// which the check of each migration's result has refused before.
+	if !c.Custom && c.ID != "" {
+		return nil, fmt.Errorf("resource '%s' has 'custom' false but non-empty ID", c.URN)
+	}
+	r := &ResourceState{ReplacementTrigger: trigger}
 	if pred != nil {
 		r.Providers = maps.Clone(pred.Providers)
 		r.Aliases = cloneStrings(pred.Aliases)
@@ -886,11 +1044,6 @@ func fromCheckpoint(c checkpointResource, pred *ResourceState) (*ResourceState, 
 	r.ImportID, r.PendingDelete = c.ImportID, c.Delete
 	if len(c.PropertyDependencies) > 0 {
 		r.PropertyDependencies = c.PropertyDependencies
-	}
-	if c.ReplacementTrigger != nil {
-		if r.ReplacementTrigger, err = stateValue(c.ReplacementTrigger); err != nil {
-			return nil, err
-		}
 	}
 	if len(c.ResourceHooks) > 0 {
 		r.Hooks = &pulumirpc.RegisterResourceRequest_ResourceHooksBinding{}
@@ -941,7 +1094,7 @@ func stateMap(m map[string]any) (*structpb.Struct, error) {
 	for k, v := range m {
 		sv, err := stateValue(v)
 		if err != nil {
-			return nil, fmt.Errorf("property %q: %w", k, err)
+			return nil, err
 		}
 		out.Fields[k] = sv
 	}
@@ -962,13 +1115,19 @@ func stateValue(v any) (*structpb.Value, error) {
 		return structpb.NewListValue(&structpb.ListValue{Values: out}), nil
 	case map[string]any:
 		if x[SigKey] == SecretSig {
-			plain, ok := x["plaintext"].(string)
-			if !ok {
-				return nil, errors.New("a secret without plaintext (ciphertext cannot be read here)")
+			// As the engine reads a migration's secrets: in plaintext, or
+			// in a ciphertext it takes for the plaintext.
+			cipher, cipherOK := x["ciphertext"].(string)
+			plain, plainOK := x["plaintext"].(string)
+			if cipherOK == plainOK || plain == "" && cipher == "" {
+				return nil, errors.New("malformed secret value: exactly one of `ciphertext` or `plaintext` must be supplied")
+			}
+			if !plainOK {
+				plain = cipher
 			}
 			var inner any
 			if err := json.Unmarshal([]byte(plain), &inner); err != nil {
-				return nil, fmt.Errorf("a secret whose plaintext is not JSON: %w", err)
+				return nil, err
 			}
 			iv, err := stateValue(inner)
 			if err != nil {
