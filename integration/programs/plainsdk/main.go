@@ -1,65 +1,13 @@
 // Command plainsdk is a Pulumi program on the plain Go SDK, with no use of
-// this module: a stack transform (RegisterResourceTransform) that gives every RandomPet the prefix
-// "plain", a resource transform of the pet's own that adds a keeper, and a
-// before-create hook. The pet's keepers hold the stack's secret
-// configuration value "password". With the configuration "refuse" set, the
-// hook refuses the create with the message "creates are frozen".
+// this module; its body is package app, which the replay tests also run.
 package main
 
 import (
-	"context"
-	"errors"
-
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/langhost/callbacks/integration/programs/plainsdk/app"
 )
 
-const petType = "random:index/randomPet:RandomPet"
-
 func main() {
-	pulumi.Run(func(ctx *pulumi.Context) error {
-		pw, ok := ctx.GetConfig(ctx.Project() + ":password")
-		if !ok {
-			return errors.New("the configuration has no password")
-		}
-		password := pulumi.ToSecret(pulumi.String(pw))
-		_, refuse := ctx.GetConfig(ctx.Project() + ":refuse")
-
-		err := ctx.RegisterResourceTransform(func(_ context.Context, a *pulumi.ResourceTransformArgs) *pulumi.ResourceTransformResult {
-			if a.Type != petType {
-				return nil
-			}
-			props := pulumi.Map{}
-			for k, v := range a.Props {
-				props[k] = v
-			}
-			props["prefix"] = pulumi.String("plain")
-			return &pulumi.ResourceTransformResult{Props: props, Opts: a.Opts}
-		})
-		if err != nil {
-			return err
-		}
-		hook, err := ctx.RegisterResourceHook("freeze", func(a *pulumi.ResourceHookArgs) error {
-			if refuse {
-				return errors.New("creates are frozen")
-			}
-			return nil
-		}, nil)
-		if err != nil {
-			return err
-		}
-		own := func(_ context.Context, a *pulumi.ResourceTransformArgs) *pulumi.ResourceTransformResult {
-			props := pulumi.Map{}
-			for k, v := range a.Props {
-				props[k] = v
-			}
-			props["separator"] = pulumi.String("_")
-			return &pulumi.ResourceTransformResult{Props: props, Opts: a.Opts}
-		}
-		var pet pulumi.CustomResourceState
-		return ctx.RegisterResource(petType, "pet", pulumi.Map{
-			"length":  pulumi.Int(2),
-			"keepers": pulumi.Map{"password": password},
-		}, &pet, pulumi.Transforms([]pulumi.ResourceTransform{own}),
-			pulumi.ResourceHooks(&pulumi.ResourceHookBinding{BeforeCreate: []*pulumi.ResourceHook{hook}}))
-	})
+	pulumi.Run(app.Program(app.Prefix))
 }
