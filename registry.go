@@ -230,14 +230,6 @@ func (r *Registry) invoke(ctx context.Context, token string, payload []byte, how
 		}
 		obs.CallFinished(ctx, info, code, time.Since(start))
 	}
-	if ce != nil && ce.Code == codes.Canceled && errors.Is(context.Cause(ctx), context.Canceled) {
-		// The engine hung up (another step failed, or the deployment was
-		// interrupted) and shows only "context canceled" for the call: say
-		// where the user looks that this call did not fail.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reportAfterCancel)
-		r.report(rctx, SeverityInfo, info.URN, ce.Msg)
-		cancel()
-	}
 	if ce != nil {
 		r.cfg.logger.LogAttrs(ctx, slog.LevelDebug, "callback failed",
 			slog.String("kind", e.kind.String()), slog.String("name", e.name),
@@ -391,10 +383,6 @@ var errGoexit = errors.New("callbacks: runtime.Goexit") // a function's result u
 
 // maxPanicValue bounds the panic value an error repeats.
 const maxPanicValue = 1 << 10
-
-// reportAfterCancel bounds the report of a call its caller cancelled: the
-// engine may be going away.
-const reportAfterCancel = 2 * time.Second
 
 // panicked is the error for a panic with value p of the function what, in
 // the call ci; it logs the stack, so it runs where the panic was recovered.

@@ -15,9 +15,11 @@ import (
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/enginetest"
+	"github.com/langhost/callbacks/hooks"
 	"github.com/langhost/callbacks/migrations"
 	"github.com/langhost/callbacks/monitor"
 	"github.com/langhost/callbacks/program"
+	"github.com/langhost/callbacks/transforms"
 )
 
 // renameLength renames the input and output "length" of the registering
@@ -199,4 +201,65 @@ func TestBadMigrationsLeaveTheStateAlone(t *testing.T) {
 			assert.Equal(t, prior.Get(urn), res.State.Get(urn), "the stored state changed")
 		})
 	}
+}
+
+// A migration still running when another resource's create fails is
+// cancelled, and the engine reports it under the migrated resource in its
+// own words, as 3.274.1 does (integration.TestCancelledStateMigrationUnderPulumi):
+// "state migration 1 of 1 for URN: rpc error: code = Canceled desc = context
+// canceled". The stored state is unchanged.
+func TestMigrationCancelledByAnotherStepsFailure(t *testing.T) {
+	prior := created(t)
+	eng := enginetest.New(t, enginetest.WithState(prior), enginetest.WithProvider(&enginetest.FakeProvider{
+		OnCreate: func(_ context.Context, req *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+			return nil, errors.New("throttled")
+		},
+	}))
+	res := eng.Run(t, func() error {
+		return pulumi.RunErr(func(ctx *pulumi.Context) error {
+			mon, err := program.Monitor(ctx)
+			if err != nil {
+				return err
+			}
+			holding, started := make(chan struct{}), make(chan struct{})
+			var once atomic.Bool
+			hold, err := hooks.RegisterErrorHook(ctx.Context(), mon, "hold", func(context.Context, *hooks.ErrorArgs) (bool, error) {
+				if once.CompareAndSwap(false, true) {
+					close(holding)
+				}
+				select {
+				case <-started:
+				case <-time.After(5 * time.Second):
+				}
+				return false, nil
+			})
+			if err != nil {
+				return err
+			}
+			var doomed pulumi.CustomResourceState
+			err = ctx.RegisterResource("test:index:Thing", "doomed", nil, &doomed,
+				program.Hooks(&transforms.HooksBinding{OnError: []transforms.HookRef{hold}}))
+			if err != nil {
+				return err
+			}
+			<-holding
+			return thing(pulumi.Map{"length": pulumi.Int(2)}, func(ctx context.Context, _ *migrations.Args) (*migrations.Result, error) {
+				close(started)
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-time.After(10 * time.Second):
+					return nil, nil
+				}
+			})(ctx)
+		})
+	})
+	require.True(t, res.Failed, eng.Trace())
+	urn := eng.URN(eng.StackURN(), "test:index:Thing", "thing")
+	want := "state migration 1 of 1 for " + urn + ": rpc error: code = Canceled desc = context canceled"
+	assert.Contains(t, res.Diagnostics, enginetest.Diagnostic{Severity: "error", URN: urn, Message: want}, eng.Trace())
+	assert.Contains(t, res.Diagnostics, enginetest.Diagnostic{Severity: "error",
+		URN: eng.URN(eng.StackURN(), "test:index:Thing", "doomed"), Message: "throttled"}, eng.Trace())
+	assert.ErrorContains(t, res.Err, want)
+	assert.Equal(t, prior.Get(urn).Inputs.AsMap(), res.State.Get(urn).Inputs.AsMap(), "the state changed")
 }

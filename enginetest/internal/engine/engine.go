@@ -33,7 +33,12 @@ type Engine struct {
 	// base is the deployment's context: hooks and provider calls use it.
 	base   context.Context
 	cancel context.CancelFunc
-	span   trace.Span // the deployment's, when traced (WithTracing)
+	// generating ends when a failure cancels the deployment: the engine's
+	// step generation, which runs state migrations, stops then, and a
+	// migration in flight or called afterwards ends with Canceled.
+	generating     context.Context
+	stopGenerating context.CancelFunc
+	span           trace.Span // the deployment's, when traced (WithTracing)
 
 	dialer dialer
 	rec    recorder
@@ -131,7 +136,10 @@ func Start(opts ...Option) (*Engine, error) {
 	base, cancel := context.WithCancel(context.Background())
 	base, span, srvTrace, dialTrace := cfg.traceOptions(base)
 	grpcLog := newGRPCLog()
+	generating, stopGenerating := context.WithCancel(base)
 	e := &Engine{
+		generating:       generating,
+		stopGenerating:   stopGenerating,
 		cfg:              cfg,
 		prov:             prov,
 		addr:             lis.Addr().String(),
@@ -733,6 +741,9 @@ func (e *Engine) recordFailure(urn string, err error, stop bool) {
 		e.changed.Broadcast()
 	}
 	e.mu.Unlock()
+	if stop {
+		e.stopGenerating()
+	}
 	if stop {
 		e.startEnd()
 	}

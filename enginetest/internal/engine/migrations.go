@@ -316,7 +316,7 @@ func (e *Engine) callMigration(urn string, cb *pulumirpc.Callback, oldState []by
 	req := &pulumirpc.StateMigrationRequest{Urn: urn, OldState: oldState}
 	ev := Event{Kind: KindCallback, Callback: CallbackStateMigration, URN: urn, Target: cb.GetTarget(),
 		Token: cb.GetToken(), Request: req}
-	raw, err := e.invokeCallback(e.base, cb, req)
+	raw, err := e.invokeCallback(e.generating, cb, req)
 	if err != nil {
 		ev.Err = err.Error()
 		e.rec.add(ev)
