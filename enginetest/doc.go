@@ -132,8 +132,8 @@
 //
 // State migrations run as Pulumi 3.274.1 runs them (under
 // EngineVersion("3.260.0") a registration that carries them is refused, as
-// 3.260 refuses it): the engine advertises STATE_MIGRATIONS, and a registration's migrations run
-// in an update or a preview, not in a destroy, and only if the resource has
+// 3.260 refuses it): the engine advertises STATE_MIGRATIONS, and a
+// registration's migrations run in an update or a preview, not in a destroy, and only if the resource has
 // prior state (by URN, then by alias). They are called in order (a remote
 // component's provider's first) over the resource and every prior resource
 // transitively parented to it, each given what the one before returned
@@ -141,7 +141,11 @@
 // engine's rules and reported in its words; a result that changes the
 // state replaces the subtree in the prior state before the registration's
 // step is decided, with "State migration applied (state entries: N
-// before, M after)." ("planned" in a preview) under the resource.
+// before, M after)." ("planned" in a preview) under the resource. A
+// failure that cancels the deployment ends the migrations in flight or
+// still to come, as the engine's step generation stops: each reads "state
+// migration 1 of 1 for URN: rpc error: code = Canceled desc = context
+// canceled" under its resource, as under 3.274.1.
 //
 // Everything the engine does is recorded as [Event] values ([Engine.Events],
 // [Engine.Trace]) and user-facing messages as [Diagnostic] values.
