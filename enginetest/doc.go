@@ -166,7 +166,9 @@
 // that share a file, in one process or several, append whole lines.
 //
 // Known simplifications: steps run on the goroutine of the RPC that caused
-// them, and delete steps one at a time; Call is not served; a program's
+// them (the engine decides them one registration at a time, so that a slow
+// state migration holds up the registrations after it), and delete steps
+// one at a time; Call is not served; a program's
 // standard output is not shown as info diagnostics, as the engine shows
 // it; provider Read,
 // Configure and a provider resource's CheckConfig are not modelled;
