@@ -16,6 +16,7 @@
 //	monitor.go      the ResourceMonitor service: each RPC, recorded, handed on
 //	engine_log.go   the Engine service: the program's log, the root resource
 //	register.go     RegisterResource: callbacks carried, transforms, then the step
+//	generator.go    the step generator: steps decided one at a time, run after
 //	transforms.go   resource and invoke transforms: the chain, requests, answers
 //	hooks.go        resource hooks: registration, the calls before and after steps
 //	errorhooks.go   error hooks and the retries of a failed provider operation
@@ -147,6 +148,26 @@
 // migration 1 of 1 for URN: rpc error: code = Canceled desc = context
 // canceled" under its resource, as under 3.274.1.
 //
+// Steps are decided as the engine's step generator decides them (3.274.1
+// and 3.260.0 alike): one registration at a time, in the order the
+// registrations reach it. A registration's transforms run first, each on
+// its own RPC, as the engine's resource monitor runs them, and so does a
+// remote component's Construct and the creation of a default provider; the
+// step generator then runs the registration's state migrations, looks at
+// its dependencies' failures, calls the provider's Check and Diff, and
+// decides the step, while every later registration, RegisterResourceOutputs
+// (with a component's after hooks) and ReadResource waits. The step it
+// decided then runs (the before hooks, the provider's Create or Update,
+// the error hooks and their retries, the after hooks) alongside the
+// decisions that follow. So a slow state migration, Check or Diff holds up
+// the registrations after it, while a slow Create does not. A state
+// migration that runs (over prior state) also waits for the steps in
+// flight to end, and no step starts until it is done, as the engine pauses
+// its step executor for it. So a state migration, Check, Diff or
+// component after hook that waits for a later registration waits forever,
+// here as under the engine, and so does a step that waits for a later
+// registration whose state migration runs.
+//
 // Everything the engine does is recorded as [Event] values ([Engine.Events],
 // [Engine.Trace]) and user-facing messages as [Diagnostic] values.
 //
@@ -165,10 +186,11 @@
 // starts, a saturated duration when it completes, and no error. Engines
 // that share a file, in one process or several, append whole lines.
 //
-// Known simplifications: steps run on the goroutine of the RPC that caused
-// them (the engine decides them one registration at a time, so that a slow
-// state migration holds up the registrations after it), and delete steps
-// one at a time; Call is not served; a program's
+// Known simplifications: a step runs on the goroutine of the RPC that
+// caused it, with no limit on how many run at once (the engine runs as many
+// as its parallelism allows), and delete steps one at a time; Call is not
+// served;
+// a program's
 // standard output is not shown as info diagnostics, as the engine shows
 // it; provider Read,
 // Configure and a provider resource's CheckConfig are not modelled;
@@ -176,8 +198,7 @@
 // dependencies are tracked for top-level properties only; a destroy with
 // the program is one pass (run the preview pass with [DryRun] yourself);
 // check failures print a property's value as {value} for scalars and JSON
-// otherwise; state migrations run one registration at a time but do not
-// pause other steps, keep no resource aliases, source positions or
+// otherwise; state migrations keep no resource aliases, source positions or
 // timestamps in the state they pass, and rewrite references to a
 // successor in structural fields only (not in resource references inside
 // properties). Asset and archive hashes are

@@ -218,23 +218,28 @@ func (e *Engine) startPlainDestroy() {
 	e.startEnd()
 }
 
-// destroyRegistration gives a registration of a destroy run with the
-// program its step: custom resources are not created or updated (one in the
-// state keeps it, a new one is skipped), the others are registered as in an
-// update. Every resource in the state is deleted at the end.
-func (e *Engine) destroyRegistration(ns *ResourceState) (*ResourceState, error) {
+// destroyStep decides the step of a registration in a destroy run with the
+// program: custom resources are not created or updated (one in the state
+// keeps it, a new one is skipped), the others are registered as in an
+// update. Every resource in the state is deleted at the end. The caller
+// holds e.gen.
+func (e *Engine) destroyStep(ns *ResourceState) (stepFunc, error) {
 	if !ns.Custom || isProviderType(ns.Type) {
-		return e.runRegistrationStep(ns)
+		return e.decideStep(ns)
 	}
 	old := e.claimOld(ns)
 	if old == nil {
-		e.rec.add(Event{Kind: KindStep, URN: ns.URN, Detail: "skipped create: destroying"})
-		ns.Outputs = cloneStruct(ns.Inputs)
-		return ns, nil
+		return func() (*ResourceState, error) {
+			e.rec.add(Event{Kind: KindStep, URN: ns.URN, Detail: "skipped create: destroying"})
+			ns.Outputs = cloneStruct(ns.Inputs)
+			return ns, nil
+		}, nil
 	}
-	e.startStep(OpSame, ns.URN)
-	ns.Inputs = cloneStruct(old.Inputs)
-	ns.ID, ns.Outputs = old.ID, cloneStruct(old.Outputs)
-	e.commit(ns)
-	return ns, nil
+	return func() (*ResourceState, error) {
+		e.startStep(OpSame, ns.URN)
+		ns.Inputs = cloneStruct(old.Inputs)
+		ns.ID, ns.Outputs = old.ID, cloneStruct(old.Outputs)
+		e.commit(ns)
+		return ns, nil
+	}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -46,8 +47,16 @@ type Engine struct {
 	// invokeMu is held while invoke transforms run, and to change their
 	// list.
 	invokeMu sync.Mutex
-	// migrateMu is held while a registration's state migrations run.
-	migrateMu        sync.Mutex
+	// gen is the engine's step generator: held while a registration's
+	// steps are decided (its state migrations, the provider's Check and
+	// Diff) and while a RegisterResourceOutputs or ReadResource is served,
+	// so these happen one at a time, in the order they reach it.
+	gen turnstile
+	// execBarrier is read-held by every step from the moment gen decides
+	// it until it ends, and write-held by a state migration that runs.
+	execBarrier sync.RWMutex
+	// barrierWaits counts the migrations waiting for execBarrier.
+	barrierWaits     atomic.Int32
 	invokeTransforms []*pulumirpc.Callback
 
 	mu               sync.Mutex // guards the fields below

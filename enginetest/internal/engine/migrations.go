@@ -89,9 +89,8 @@ func (e *Engine) runMigrations(urn string, aliases []string, migrations []*pulum
 	if len(migrations) == 0 || e.cfg.destroy {
 		return nil
 	}
-	e.migrateMu.Lock()
-	defer e.migrateMu.Unlock()
-
+	// The caller holds the step generator (e.gen), so no other
+	// registration's migrations run, nor does any step start.
 	e.mu.Lock()
 	root := e.prior[urn]
 	if root == nil {
@@ -101,10 +100,19 @@ func (e *Engine) runMigrations(urn string, aliases []string, migrations []*pulum
 			}
 		}
 	}
+	e.mu.Unlock()
 	if root == nil {
-		e.mu.Unlock()
 		return nil
 	}
+	// As in the engine, a migration that runs first waits for the steps
+	// already started to finish, and keeps new ones from starting until it
+	// is done.
+	e.barrierWaits.Add(1)
+	e.execBarrier.Lock()
+	e.barrierWaits.Add(-1)
+	defer e.execBarrier.Unlock()
+
+	e.mu.Lock()
 	subtree := []*ResourceState{root}
 	var pendingDeletes []string
 	in := map[string]bool{root.URN: true}

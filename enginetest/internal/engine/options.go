@@ -74,8 +74,8 @@ func WithConfig(values map[string]string, secretKeys ...string) Option {
 }
 
 // WithParallel sets the parallelism reported to the program. The default is
-// 16. The simulator itself runs every step on the goroutine of the RPC that
-// caused it, so the value has no other effect.
+// 16. The simulator does not limit how many steps run at once, so the value
+// has no other effect.
 func WithParallel(n int32) Option {
 	return optionFunc(func(c *config) { c.parallel = n })
 }

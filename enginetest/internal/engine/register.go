@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -310,7 +311,12 @@ func (e *Engine) takeMigrations(r *registration) {
 
 // registrationStep runs the registration's state migrations, then its step,
 // unless the deployment or a dependency's failure rules it out, and
-// answers the program.
+// answers the program. As in the engine, its provider is resolved first
+// (the resource monitor does it, creating a default provider if need be),
+// then the step generator takes the registration, after every one that
+// reached it before: it runs the migrations, looks at the dependencies'
+// failures, calls the provider's Check and Diff and decides the step. The
+// step then runs here, while the generator goes on to later registrations.
 func (e *Engine) registrationStep(r *registration) (*pulumirpc.RegisterResourceResponse, error) {
 	req, urn := r.req, r.urn
 	ns := e.newState(req, urn, r.inputs, r.opts, r.dependsOn, r.deps)
@@ -319,29 +325,46 @@ func (e *Engine) registrationStep(r *registration) (*pulumirpc.RegisterResourceR
 		return nil, errUnanswered
 	}
 	defer e.endStepRun()
-	// Migrations run when the engine generates the registration's steps:
-	// before its dependencies' failures are looked at.
-	err := e.replacedByMigration(urn)
-	if err == nil {
-		err = e.runMigrations(urn, ns.Aliases, r.migrations)
-	}
-	if err != nil {
-		e.errorDiag(urn, err.Error())
-		e.abortReported(urn, err)
-		return nil, errUnanswered
-	}
-	if reason := e.skipReason(ns); reason != "" {
-		e.rec.add(Event{Kind: KindStep, URN: urn, Detail: "not run: " + reason})
-		return e.skipped(req, urn)
-	}
 	if err := e.resolveProvider(ns, r.opts); err != nil {
 		return nil, err
 	}
-	step := e.runRegistrationStep
-	if e.cfg.destroy {
-		step = e.destroyRegistration
+	var skip string
+	step, err := e.generate(func() (stepFunc, error) {
+		if e.isCancelled() {
+			// A failure while this registration waited ended the
+			// deployment, and with it the step generation.
+			e.rec.add(Event{Kind: KindStep, URN: urn, Detail: "not run: the deployment was cancelled after an error"})
+			return nil, errUnanswered
+		}
+		// Migrations run before the dependencies' failures are looked at.
+		err := e.replacedByMigration(urn)
+		if err == nil {
+			err = e.runMigrations(urn, ns.Aliases, r.migrations)
+		}
+		if err != nil {
+			e.errorDiag(urn, err.Error())
+			e.abortReported(urn, err)
+			return nil, errUnanswered
+		}
+		if skip = e.skipReason(ns); skip != "" {
+			e.rec.add(Event{Kind: KindStep, URN: urn, Detail: "not run: " + skip})
+			return nil, nil
+		}
+		if e.cfg.destroy {
+			return e.destroyStep(ns)
+		}
+		return e.decideStep(ns)
+	})
+	if errors.Is(err, errUnanswered) {
+		return nil, err
 	}
-	st, err := step(ns)
+	if skip != "" {
+		return e.skipped(req, urn)
+	}
+	var st *ResourceState
+	if err == nil {
+		st, err = step()
+	}
 	if err != nil {
 		if e.isCancelled() {
 			return nil, errUnanswered
@@ -580,7 +603,9 @@ func (e *Engine) construct(ctx context.Context, req *pulumirpc.RegisterResourceR
 }
 
 // registerResourceOutputs serves ResourceMonitor.RegisterResourceOutputs.
-// A component's after hooks run here, while the RPC is pending.
+// A component's after hooks run here, while the RPC is pending. As in the
+// engine, whose event loop serves it between two registrations, it holds
+// the step generator.
 func (e *Engine) registerResourceOutputs(_ context.Context, req *pulumirpc.RegisterResourceOutputsRequest) error {
 	if err := e.enter(); err != nil {
 		return err
@@ -594,6 +619,8 @@ func (e *Engine) registerResourceOutputs(_ context.Context, req *pulumirpc.Regis
 		return errUnanswered
 	}
 	defer e.endStepRun()
+	e.gen.Lock()
+	defer e.gen.Unlock()
 	e.mu.Lock()
 	r := e.resources[req.GetUrn()]
 	if r == nil || r.state == nil {
@@ -643,6 +670,10 @@ func (e *Engine) readResource(_ context.Context, req *pulumirpc.ReadResourceRequ
 		return nil, errUnanswered
 	}
 	defer e.endStepRun()
+	// The read step is decided by the step generator, as a registration's
+	// is; it calls no provider, so it runs there too.
+	e.gen.Lock()
+	defer e.gen.Unlock()
 	if err := e.reserve(urn); err != nil {
 		return nil, err
 	}

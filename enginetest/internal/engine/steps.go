@@ -27,9 +27,21 @@ func (e *Engine) claimOld(ns *ResourceState) *ResourceState {
 	return nil
 }
 
-// runRegistrationStep decides and runs the step for a registration. An
-// error means the step failed and nothing was committed.
+// runRegistrationStep decides the step for a registration in the step
+// generator, then runs it. An error means no step succeeded and nothing
+// was committed.
 func (e *Engine) runRegistrationStep(ns *ResourceState) (*ResourceState, error) {
+	step, err := e.generate(func() (stepFunc, error) { return e.decideStep(ns) })
+	if err != nil {
+		return nil, err
+	}
+	return step()
+}
+
+// decideStep is the step generator's work on a registration: the prior
+// state, the provider's Check and Diff, and the step they call for, which
+// it returns to be run. The caller holds e.gen.
+func (e *Engine) decideStep(ns *ResourceState) (stepFunc, error) {
 	old := e.claimOld(ns)
 	if old != nil {
 		applyIgnoreChanges(ns, old)
@@ -41,9 +53,9 @@ func (e *Engine) runRegistrationStep(ns *ResourceState) (*ResourceState, error) 
 	}
 	if old == nil {
 		if ns.ImportID != "" {
-			return e.importStep(ns)
+			return func() (*ResourceState, error) { return e.importStep(ns) }, nil
 		}
-		return e.createStep(ns, OpCreate, "")
+		return func() (*ResourceState, error) { return e.createStep(ns, OpCreate, "") }, nil
 	}
 	op, dbr, err := e.diff(ns, old)
 	if err != nil {
@@ -55,28 +67,36 @@ func (e *Engine) runRegistrationStep(ns *ResourceState) (*ResourceState, error) 
 	}
 	switch op {
 	case OpSame:
-		e.startStep(OpSame, ns.URN)
-		ns.ID, ns.Outputs = old.ID, cloneStruct(old.Outputs)
-		e.commit(ns)
-		return ns, nil
+		return func() (*ResourceState, error) {
+			e.startStep(OpSame, ns.URN)
+			ns.ID, ns.Outputs = old.ID, cloneStruct(old.Outputs)
+			e.commit(ns)
+			return ns, nil
+		}, nil
 	case OpUpdate:
-		return e.updateStep(ns, old)
+		return func() (*ResourceState, error) { return e.updateStep(ns, old) }, nil
 	default:
-		if dbr {
-			if err := e.deleteStep(old, OpDeleteReplaced); err != nil {
-				return nil, err
-			}
-			return e.createStep(ns, OpReplace, old.ID)
-		}
-		st, err := e.createStep(ns, OpReplace, old.ID)
-		if err != nil {
+		return func() (*ResourceState, error) { return e.replaceStep(ns, old, dbr) }, nil
+	}
+}
+
+// replaceStep replaces a resource: delete then create when dbr is set,
+// else create now and delete the old one at the end.
+func (e *Engine) replaceStep(ns, old *ResourceState, dbr bool) (*ResourceState, error) {
+	if dbr {
+		if err := e.deleteStep(old, OpDeleteReplaced); err != nil {
 			return nil, err
 		}
-		e.mu.Lock()
-		e.replaced = append(e.replaced, old)
-		e.mu.Unlock()
-		return st, nil
+		return e.createStep(ns, OpReplace, old.ID)
 	}
+	st, err := e.createStep(ns, OpReplace, old.ID)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.replaced = append(e.replaced, old)
+	e.mu.Unlock()
+	return st, nil
 }
 
 // applyIgnoreChanges keeps the old values of the inputs the resource
