@@ -86,3 +86,27 @@ func TestSimulatorMatchesTheEngineOnABadMigration(t *testing.T) {
 	}
 	tw.compareStates(t, "after the refused migration", res.State)
 }
+
+// TestSimulatorMatchesTheEngineOnAHeldMigration compares the engines on
+// programs/migrations at stage held: the pet's migration waits (at most two
+// seconds) for the pet "later", which the program registers once the
+// migration has started. Both engines decide steps one registration at a
+// time, so later's registration completes only after the migration
+// answered, and the message under later says so. 3.260.0 refuses
+// migrations, so the test runs under 3.274.1 only.
+func TestSimulatorMatchesTheEngineOnAHeldMigration(t *testing.T) {
+	t.Parallel()
+	if !engineRunsMigrations(t) {
+		t.Skip("the CLI on PATH does not run state migrations")
+	}
+	tw := newTwin(t, "migrations", migrationsProgram, "pet", "later")
+	tw.upOn(t, "the create")
+
+	tw.setConfig(t, "stage", "held")
+	cli := tw.cli.Up()
+	res := tw.simulate(t, true)
+	tw.compare(t, "the held migration", cli, []*enginetest.Result{res})
+	tw.compareStates(t, "the held migration", res.State)
+	assert.Contains(t, cli.Diagnostics("later"), "the migration answered, then later's registration completed",
+		"the message under later on the CLI")
+}

@@ -15,6 +15,11 @@
 //     whose create fails as throttled (RANDOM_THROTTLE_FIRST_CREATE) and
 //     whose error hook, once the migration runs, says not to retry: the
 //     create fails while the migration runs;
+//   - held: keepers as in v0, a migration that waits (two seconds at most)
+//     for a second pet, "later", registered once the migration has started,
+//     and a message under "later" that says which came first, the
+//     migration's answer or later's registration (the engine decides steps
+//     one registration at a time, so the migration's);
 //   - id-changed: keepers as in v0, and a migration that changes the pet's
 //     ID, a result the engine refuses. It is a plain SDK migration
 //     (pulumi.StateMigrations), which the module does not check before the
@@ -28,6 +33,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -134,6 +140,58 @@ func cancelledStage(ctx *pulumi.Context, mon *monitor.Monitor) (pulumi.ResourceO
 	}, callbacks.Timeout(time.Minute))
 }
 
+// heldStage returns the migration of the stage held, and a function to
+// call once the pet is registered, which registers the pet "later" once the
+// migration has started. The migration answers once later is registered,
+// or after two seconds; then a message under later says which came first.
+func heldStage(ctx *pulumi.Context, laterOpts []pulumi.ResourceOption) (pulumi.ResourceOption, func() error, error) {
+	started, laterDone, answered := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	var order []string
+	note := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		order = append(order, s)
+	}
+	upgrade, err := program.Migrations(ctx, func(context.Context, *migrations.Args) (*migrations.Result, error) {
+		close(started)
+		select {
+		case <-laterDone:
+		case <-time.After(2 * time.Second):
+		}
+		note("the migration answered")
+		close(answered)
+		return nil, nil
+	}, callbacks.Timeout(time.Minute))
+	if err != nil {
+		return nil, nil, err
+	}
+	registerLater := func() error {
+		select {
+		case <-started:
+		case <-time.After(time.Minute):
+			return fmt.Errorf("the pet's migration never started")
+		}
+		var later pulumi.CustomResourceState
+		if err := ctx.RegisterResource(petType, "later", pulumi.Map{
+			"keepers": pulumi.Map{"owner": pulumi.String("later")},
+		}, &later, laterOpts...); err != nil {
+			return err
+		}
+		later.URN().ApplyT(func(pulumi.URN) error {
+			note("later's registration completed")
+			close(laterDone)
+			<-answered
+			mu.Lock()
+			msg := strings.Join(order, ", then ")
+			mu.Unlock()
+			return ctx.Log.Info(msg, &pulumi.LogArgs{Resource: &later})
+		})
+		return nil
+	}
+	return upgrade, registerLater, nil
+}
+
 func main() {
 	pulumi.Run(func(ctx *pulumi.Context) error {
 		// The deadline of every state migration of this deployment.
@@ -168,6 +226,14 @@ func main() {
 			}
 			opts = append(opts, upgrade)
 		}
+		then := func() error { return nil }
+		if stage == "held" {
+			upgrade, registerLater, err := heldStage(ctx, slices.Clone(opts))
+			if err != nil {
+				return err
+			}
+			opts, then = append(opts, upgrade), registerLater
+		}
 		if stage == "cancelled" {
 			upgrade, err := cancelledStage(ctx, mon)
 			if err != nil {
@@ -176,8 +242,11 @@ func main() {
 			opts = append(opts, upgrade)
 		}
 		var pet pulumi.CustomResourceState
-		return ctx.RegisterResource(petType, "pet", pulumi.Map{
+		if err := ctx.RegisterResource(petType, "pet", pulumi.Map{
 			"keepers": pulumi.Map{keeper: pulumi.String("infra")},
-		}, &pet, opts...)
+		}, &pet, opts...); err != nil {
+			return err
+		}
+		return then()
 	})
 }
