@@ -203,11 +203,13 @@ func TestBadMigrationsLeaveTheStateAlone(t *testing.T) {
 	}
 }
 
-// A migration still running when another resource's create fails is
+// A migration still to run when another resource's create fails is
 // cancelled, and the engine reports it under the migrated resource in its
 // own words, as 3.274.1 does (integration.TestCancelledStateMigrationUnderPulumi):
 // "state migration 1 of 1 for URN: rpc error: code = Canceled desc = context
-// canceled". The stored state is unchanged.
+// canceled". The stored state is unchanged. As in the engine, the migration
+// waits for doomed's step in flight, so the error hook holds the failure
+// for its five seconds before it lets it go.
 func TestMigrationCancelledByAnotherStepsFailure(t *testing.T) {
 	prior := created(t)
 	eng := enginetest.New(t, enginetest.WithState(prior), enginetest.WithProvider(&enginetest.FakeProvider{
