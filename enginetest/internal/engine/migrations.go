@@ -104,9 +104,9 @@ func (e *Engine) runMigrations(urn string, aliases []string, migrations []*pulum
 	if root == nil {
 		return nil
 	}
-	// As in the engine, a migration that runs first waits for the steps
-	// already started to finish, and keeps new ones from starting until it
-	// is done.
+	// As in the engine (state_migration.go), before it runs a migration
+	// waits for the steps already started to end, and it keeps new ones
+	// from starting until it is done.
 	e.barrierWaits.Add(1)
 	e.execBarrier.Lock()
 	e.barrierWaits.Add(-1)
