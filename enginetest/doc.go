@@ -189,11 +189,9 @@
 // Known simplifications: a step runs on the goroutine of the RPC that
 // caused it, with no limit on how many run at once (the engine runs as many
 // as its parallelism allows), and delete steps one at a time; Call is not
-// served;
-// a program's
-// standard output is not shown as info diagnostics, as the engine shows
-// it; provider Read,
-// Configure and a provider resource's CheckConfig are not modelled;
+// served; a program's standard output is not shown as info diagnostics, as
+// the engine shows it; provider Read, Configure and a provider resource's
+// CheckConfig are not modelled;
 // ignoreChanges and replaceOnChanges match top-level keys only; property
 // dependencies are tracked for top-level properties only; a destroy with
 // the program is one pass (run the preview pass with [DryRun] yourself);
