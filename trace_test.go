@@ -7,6 +7,7 @@ import (
 	"log"
 	"strings"
 	"testing"
+	"time"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/stretchr/testify/assert"
@@ -46,6 +47,20 @@ func spanNamed(t *testing.T, exp *tracetest.InMemoryExporter, name string) trace
 	}
 	require.Len(t, found, 1, "spans named %q", name)
 	return found[0]
+}
+
+// awaitServerSpan waits until a served call's span has ended: the client
+// can have its answer before the server's stats handler ends the span. It
+// gives up after ten seconds and leaves the verdict to the assertions
+// that follow.
+func awaitServerSpan(exp *tracetest.InMemoryExporter) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		for _, s := range exp.GetSpans() {
+			if s.Name == "pulumirpc.Callbacks/Invoke" && s.SpanKind == trace.SpanKindServer {
+				return
+			}
+		}
+	}
 }
 
 func attrs(s tracetest.SpanStub) map[attribute.Key]attribute.Value {
@@ -161,6 +176,7 @@ func TestServerSpanContinuesTheEnginesTrace(t *testing.T) {
 	_, err = pulumirpc.NewCallbacksClient(conn).Invoke(t.Context(), &pulumirpc.CallbackInvokeRequest{Token: cb.GetToken(), Request: req})
 	require.Error(t, err)
 
+	awaitServerSpan(exp)
 	var client, server tracetest.SpanStub
 	for _, s := range exp.GetSpans() {
 		if s.Name == "pulumirpc.Callbacks/Invoke" && s.SpanKind == trace.SpanKindClient {
@@ -227,6 +243,7 @@ func TestGlobalTracerProvider(t *testing.T) {
 		_, err = env.client.Invoke(t.Context(), &pulumirpc.CallbackInvokeRequest{Token: cb.GetToken()})
 		require.NoError(t, err)
 	}
+	awaitServerSpan(exp)
 	s := spanNamed(t, exp, "pulumirpc.Callbacks/Invoke")
 	assert.Equal(t, "raw_callback", attrs(s)["pulumi.callback.kind"].AsString())
 }

@@ -58,6 +58,19 @@ func TestCallbacksInTheEnginesTrace(t *testing.T) {
 	require.NoError(t, res.ProgramErr)
 	require.NoError(t, res.Err)
 
+	// A served call's span ends after its answer is sent: wait (ten
+	// seconds at most) until the transform's and the hook's have.
+	served := func() (n int) {
+		for _, s := range exp.GetSpans() {
+			if s.Name == "pulumirpc.Callbacks/Invoke" && s.SpanKind == trace.SpanKindServer {
+				n++
+			}
+		}
+		return n
+	}
+	for deadline := time.Now().Add(10 * time.Second); served() < 2 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	spans := exp.GetSpans()
 	byID := map[trace.SpanID]tracetest.SpanStub{}
 	for _, s := range spans {
