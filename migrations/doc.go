@@ -48,7 +48,14 @@
 // what the one before returned, while the engine's steps wait: a call to
 // the engine from inside a migration would never be answered, so the
 // monitor refuses one made with the migration's context
-// (monitor.ErrCallFromMigration). A result that changes the state shows
+// (monitor.ErrCallFromMigration). The engine decides steps one
+// registration at a time and starts a migration only once the steps in
+// flight have ended, so a slow migration holds up the whole deployment:
+// keep migrations quick, and bound them with callbacks.Timeout. When
+// another step fails meanwhile, the engine cancels the migration and
+// shows "state migration 1 of 1 for URN: rpc error: code = Canceled desc
+// = context canceled" under the resource; the migration did not fail,
+// and the state is unchanged. A result that changes the state shows
 // "State migration applied (state entries: N before, M after)." under the
 // resource ("planned" in a preview).
 //
