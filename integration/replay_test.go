@@ -108,8 +108,10 @@ func TestReplayOfARealUp(t *testing.T) {
 }
 
 // TestReplayOfARealRefusal records an up in which the hook "audit"
-// refuses the pet "other", which fails the up; replayed against the same
-// body, the hook refuses it again and the error hook decides as before.
+// refuses the pet "other", which fails the up; "pet", which other depends
+// on, was created first, its create throttled and retried. Replayed against
+// the same body, the hook refuses other again and the error hook decides as
+// before.
 func TestReplayOfARealRefusal(t *testing.T) {
 	t.Parallel()
 	s := newRecordingStack(t)

@@ -103,23 +103,27 @@ func TestAttachFailOpen(t *testing.T) {
 
 // A binding's own timeout fails the resource's registration when it
 // overruns, even if it ignores its context, and its panic is the call's
-// panic, whether or not it runs on a goroutine of its own.
+// panic, whether or not it runs on a goroutine of its own. The panicking
+// binding's timeout is long: a short one could pass, on a busy machine,
+// before the panic is recovered and reported, and the call would then end
+// as an overrun.
 func TestAttachTimeout(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		fail string
-		code codes.Code
-		msg  string
+		fail    string
+		timeout time.Duration
+		code    codes.Code
+		msg     string
 	}{
-		{"overrun", codes.DeadlineExceeded, `the binding "slow" attached at github.com/langhost/callbacks/transforms/attachopts_test.go:`},
-		{"panic", codes.Internal, "spoiled"},
+		{"overrun", 50 * time.Millisecond, codes.DeadlineExceeded, `the binding "slow" attached at github.com/langhost/callbacks/transforms/attachopts_test.go:`},
+		{"panic", time.Minute, codes.Internal, "spoiled"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fail, func(t *testing.T) {
 			t.Parallel()
 			fake, mon, _ := attachEngine(t)
 			require.NoError(t, transforms.Attach(t.Context(), mon, transforms.Matching(nil), spoil(t, tt.fail),
-				callbacks.Name("slow"), callbacks.Timeout(50*time.Millisecond)))
+				callbacks.Name("slow"), callbacks.Timeout(tt.timeout)))
 			var resp pulumirpc.TransformResponse
 			err := wiretest.Call(t, theTransform(t, fake), request(fullOptions()), &resp)
 			require.Error(t, err)
@@ -187,7 +191,8 @@ func TestAttachCopyOfABrokenResult(t *testing.T) {
 
 // A binding with a timeout that ends its goroutine with runtime.Goexit
 // (t.FailNow in a test) fails the call as such at once, as a registered
-// function does: it is no overrun.
+// function does: it is no overrun. The timeout is long, so that only the
+// Goexit can end the call.
 func TestAttachGoexitIsNoTimeout(t *testing.T) {
 	t.Parallel()
 	fake, mon, _ := attachEngine(t)
@@ -195,7 +200,7 @@ func TestAttachGoexitIsNoTimeout(t *testing.T) {
 		func(context.Context, *transforms.Args) (*transforms.Result, error) {
 			runtime.Goexit()
 			return nil, nil
-		}, callbacks.Name("quits"), callbacks.Timeout(50*time.Millisecond)))
+		}, callbacks.Name("quits"), callbacks.Timeout(time.Minute)))
 	var resp pulumirpc.TransformResponse
 	err := wiretest.Call(t, theTransform(t, fake), request(fullOptions()), &resp)
 	require.Error(t, err)

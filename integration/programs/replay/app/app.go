@@ -1,10 +1,10 @@
 // Package app is the body of programs/replay, importable so that a test can
-// replay a log of the program against it: a stack transform that sets a
-// RandomPet's prefix, a hook "audit" that refuses to create the pet the
-// configuration "refuse" names, an error hook "retry" that retries a
-// throttled create (up to the third attempt), and, when the configuration
-// "stage" is "v1", a state migration that renames the pets' keeper "owner"
-// to "team".
+// replay a log of the program against it: two pets, "pet" and then "other",
+// which depends on it; a stack transform that sets a RandomPet's prefix; a
+// hook "audit" that refuses to create the pet the configuration "refuse"
+// names; an error hook "retry" that retries a throttled create (up to the
+// third attempt); and, when the configuration "stage" is "v1", a state
+// migration that renames the pets' keeper "owner" to "team".
 package app
 
 import (
@@ -89,14 +89,19 @@ func Program(prefix string) pulumi.RunFunc {
 			}
 			keeper, opts = "team", append(opts, upgrade)
 		}
-		for _, name := range []string{"pet", "other"} {
-			var pet pulumi.CustomResourceState
-			if err := ctx.RegisterResource(PetType, name, pulumi.Map{
-				"keepers": pulumi.Map{keeper: pulumi.String("infra")},
-			}, &pet, opts...); err != nil {
-				return err
-			}
+		// other depends on pet, so the SDK registers it only once pet's
+		// registration is done: without that, the two would reach the
+		// engine in either order, and a refusal of other could end the
+		// deployment before pet's step ran.
+		var pet pulumi.CustomResourceState
+		if err := ctx.RegisterResource(PetType, "pet", pulumi.Map{
+			"keepers": pulumi.Map{keeper: pulumi.String("infra")},
+		}, &pet, opts...); err != nil {
+			return err
 		}
-		return nil
+		var other pulumi.CustomResourceState
+		return ctx.RegisterResource(PetType, "other", pulumi.Map{
+			"keepers": pulumi.Map{keeper: pulumi.String("infra")},
+		}, &other, append(opts, pulumi.DependsOn([]pulumi.Resource{&pet}))...)
 	}
 }
