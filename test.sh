@@ -120,6 +120,16 @@ gotest() {
   fi
 }
 
+# The real-engine tests and the conformance kit build programs as
+# pulumi-language-go builds them (-trimpath), several go commands side by
+# side; on a cold build cache each of those would compile the Pulumi SDK and
+# gRPC for itself. Compiling every package of the module that way once
+# first (go list -export compiles without linking) leaves them only the
+# linking. A package that does not compile is named by go test below.
+echo
+echo "== go list -export -trimpath ./... (compiles what the tests' programs import, once)"
+go list -export -trimpath ./... >/dev/null 2>&1
+
 pkgs=${PKGS:-./...}
 echo
 echo "== go test ${race:+$race }$pkgs${*:+ $*}"
