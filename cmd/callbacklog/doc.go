@@ -44,9 +44,24 @@
 // at the end with their line numbers and reasons; everything else is still
 // shown, and the command exits 1. A usage error exits 2.
 //
-// Secret values are printed as "[secret]" in every form unless -secrets is
-// given. User strings are printed on one line, with control characters
-// escaped.
+// User strings are printed on one line, with control characters escaped.
+//
+// # Secrets
+//
+// Unless -secrets is given, no form of the account prints a value the log
+// marks secret: the values inside every secret of every call's payloads
+// (transform properties, invoke arguments, hook inputs and outputs,
+// migration states) are gathered from the whole log first, then hidden as
+// "[secret]" in every string the account takes from the log: a changed
+// value, a hook's refusal, the error an error hook saw, the error the
+// engine got, a resource's name and URN, a hook's name. A secret is hidden
+// wherever it is inside a longer string too, as it is and as the account
+// quotes it, even when the call that marks it secret comes later in the log.
+// A secret shorter than 6 bytes ("dev", "1", "on") is hidden only where a
+// whole string (a message, a property's value) is the secret: looked for
+// inside longer strings it would blank out parts of names, URNs and messages
+// that merely contain it. Booleans and nulls are not looked for. The words
+// of the account's own, a kind or an outcome, are never hidden.
 //
 // # JSON
 //

@@ -34,7 +34,8 @@ show    prints an account of every callback call, resource by resource: which
           -json       one JSON object per call instead (JSON Lines)
           -html FILE  also write a timeline of the calls per resource, as one
                       self-contained HTML file
-          -secrets    print secret values (by default each is "[secret]")
+          -secrets    print secret values (by default each is "[secret]",
+                      wherever it appears: in a value, a message, an error)
 scrub   writes LOG with every secret and configuration value replaced by a
         placeholder, so that it can be shared or committed as test data.
 
