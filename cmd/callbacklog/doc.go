@@ -42,7 +42,7 @@
 // Lines of the log that could not be read (a truncated or corrupt line, a
 // payload that does not decode, a token no registration names) are listed
 // at the end with their line numbers and reasons; everything else is still
-// shown, and the command exits 1. A usage error exits 2.
+// shown.
 //
 // User strings are printed on one line, with control characters escaped.
 //
@@ -62,6 +62,15 @@
 // inside longer strings it would blank out parts of names, URNs and messages
 // that merely contain it. Booleans and nulls are not looked for. The words
 // of the account's own, a kind or an outcome, are never hidden.
+//
+// # Exit status
+//
+//	0  every line of the log was read
+//	1  some lines could not be read: the rest is shown, and they are named
+//	2  a usage error: an unknown command or flag, not one LOG argument
+//	3  the log cannot be opened or read, or the file of -html cannot be
+//	   written
+//	4  writing to standard output (the account, or the scrubbed log) failed
 //
 // # JSON
 //

@@ -14,7 +14,9 @@ import (
 const (
 	exitOK         = 0
 	exitUnreadable = 1 // the log had lines that could not be read; the rest was shown
-	exitUsage      = 2 // bad arguments, or the log or an output file could not be opened
+	exitUsage      = 2 // bad arguments
+	exitFile       = 3 // the log cannot be opened, or the -html file cannot be written
+	exitWrite      = 4 // writing to standard output failed
 
 	exitHelp = -1 // from parse: the usage was asked for and shown; exit 0
 )
@@ -39,9 +41,12 @@ show    prints an account of every callback call, resource by resource: which
 scrub   writes LOG with every secret and configuration value replaced by a
         placeholder, so that it can be shared or committed as test data.
 
-LOG is a file, or - for standard input. The exit status is 0 when every line
-of the log was read, 1 when some could not be (the rest is shown, and the
-unreadable lines are named at the end), 2 on a usage error.
+LOG is a file, or - for standard input. The exit status is
+  0  every line of the log was read
+  1  some lines could not be read: the rest is shown, and they are named
+  2  a usage error
+  3  the log cannot be opened, or the file of -html cannot be written
+  4  writing to standard output failed
 `
 
 func main() {
@@ -128,7 +133,7 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	in, source, done, err := open(name, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "callbacklog: %v\n", err)
-		return exitUsage
+		return exitFile
 	}
 	defer done()
 	if name != "-" {
@@ -147,12 +152,12 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "callbacklog: writing the account: %v\n", err)
-		return exitUnreadable
+		return exitWrite
 	}
 	if *htmlFile != "" {
 		if err := writeHTMLFile(*htmlFile, source, recs, problems); err != nil {
 			fmt.Fprintf(stderr, "callbacklog: %v\n", err)
-			return exitUsage
+			return exitFile
 		}
 	}
 	if len(problems) > 0 {
@@ -194,17 +199,31 @@ func scrub(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	in, source, done, err := open(name, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "callbacklog: %v\n", err)
-		return exitUsage
+		return exitFile
 	}
 	defer done()
-	out := bufio.NewWriter(stdout)
-	err = scrubLog(out, in)
-	if ferr := out.Flush(); err == nil {
-		err = ferr
-	}
-	if err != nil {
+	out := &errWriter{w: stdout}
+	if err := scrubLog(out, in); err != nil {
+		if out.err != nil {
+			fmt.Fprintf(stderr, "callbacklog: writing the scrubbed log: %v\n", out.err)
+			return exitWrite
+		}
 		fmt.Fprintf(stderr, "callbacklog: scrubbing %s: %v\n", source, err)
-		return exitUnreadable
+		return exitFile
 	}
 	return exitOK
+}
+
+// errWriter writes to w and keeps the error doing so.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
 }
