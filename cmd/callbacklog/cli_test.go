@@ -310,6 +310,7 @@ func TestExitStatuses(t *testing.T) {
 		{"a log that cannot be opened", []string{"show", filepath.Join(noDir, "up.jsonl")}, false, exitFile, "no such file"},
 		{"scrub of a log that cannot be opened", []string{"scrub", filepath.Join(noDir, "up.jsonl")}, false, exitFile, "no such file"},
 		{"an -html file that cannot be written", []string{"show", "-html", filepath.Join(noDir, "up.html"), file}, false, exitFile, "up.html"},
+		{"an -o file that cannot be written", []string{"scrub", "-o", filepath.Join(noDir, "up.jsonl"), file}, false, exitFile, "no such file"},
 		{"the account cannot be written", []string{"show", file}, true, exitWrite, "no space left"},
 		{"the JSON cannot be written", []string{"show", "-json", file}, true, exitWrite, "no space left"},
 		{"the scrubbed log cannot be written", []string{"scrub", file}, true, exitWrite, "no space left"},
