@@ -14,17 +14,27 @@ import (
 
 // readLog reads a log with replay.Read and turns each call into the record
 // the command shows. Lines that could not be read are returned as problems,
-// in the order they came.
+// in the order they came. Unless secrets, every secret value the log holds
+// is then hidden in every string of the records and problems: a secret may
+// be marked as such only in a call after one whose message holds it, so the
+// whole log is read first.
 func readLog(r io.Reader, secrets bool) ([]*record, []problem) {
 	var recs []*record
 	var problems []problem
+	found := secretSet{}
 	for c, err := range replay.Read(r) {
 		if err != nil {
 			problems = append(problems, toProblem(err))
 		}
 		if c != nil {
 			recs = append(recs, newRecord(c, secrets))
+			if !secrets {
+				found.collect(c)
+			}
 		}
+	}
+	if !secrets && len(found) > 0 {
+		found.redactor().redact(recs, problems)
 	}
 	return recs, problems
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -133,7 +135,7 @@ func TestUsage(t *testing.T) {
 		{"two logs", []string{"show", "a.log", "b.log"}, exitUsage, "got 2"},
 		{"unknown flag", []string{"show", "-colour", "a.log"}, exitUsage, "-colour"},
 		{"html without a file", []string{"show", "a.log", "-html"}, exitUsage, "-html"},
-		{"missing log", []string{"show", missing}, exitUsage, "missing.log"},
+		{"missing log", []string{"show", missing}, exitFile, "missing.log"},
 		{"scrub with no log", []string{"scrub"}, exitUsage, "want one LOG argument"},
 		{"scrub with two logs", []string{"scrub", "a.log", "b.log"}, exitUsage, "got 2"},
 		{"help", []string{"help"}, exitOK, "Usage:"},
@@ -282,5 +284,51 @@ func TestScrubKeepsAScrubbedLog(t *testing.T) {
 		if code != exitOK || out != string(data) {
 			t.Errorf("scrub - < %s: exit %d, want the log unchanged", file, code)
 		}
+	}
+}
+
+// failingWriter fails every write, as standard output does when its reader
+// is gone or its disk full.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestExitStatuses checks each exit status the package comment gives.
+func TestExitStatuses(t *testing.T) {
+	file := filepath.Join("testdata", "logs", "errorhook.jsonl")
+	noDir := filepath.Join(t.TempDir(), "no", "such", "dir")
+	for _, tc := range []struct {
+		name string
+		args []string
+		out  bool // standard output fails
+		code int
+		want string
+	}{
+		{"a whole log", []string{"show", file}, false, exitOK, ""},
+		{"usage", []string{"show", "-x", file}, false, exitUsage, "Usage:"},
+		{"scrub usage", []string{"scrub", "-o"}, false, exitUsage, "Usage:"},
+		{"a log that cannot be opened", []string{"show", filepath.Join(noDir, "up.jsonl")}, false, exitFile, "no such file"},
+		{"scrub of a log that cannot be opened", []string{"scrub", filepath.Join(noDir, "up.jsonl")}, false, exitFile, "no such file"},
+		{"an -html file that cannot be written", []string{"show", "-html", filepath.Join(noDir, "up.html"), file}, false, exitFile, "up.html"},
+		{"an -o file that cannot be written", []string{"scrub", "-o", filepath.Join(noDir, "up.jsonl"), file}, false, exitFile, "no such file"},
+		{"the account cannot be written", []string{"show", file}, true, exitWrite, "no space left"},
+		{"the JSON cannot be written", []string{"show", "-json", file}, true, exitWrite, "no space left"},
+		{"the scrubbed log cannot be written", []string{"scrub", file}, true, exitWrite, "no space left"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout bytes.Buffer
+			var stderr strings.Builder
+			var w io.Writer = &stdout
+			if tc.out {
+				w = failingWriter{}
+			}
+			code := run(tc.args, strings.NewReader(""), w, &stderr)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d: %s", code, tc.code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("stderr %q does not say %q", stderr.String(), tc.want)
+			}
+		})
 	}
 }

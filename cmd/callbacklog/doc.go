@@ -5,17 +5,22 @@
 //	PULUMI_DEBUG_GRPC=$PWD/up.log pulumi up
 //	go run github.com/langhost/callbacks/cmd/callbacklog show up.log
 //	go run github.com/langhost/callbacks/cmd/callbacklog show -html up.html up.log
-//	go run github.com/langhost/callbacks/cmd/callbacklog scrub up.log > testdata/up.log
+//	go run github.com/langhost/callbacks/cmd/callbacklog scrub -o testdata/up.log up.log
 //
 // Usage:
 //
 //	callbacklog show [-json] [-html FILE] [-secrets] LOG
-//	callbacklog scrub LOG > SCRUBBED
+//	callbacklog scrub [-o FILE] LOG
 //
 // LOG is a file, or - for standard input. It may come from the real CLI, the
 // Automation API (PULUMI_DEBUG_GRPC in the workspace's environment) or
 // enginetest, from either form of the log (two entries per call, or one),
 // and from a program in any language: only the engine's protocol is read.
+// What is not a log is refused with one line saying what it is, before any
+// account: a directory, an empty file (PULUMI_DEBUG_GRPC was not set for
+// the CLI), a compressed or binary file (gunzip a .gz log first), text of
+// which no line is a log entry. A log without callback calls is a log: the
+// account says there were none.
 //
 // # The account
 //
@@ -42,11 +47,35 @@
 // Lines of the log that could not be read (a truncated or corrupt line, a
 // payload that does not decode, a token no registration names) are listed
 // at the end with their line numbers and reasons; everything else is still
-// shown, and the command exits 1. A usage error exits 2.
+// shown.
 //
-// Secret values are printed as "[secret]" in every form unless -secrets is
-// given. User strings are printed on one line, with control characters
-// escaped.
+// User strings are printed on one line, with control characters escaped.
+//
+// # Secrets
+//
+// Unless -secrets is given, no form of the account prints a value the log
+// marks secret: the values inside every secret of every call's payloads
+// (transform properties, invoke arguments, hook inputs and outputs,
+// migration states) are gathered from the whole log first, then hidden as
+// "[secret]" in every string the account takes from the log: a changed
+// value, a hook's refusal, the error an error hook saw, the error the
+// engine got, a resource's name and URN, a hook's name. A secret is hidden
+// wherever it is inside a longer string too, as it is and as the account
+// quotes it, even when the call that marks it secret comes later in the log.
+// A secret shorter than 6 bytes ("dev", "1", "on") is hidden only where a
+// whole string (a message, a property's value) is the secret: looked for
+// inside longer strings it would blank out parts of names, URNs and messages
+// that merely contain it. Booleans and nulls are not looked for. The words
+// of the account's own, a kind or an outcome, are never hidden.
+//
+// # Exit status
+//
+//	0  every line of the log was read; a log without callback calls too
+//	1  some lines could not be read: the rest is shown, and they are named
+//	2  a usage error: an unknown command or flag, not one LOG argument
+//	3  the log cannot be opened or read or is not a log (see above), or the
+//	   file of -html or -o cannot be written
+//	4  writing to standard output (the account, or the scrubbed log) failed
 //
 // # JSON
 //
@@ -91,5 +120,8 @@
 // scrub writes the log with every secret value (inside callback payloads
 // too) and every configuration value replaced by a stable placeholder
 // (replay.Scrub), so that it can be attached to an issue or committed as
-// test data.
+// test data. It writes standard output, or with -o FILE the file FILE,
+// which is replaced whole or not at all (through a temporary file in its
+// directory), so that FILE may be LOG itself. What is not a log is refused
+// and nothing is written.
 package main

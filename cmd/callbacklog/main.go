@@ -14,7 +14,9 @@ import (
 const (
 	exitOK         = 0
 	exitUnreadable = 1 // the log had lines that could not be read; the rest was shown
-	exitUsage      = 2 // bad arguments, or the log or an output file could not be opened
+	exitUsage      = 2 // bad arguments
+	exitFile       = 3 // the log cannot be opened or read or is not a log, or -html's or -o's file cannot be written
+	exitWrite      = 4 // writing to standard output failed
 
 	exitHelp = -1 // from parse: the usage was asked for and shown; exit 0
 )
@@ -24,7 +26,7 @@ gRPC log (PULUMI_DEBUG_GRPC=FILE pulumi up).
 
 Usage:
   callbacklog show [-json] [-html FILE] [-secrets] LOG
-  callbacklog scrub LOG > SCRUBBED
+  callbacklog scrub [-o FILE] LOG
 
 show    prints an account of every callback call, resource by resource: which
         transforms, hooks, error hooks and state migrations ran, in order, with
@@ -34,13 +36,21 @@ show    prints an account of every callback call, resource by resource: which
           -json       one JSON object per call instead (JSON Lines)
           -html FILE  also write a timeline of the calls per resource, as one
                       self-contained HTML file
-          -secrets    print secret values (by default each is "[secret]")
+          -secrets    print secret values (by default each is "[secret]",
+                      wherever it appears: in a value, a message, an error)
 scrub   writes LOG with every secret and configuration value replaced by a
         placeholder, so that it can be shared or committed as test data.
+          -o FILE     write FILE (replaced whole, at once; it may be LOG)
+                      instead of standard output
 
-LOG is a file, or - for standard input. The exit status is 0 when every line
-of the log was read, 1 when some could not be (the rest is shown, and the
-unreadable lines are named at the end), 2 on a usage error.
+LOG is a file, or - for standard input. The exit status is
+  0  every line of the log was read (a log without callback calls included)
+  1  some lines could not be read: the rest is shown, and they are named
+  2  a usage error
+  3  the log cannot be opened or read or is not a log (a directory, an empty
+     or compressed file, text that is not the engine's JSON Lines), or the
+     file of -html or -o cannot be written
+  4  writing to standard output failed
 `
 
 func main() {
@@ -101,17 +111,6 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (string, int) {
 	return positional[0], exitOK
 }
 
-func open(name string, stdin io.Reader) (io.Reader, string, func(), error) {
-	if name == "-" {
-		return stdin, "standard input", func() {}, nil
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	return f, name, func() { f.Close() }, nil
-}
-
 func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("show", stderr)
 	asJSON := fs.Bool("json", false, "")
@@ -124,43 +123,55 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code != exitOK {
 		return code
 	}
-	in, source, done, err := open(name, stdin)
+	in, err := openLog(name, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "callbacklog: %v\n", err)
-		return exitUsage
+		return exitFile
 	}
-	defer done()
-	if name != "-" {
-		source = filepath.Base(name)
-	}
+	defer in.close()
 	recs, problems := readLog(in, *secrets)
+	if len(recs) == 0 {
+		if err := in.check(); err != nil {
+			fmt.Fprintf(stderr, "callbacklog: %v\n", err)
+			return exitFile
+		}
+		if *asJSON {
+			fmt.Fprintf(stderr, "callbacklog: %s: no callback calls\n%s\n", in.source, noCallsWhy)
+		}
+	}
 
 	out := bufio.NewWriter(stdout)
 	if *asJSON {
 		err = writeJSON(out, recs, problems)
 	} else {
-		err = writeText(out, source, recs, problems)
+		err = writeText(out, in.source, recs, problems)
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "callbacklog: writing the account: %v\n", err)
-		return exitUnreadable
+		return exitWrite
 	}
 	if *htmlFile != "" {
-		if err := writeHTMLFile(*htmlFile, source, recs, problems); err != nil {
+		if err := writeHTMLFile(*htmlFile, in.source, recs, problems); err != nil {
 			fmt.Fprintf(stderr, "callbacklog: %v\n", err)
-			return exitUsage
+			return exitFile
 		}
 	}
 	if len(problems) > 0 {
 		fmt.Fprintf(stderr, "callbacklog: %s of %s could not be read (listed at the end)\n",
-			plural(len(problems), "line", "lines"), source)
+			plural(len(problems), "line", "lines"), in.source)
 		return exitUnreadable
 	}
 	return exitOK
 }
+
+// noCallsWhy is what the account says of a log without callback calls,
+// after "no callback calls".
+const noCallsWhy = "The log is not empty, but no callback was called: the program registered no\n" +
+	"transform, hook, error hook or state migration, or its CLI is older than the\n" +
+	"logging of callbacks (mid-2025)."
 
 func writeHTMLFile(name, source string, recs []*record, problems []problem) error {
 	f, err := os.Create(name)
@@ -183,6 +194,7 @@ func writeHTMLFile(name, source string, recs []*record, problems []problem) erro
 
 func scrub(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("scrub", stderr)
+	outFile := fs.String("o", "", "")
 	name, code := parse(fs, args, stderr)
 	if code == exitHelp {
 		return exitOK
@@ -190,20 +202,114 @@ func scrub(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code != exitOK {
 		return code
 	}
-	in, source, done, err := open(name, stdin)
+	in, err := openLog(name, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "callbacklog: %v\n", err)
-		return exitUsage
+		return exitFile
 	}
-	defer done()
-	out := bufio.NewWriter(stdout)
+	defer in.close()
+	if *outFile != "" {
+		err := writeAtomically(*outFile, func(w io.Writer) error {
+			if err := scrubLog(w, in); err != nil {
+				return fmt.Errorf("scrubbing %s: %w", in.source, err)
+			}
+			return in.check()
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "callbacklog: %v\n", err)
+			return exitFile
+		}
+		return exitOK
+	}
+	// Nothing is written before the input shows itself a log: what comes
+	// before its first entry is held back.
+	out := &heldWriter{w: stdout, in: in}
 	err = scrubLog(out, in)
-	if ferr := out.Flush(); err == nil {
-		err = ferr
+	if err == nil && in.entries == 0 {
+		err = in.check()
 	}
+	if err == nil {
+		err = out.release()
+	}
+	switch {
+	case err == nil:
+		return exitOK
+	case out.err != nil:
+		fmt.Fprintf(stderr, "callbacklog: writing the scrubbed log: %v\n", out.err)
+		return exitWrite
+	}
+	var nl *notLogError
+	if !errors.As(err, &nl) {
+		err = fmt.Errorf("scrubbing %s: %w", in.source, err)
+	}
+	fmt.Fprintf(stderr, "callbacklog: %v\n", err)
+	return exitFile
+}
+
+// heldWriter writes to w once in has shown an entry of a log, holding back
+// what comes before; it keeps the error writing to w.
+type heldWriter struct {
+	w    io.Writer
+	in   *input
+	held []byte
+	err  error
+}
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	if h.in.entries == 0 {
+		h.held = append(h.held, p...)
+		return len(p), nil
+	}
+	if err := h.release(); err != nil {
+		return 0, err
+	}
+	n, err := h.w.Write(p)
 	if err != nil {
-		fmt.Fprintf(stderr, "callbacklog: scrubbing %s: %v\n", source, err)
-		return exitUnreadable
+		h.err = err
 	}
-	return exitOK
+	return n, err
+}
+
+// release writes what was held back.
+func (h *heldWriter) release() error {
+	if h.err != nil || len(h.held) == 0 {
+		return h.err
+	}
+	_, h.err = h.w.Write(h.held)
+	h.held = nil
+	return h.err
+}
+
+// writeAtomically writes the file name with write, through a temporary file
+// in the same directory renamed over it: name is whole or untouched, even
+// when it is the file being read.
+func writeAtomically(name string, write func(io.Writer) error) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	w := bufio.NewWriter(tmp)
+	if err := write(w); err != nil {
+		return err
+	}
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(name); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return os.Rename(tmp.Name(), name)
 }

@@ -52,6 +52,8 @@ func (p *printer) line(format string, args ...any) {
 func (p *printer) summary(source string, s summary) {
 	if s.Calls == 0 {
 		p.line("%s: no callback calls", source)
+		p.line("")
+		p.line("%s", noCallsWhy)
 		return
 	}
 	about := "no resource"
