@@ -11,13 +11,13 @@ import (
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/wire"
 )
 
 // Change is one value a call changed: at Path, Old became New.
@@ -194,21 +194,22 @@ func (d *differ) scalar(path, a, b string) {
 	}
 }
 
-var unmarshalOpts = plugin.MarshalOptions{KeepSecrets: true, KeepUnknowns: true, KeepResources: true, KeepOutputValues: true}
-
-// properties converts a protobuf Struct into the SDK's property values; a
-// Struct the SDK refuses is compared as plain JSON instead.
+// properties converts a protobuf Struct into the SDK's property values, by
+// the rules of the SDK's plugin.UnmarshalProperties with secrets, unknowns,
+// resource references and output values kept, in time linear in its size at
+// any depth; a Struct those rules refuse is compared as plain JSON instead.
 func properties(s *structpb.Struct) (m resource.PropertyMap, ok bool) {
 	if s == nil {
 		return resource.PropertyMap{}, true
 	}
-	// The SDK's decoder trusts its input more than a log deserves.
+	// Assets, archives and resource references go through the SDK's
+	// decoder, which trusts its input more than a log deserves.
 	defer func() {
 		if recover() != nil {
 			m, ok = nil, false
 		}
 	}()
-	m, err := plugin.UnmarshalProperties(s, unmarshalOpts)
+	m, err := wire.FromStruct(s)
 	if err != nil {
 		return nil, false
 	}
@@ -219,13 +220,44 @@ func (d *differ) structs(path string, a, b *structpb.Struct) {
 	pa, okA := properties(a)
 	pb, okB := properties(b)
 	if okA && okB {
-		d.propertyMaps(path, pa, pb)
+		d.propertyMaps(&propPath{root: path, index: -1}, pa, pb)
 		return
 	}
 	d.json(path, a.AsMap(), b.AsMap())
 }
 
-func (d *differ) propertyMaps(path string, a, b resource.PropertyMap) {
+// propPath is a property's path as the differ descends, written out only
+// for a change: writing out every prefix would take time quadratic in the
+// depth.
+type propPath struct {
+	parent *propPath
+	root   string // the path of the root, which has no parent
+	key    string
+	index  int // an array index, or -1 for key
+}
+
+func (p *propPath) child(key string) *propPath { return &propPath{parent: p, key: key, index: -1} }
+func (p *propPath) at(i int) *propPath         { return &propPath{parent: p, index: i} }
+
+func (p *propPath) String() string {
+	var segs []*propPath
+	q := p
+	for ; q.parent != nil; q = q.parent {
+		segs = append(segs, q)
+	}
+	var b strings.Builder
+	b.WriteString(q.root)
+	for i := len(segs) - 1; i >= 0; i-- {
+		if q := segs[i]; q.index >= 0 {
+			b.WriteString("[" + strconv.Itoa(q.index) + "]")
+		} else {
+			b.WriteString(joinPath("", q.key))
+		}
+	}
+	return b.String()
+}
+
+func (d *differ) propertyMaps(path *propPath, a, b resource.PropertyMap) {
 	keys := make([]string, 0, len(a)+len(b))
 	for k := range a {
 		keys = append(keys, string(k))
@@ -239,19 +271,19 @@ func (d *differ) propertyMaps(path string, a, b resource.PropertyMap) {
 	for _, k := range keys {
 		va, inA := a[resource.PropertyKey(k)]
 		vb, inB := b[resource.PropertyKey(k)]
-		p := joinPath(path, k)
+		p := path.child(k)
 		switch {
 		case !inA:
-			d.out = append(d.out, Change{Path: p, New: d.render(vb)})
+			d.out = append(d.out, Change{Path: p.String(), New: d.render(vb)})
 		case !inB:
-			d.out = append(d.out, Change{Path: p, Old: d.render(va)})
+			d.out = append(d.out, Change{Path: p.String(), Old: d.render(va)})
 		default:
 			d.property(p, va, vb)
 		}
 	}
 }
 
-func (d *differ) property(path string, a, b resource.PropertyValue) {
+func (d *differ) property(path *propPath, a, b resource.PropertyValue) {
 	a, b = plain(a), plain(b)
 	if d.secrets {
 		// Shown in full: a secret and its value differ only in the mark.
@@ -266,12 +298,12 @@ func (d *differ) property(path string, a, b resource.PropertyValue) {
 	case a.IsArray() && b.IsArray():
 		xa, xb := a.ArrayValue(), b.ArrayValue()
 		for i := range max(len(xa), len(xb)) {
-			p := path + "[" + strconv.Itoa(i) + "]"
+			p := path.at(i)
 			switch {
 			case i >= len(xa):
-				d.out = append(d.out, Change{Path: p, New: d.render(xb[i])})
+				d.out = append(d.out, Change{Path: p.String(), New: d.render(xb[i])})
 			case i >= len(xb):
-				d.out = append(d.out, Change{Path: p, Old: d.render(xa[i])})
+				d.out = append(d.out, Change{Path: p.String(), Old: d.render(xa[i])})
 			default:
 				d.property(p, xa[i], xb[i])
 			}
@@ -283,7 +315,7 @@ func (d *differ) property(path string, a, b resource.PropertyValue) {
 			// Two different secrets: say so without showing either.
 			ra, rb = "[secret]", "[another secret]"
 		}
-		d.out = append(d.out, Change{Path: path, Old: ra, New: rb})
+		d.out = append(d.out, Change{Path: path.String(), Old: ra, New: rb})
 	}
 }
 

@@ -35,9 +35,10 @@
 //
 // A log holds secrets in plain text: the stack's configuration, and secret
 // values inside the callback payloads. [Scrub] replaces them, and every
-// configuration value, with placeholders ("[secret 1]") that are the same
-// for the same value throughout the log, so that a log can be kept as test
-// data and still replays for functions that do not read secrets.
+// configuration value wherever it appears, with placeholders ("[secret 1]",
+// "[config 1]") that are the same for the same value throughout the log, so
+// that a log can be kept as test data and still replays for functions that
+// do not read secrets or configuration.
 //
 // A malformed line, a payload that does not decode, a token the log never
 // registered, or a callback kind this module does not know (the engine

@@ -3,8 +3,10 @@ package replay
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -101,6 +103,79 @@ func FuzzRead(f *testing.F) {
 		var out bytes.Buffer
 		if err := Scrub(&out, bytes.NewReader(data)); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzScrubConfig writes a configuration value that is not secret into a
+// synthetic log of any shape: in the program's configuration (both
+// entries of its Run and GetDeploymentInfo), in every resource's inputs and
+// callback payloads, and once more in a line chosen at random, as a member
+// of its own, inside a longer string, or in an error. No trace of it
+// survives Scrub of a log that can be read twice, nor of a log read once
+// whose Run entry starts it (two entries per call); the scrubbed log still
+// reads.
+func FuzzScrubConfig(f *testing.F) {
+	f.Add([]byte("west"), uint8(0), uint16(1), uint8(0))
+	f.Add([]byte(""), uint8(1), uint16(0), uint8(1))
+	f.Add([]byte("x"), uint8(3), uint16(2), uint8(2))
+	f.Add([]byte{7, 200}, uint8(6), uint16(40), uint8(1))
+	f.Fuzz(func(t *testing.T, value []byte, shape uint8, at uint16, how uint8) {
+		o := synthetic{
+			resources: int(shape/4)%3 + 1,
+			oneEntry:  shape&1 != 0,
+			every:     shape&2 == 0,
+			secret:    "S3cr3t-fuzz",
+			plain:     "C0nfig" + alnum(value),
+		}
+		var log bytes.Buffer
+		if err := writeSynthetic(&log, o); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(log.String(), "\n"), "\n")
+		i := int(at) % len(lines)
+		entry, err := decodeEntry([]byte(lines[i]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := entry["request"].(map[string]any)
+		if body == nil {
+			body = map[string]any{}
+			entry["request"] = body
+		}
+		switch how % 3 {
+		case 0:
+			body["note"] = o.plain
+		case 1:
+			body["note"] = "near " + o.plain + ", as a part"
+		default:
+			entry["errors"] = []any{"rpc error: code = Unknown desc = no " + o.plain + " here"}
+		}
+		placed, err := encodeJSON(entry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines[i] = string(placed)
+		in := []byte(strings.Join(lines, "\n") + "\n")
+
+		check := func(src io.Reader, form string) {
+			var out bytes.Buffer
+			if err := Scrub(&out, src); err != nil {
+				t.Fatal(err)
+			}
+			if found := leaks(out.Bytes(), o.plain, o.secret); len(found) > 0 {
+				t.Fatalf("Scrub of a log %s, the value on line %d, left: %v", form, i+1, found)
+			}
+			for _, err := range Read(bytes.NewReader(out.Bytes())) {
+				var le *LineError
+				if err != nil && (!errors.As(err, &le) || le.Line <= 0) {
+					t.Fatalf("not a *LineError with a line: %v", err)
+				}
+			}
+		}
+		check(bytes.NewReader(in), "read twice")
+		if !o.oneEntry {
+			check(struct{ io.Reader }{bytes.NewReader(in)}, "read once")
 		}
 	})
 }

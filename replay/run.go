@@ -39,13 +39,16 @@ const runLimit = 5 * time.Minute
 //
 // Run runs program as pulumi.Run does, against an engine of its own in
 // this process, with the project, stack, organization, configuration and
-// dry-run flag of the recording (the log's LanguageRuntime/Run request), so
-// that resources get the recorded URNs. That engine answers every
-// registration at once (inputs as outputs) and calls no callback. Once the
-// program has registered everything and signalled the engine, as the real
-// engine would still be calling back, Run sends each recorded request,
-// byte for byte, to the function now registered in the recorded call's
-// place, over gRPC, as the engine does:
+// dry-run flag of the recording (the log's LanguageRuntime/Run request,
+// from the entry that completes it or, in a log that ends before it, the
+// request_started entry), so that resources get the recorded URNs. A log
+// of another project or stack than the program's cannot be told apart:
+// the program takes both from the log, as it takes them from the engine.
+// That engine answers every registration at once (inputs as outputs) and
+// calls no callback. Once the program has registered everything and
+// signalled the engine, as the real engine would still be calling back,
+// Run sends each recorded request, byte for byte, to the function now
+// registered in the recorded call's place, over gRPC, as the engine does:
 //
 //   - hooks and error hooks by name;
 //   - stack transforms and stack invoke transforms by the order in which
@@ -54,18 +57,27 @@ const runLimit = 5 * time.Minute
 //     URN and their position in its list.
 //
 // A log of several runs of the program (a preview and an update) is
-// replayed run by run, each against a fresh run of program.
+// replayed run by run, each against a fresh run of program; a message
+// about a run, or about a call in a log of several, names the run: the
+// preview or the update, and the log line of its LanguageRuntime/Run.
+//
+// Before program runs, Run fails t, saying what to do, for an empty file,
+// a file that is not an engine gRPC log (no line is a JSON entry with a
+// method) and a log with no callback call. A log whose last line is cut
+// short (the engine stopped while writing it) fails t too, and is replayed
+// up to that line.
 //
 // Each call whose answer differs fails t once (t.Errorf), naming the call's
 // order in the log, its log line, its kind, its registration and its
 // resource, with what changed: a transform's properties and options by
 // property path (old → new), a hook's refusal, an error hook's retry
 // decision, a migration's new state by path, an error now but not then, or
-// the reverse. Secret values are shown as "[secret]". A recorded call with
-// nothing registered in its place now fails t; a current registration the
-// log never called is reported with t.Logf, never silently skipped. A log
-// that cannot be read, lines that cannot be understood, and a program that
-// fails or panics fail t too.
+// the reverse, and how to take today's answers as the recording
+// (CALLBACKS_REPLAY_UPDATE=1). Secret values are shown as "[secret]". A
+// recorded call with nothing registered in its place now fails t; a
+// current registration the log never called is reported with t.Logf,
+// never silently skipped. A log that cannot be read, lines that cannot be
+// understood, and a program that fails or panics fail t too.
 //
 // With CALLBACKS_REPLAY_UPDATE=1 in the environment, Run instead rewrites
 // each recorded answer that differs (the response and errors of the call's
@@ -86,12 +98,16 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc) {
 		return
 	}
 	update := os.Getenv(envUpdate) == "1"
-	runs, err := scanRuns(logFile)
+	runs, facts, err := scanRuns(logFile)
 	if err != nil {
 		t.Errorf("replay: %v", err)
 		return
 	}
-	r := &replayer{t: t, file: logFile, program: program, update: update, answers: map[int]answer{}}
+	if !checkLog(t, logFile, facts) {
+		return
+	}
+	r := &replayer{t: t, file: logFile, program: program, update: update, answers: map[int]answer{},
+		truncated: facts.truncated, several: len(runs) > 1}
 	deadline := time.Now().Add(runLimit)
 	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
 		if dl, ok := d.Deadline(); ok {
@@ -104,7 +120,7 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc) {
 		}
 	}
 	if r.calls == 0 && r.readErrs == 0 && !r.programFailed {
-		t.Errorf("replay: %s holds no callback call to replay", logFile)
+		t.Errorf("replay: %s holds no callback call to replay%s", logFile, noCalls)
 	}
 	if update && len(r.answers) > 0 {
 		if err := rewrite(logFile, r.answers); err != nil {
@@ -115,12 +131,45 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc) {
 	}
 }
 
+// noCalls says what to do about a log with no callback call.
+const noCalls = ": record a deployment of a program that registers transforms, hooks, error hooks or state migrations, " +
+	"under a Pulumi CLI that logs callback calls (/pulumirpc.Callbacks/Invoke)"
+
+// checkLog fails t, before the program runs, for a file that cannot be
+// replayed: empty, not an engine gRPC log, holding no callback call. For a
+// last line cut short it fails t and reports true: the calls before it are
+// replayed.
+func checkLog(t testing.TB, file string, facts logFacts) bool {
+	t.Helper()
+	const record = "PULUMI_DEBUG_GRPC=/absolute/path/up.jsonl pulumi up"
+	switch {
+	case facts.lines == 0:
+		t.Errorf("replay: %s is empty: record a deployment into it with %s, then replay it", file, record)
+		return false
+	case !facts.entries:
+		t.Errorf("replay: %s is not an engine gRPC log: none of its %d lines is a JSON object with a \"method\", "+
+			"one entry a line, as %s writes them", file, facts.lines, record)
+		return false
+	case !facts.invokes:
+		t.Errorf("replay: %s holds no callback call to replay%s", file, noCalls)
+		return false
+	}
+	if facts.truncated > 0 {
+		t.Errorf("replay: %s: its last line (log line %d) is cut short inside its entry, as when the engine stops while it writes; "+
+			"the calls before it are replayed. Record the deployment again, or delete that line to keep the rest",
+			file, facts.truncated)
+	}
+	return true
+}
+
 // replayer holds what one Run has found.
 type replayer struct {
 	t             testing.TB
 	file          string
 	program       pulumi.RunFunc
 	update        bool
+	truncated     int  // the last line, cut short, which checkLog reported
+	several       bool // the log holds several runs: calls name theirs
 	calls         int
 	readErrs      int
 	programFailed bool
@@ -165,11 +214,16 @@ func (r *replayer) runOnce(run *logRun, first bool, deadline time.Time) bool {
 	r.flush()
 	what := "the program"
 	if run.line > 0 {
-		what = fmt.Sprintf("the program (the run of log line %d)", run.line)
+		what = "the program, in " + run.name() + ","
 	}
 	if err != nil {
 		r.programFailed = true
-		t.Errorf("replay: %s failed: %v", what, err)
+		hint := ""
+		if run.line == 0 {
+			hint = fmt.Sprintf("\n\t(%s has no LanguageRuntime/Run entry: the program ran with no configuration, "+
+				"as project %q and stack %q, taken from the calls' URNs)", r.file, run.info.Project, run.info.Stack)
+		}
+		t.Errorf("replay: %s failed: %v%s", what, err, hint)
 	}
 	eng.mu.Lock()
 	shutdowns, logs := eng.shutdowns, eng.logs
@@ -234,7 +288,7 @@ func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, firs
 		if err != nil {
 			var le *LineError
 			if errors.As(err, &le) {
-				if !run.holds(le.Line) {
+				if !run.holds(le.Line) || le.Line == r.truncated {
 					continue
 				}
 			} else if !first {
@@ -249,10 +303,14 @@ func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, firs
 		}
 		r.calls++
 		key := keyOf(c)
+		name := callName(c, key)
+		if r.several {
+			name += ", in " + run.name()
+		}
 		tgt, ok := regs[key]
 		if !ok {
 			r.fail("replay: %s: nothing is registered now in its place (the program registers %s)",
-				callName(c, key), listRegs(order))
+				name, listRegs(order))
 			continue
 		}
 		used[key] = true
@@ -264,9 +322,10 @@ func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, firs
 			// Only an answer that differs is rewritten: an equal answer
 			// in other bytes (maps encode in any order) stays as it was.
 			r.answers[c.Line] = answer{response: res, err: callErr}
-			r.log("replay: %s: the recorded answer is updated:\n\t%s", callName(c, key), strings.Join(diff, "\n\t"))
+			r.log("replay: %s: the recorded answer is updated:\n\t%s", name, strings.Join(diff, "\n\t"))
 		default:
-			r.fail("replay: %s: the answer differs from the recording:\n\t%s", callName(c, key), strings.Join(diff, "\n\t"))
+			r.fail("replay: %s: the answer differs from the recording:\n\t%s\n(%s=1 go test takes today's answers as the recording)",
+				name, strings.Join(diff, "\n\t"), envUpdate)
 		}
 	}
 	for _, k := range order {

@@ -329,7 +329,7 @@ func TestBadInput(t *testing.T) {
 		want       string
 	}{
 		{"missing file", filepath.Join(dir, "nope.jsonl"), testProgram(recordedWith), "no such file"},
-		{"empty log", write("empty.jsonl", nil), testProgram(recordedWith), "holds no callback call"},
+		{"empty log", write("empty.jsonl", nil), testProgram(recordedWith), "is empty"},
 		{"corrupt line", write("corrupt.jsonl", corrupt), testProgram(recordedWith), "log line 4"},
 		{"failing program", good, testProgram(behaviour{failProgram: true}), "the program gave up"},
 		{"panicking program", good, func(*pulumi.Context) error { panic("lost") }, "panic: lost"},

@@ -38,18 +38,36 @@ const minSubstring = 6
 //     decoded by their kind (transform properties and invoke arguments, hook
 //     inputs and outputs, migration states whose secrets hold "plaintext"
 //     or "ciphertext") and encoded again, unknown fields kept;
-//   - every value of the program's configuration (LanguageRuntime/Run) and
-//     of the providers' (CheckConfig, DiffConfig, Configure) is replaced;
-//   - a string equal to a secret met before, or holding one of six
-//     characters or more, is replaced wherever it is.
+//   - every value of the program's configuration (LanguageRuntime/Run,
+//     either of its entries, and GetDeploymentInfo) and of the providers'
+//     (CheckConfig, DiffConfig, Configure) is replaced;
+//   - a string equal to a secret met before or to a value of the program's
+//     configuration is replaced wherever it is, in any entry and inside
+//     the callback payloads; one of six bytes or more is replaced inside
+//     longer strings too. A shorter one ("1", "true", "eu") is left inside
+//     a longer string, where it would be found by chance in unrelated
+//     text. A configuration value that is not secret and names the
+//     project, the stack or the organization is left outside the
+//     configuration: the log names them everywhere, and a replay needs
+//     them. An entry's own members (method, progress, metadata, timestamp,
+//     duration) are left as they are.
 //
 // The same value gets the same placeholder throughout the log: "[secret 1]",
-// "[secret 2]", … numbered by first appearance, so the scrubbed log still
-// replays for functions that do not read the contents of secrets. What
-// cannot be scrubbed with certainty is removed whole and the placeholder
-// says why: a payload whose kind the log does not tell or that does not
-// decode ("[scrubbed: …]", which Read reports on that line), a line that is
-// not JSON. Entries that need no change are copied byte for byte.
+// "[secret 2]", … for secrets and "[config 1]", … for configuration values
+// that are not secret, each numbered by first appearance, so the scrubbed
+// log still replays for functions that do not read the contents of secrets
+// or configuration. What cannot be scrubbed with certainty is removed whole
+// and the placeholder says why: a payload whose kind the log does not tell
+// or that does not decode ("[scrubbed: …]", which Read reports on that
+// line), a line that is not JSON. Entries that need no change are copied
+// byte for byte.
+//
+// When src is an io.Seeker (a file), Scrub first reads the configuration
+// from the whole log and goes back, so a value is replaced even before the
+// entry that gives it. A src read once (a pipe) gives a value from the
+// first entry that holds it on: in a log of two entries per call, the
+// Run's request_started comes before anything else, but a log of one entry
+// per call writes its Run entry last, and a value seen before it stays.
 //
 // Scrub holds one line at a time, plus, in a log of one entry per call, the
 // lines after a call that waits for its token's registration. It returns
@@ -57,12 +75,18 @@ const minSubstring = 6
 func Scrub(dst io.Writer, src io.Reader) error {
 	w := bufio.NewWriterSize(dst, 64<<10)
 	s := &scrubber{
-		lines:  newLineReader(src),
 		rd:     &reader{tokens: map[string]*reg{}},
 		values: map[string]string{},
 		exact:  map[string]string{},
+		names:  map[string]bool{},
 		w:      w,
 	}
+	if rs, ok := src.(io.ReadSeeker); ok {
+		if err := s.learnConfig(rs); err != nil {
+			return err
+		}
+	}
+	s.lines = newLineReader(src)
 	s.rd.learned = s.learned
 	for {
 		line, ended, err := s.lines.next()
@@ -82,13 +106,52 @@ func Scrub(dst io.Writer, src io.Reader) error {
 	return w.Flush()
 }
 
+// learnConfig reads the configuration of a log that can be read twice,
+// from its LanguageRuntime/Run and GetDeploymentInfo entries, then goes
+// back to where the log started: a value is then replaced even where it
+// appears before the entry that gives it. A reader that cannot seek after
+// all (a pipe) is read once.
+func (s *scrubber) learnConfig(rs io.ReadSeeker) error {
+	start, err := rs.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil
+	}
+	lines := newLineReader(rs)
+	for {
+		line, _, err := lines.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("replay: scrubbing the log after line %d: %w", lines.line, err)
+		}
+		if !bytes.Contains(line, []byte(runMethod)) && !bytes.Contains(line, []byte(deploymentInfo)) {
+			continue
+		}
+		entry, err := decodeEntry(line)
+		if err != nil {
+			continue
+		}
+		if method, _ := entry["method"].(string); method == runMethod || method == deploymentInfo {
+			s.config(method, entry)
+		}
+	}
+	if _, err := rs.Seek(start, io.SeekStart); err != nil {
+		return fmt.Errorf("replay: scrubbing the log: going back to its start: %w", err)
+	}
+	return nil
+}
+
 type scrubber struct {
 	lines   *lineReader
 	rd      *reader           // learns the tokens, as Read does
 	values  map[string]string // a value's canonical JSON → its placeholder
-	exact   map[string]string // a secret string → its placeholder
-	long    []string          // the secret strings of minSubstring bytes or more, longest first
-	escaped bool              // a secret string that JSON text may escape was met
+	secrets int               // the secret placeholders given so far
+	configs int               // the configuration placeholders given so far
+	exact   map[string]string // a secret string or configuration value → its placeholder
+	long    []string          // the strings of exact of minSubstring bytes or more, longest first
+	escaped bool              // a string of exact that JSON text may escape was met
+	names   map[string]bool   // the project's, stack's and organization's names
 	queue   []*scrubLine      // lines not written yet, in order
 	w       *bufio.Writer
 }
@@ -165,7 +228,7 @@ func (s *scrubber) line(line []byte, ended bool) error {
 // appear in JSON text (which only works for secrets JSON does not escape).
 func (s *scrubber) plain(method string, line []byte) bool {
 	switch method {
-	case runMethod, "/pulumirpc.ResourceProvider/CheckConfig", "/pulumirpc.ResourceProvider/DiffConfig", "/pulumirpc.ResourceProvider/Configure":
+	case runMethod, deploymentInfo, "/pulumirpc.ResourceProvider/CheckConfig", "/pulumirpc.ResourceProvider/DiffConfig", "/pulumirpc.ResourceProvider/Configure":
 		return false
 	}
 	if s.escaped || len(s.exact) > 64 ||
@@ -173,8 +236,13 @@ func (s *scrubber) plain(method string, line []byte) bool {
 		bytes.Contains(line, []byte("PULUMI_CONFIG=")) {
 		return false
 	}
-	for secret := range s.exact {
-		if bytes.Contains(line, []byte(secret)) {
+	for str := range s.exact {
+		if len(str) < minSubstring {
+			// Replaced only as a whole string: look for it quoted.
+			if bytes.Contains(line, []byte(`"`+str+`"`)) {
+				return false
+			}
+		} else if bytes.Contains(line, []byte(str)) {
 			return false
 		}
 	}
@@ -458,7 +526,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // isPlaceholder reports whether s is a placeholder Scrub wrote.
 func isPlaceholder(s string) bool {
-	return strings.HasPrefix(s, "[secret ") || strings.HasPrefix(s, scrubbedPrefix)
+	return strings.HasPrefix(s, "[secret ") || strings.HasPrefix(s, "[config ") || strings.HasPrefix(s, scrubbedPrefix)
 }
 
 func isPBSecret(st *structpb.Struct) bool {
@@ -516,11 +584,24 @@ func (s *scrubber) state(b []byte) ([]byte, bool) {
 	return out, true
 }
 
-// walkEntry walks an entry, but not its callback payloads, which are
-// base64 and scrubbed by payloads.
+// envelope lists an entry's own members, which say what the entry is and
+// hold nothing of the deployment: they are never replaced, so that a
+// configuration value such as "server" leaves the log readable.
+var envelope = map[string]bool{"method": true, "progress": true, "metadata": true, "timestamp": true, "duration": true}
+
+// walkEntry walks an entry's members but its envelope, and not its
+// callback payloads, which are base64 and scrubbed by payloads.
 func (s *scrubber) walkEntry(entry map[string]any, invoke bool, changed *bool) any {
+	walk := func() {
+		for _, k := range sortedKeys(entry) {
+			if !envelope[k] {
+				entry[k] = s.walk(entry[k], changed)
+			}
+		}
+	}
 	if !invoke {
-		return s.walk(entry, changed)
+		walk()
+		return entry
 	}
 	type saved struct {
 		obj map[string]any
@@ -536,11 +617,11 @@ func (s *scrubber) walkEntry(entry map[string]any, invoke bool, changed *bool) a
 			}
 		}
 	}
-	v := s.walk(entry, changed)
+	walk()
 	for _, x := range keep {
 		x.obj[x.key] = x.v
 	}
-	return v
+	return entry
 }
 
 // walk scrubs a decoded JSON value: secret envelopes, and strings holding
@@ -605,32 +686,14 @@ func (s *scrubber) config(method string, entry map[string]any) bool {
 	res, _ := entry["response"].(map[string]any)
 	switch method {
 	case runMethod:
-		if req == nil {
-			return false
-		}
-		secretKeys := map[string]bool{}
-		if ks, ok := req["configSecretKeys"].([]any); ok {
-			for _, k := range ks {
-				if k, ok := k.(string); ok {
-					secretKeys[k] = true
-				}
-			}
-		}
-		if cfg, ok := req["config"].(map[string]any); ok {
-			for _, k := range sortedKeys(cfg) {
-				cfg[k] = s.configLeaf(cfg[k], secretKeys[k], &changed)
-			}
-		}
-		if pm, ok := req["configPropertyMap"].(map[string]any); ok {
-			for _, k := range sortedKeys(pm) {
-				pm[k] = s.configValue(pm[k], secretKeys[k], &changed)
-			}
-		}
+		s.program(req, &changed)
+	case deploymentInfo:
+		s.program(res, &changed)
 	case "/pulumirpc.ResourceProvider/CheckConfig", "/pulumirpc.ResourceProvider/DiffConfig", "/pulumirpc.ResourceProvider/Configure":
 		for _, body := range []map[string]any{req, res} {
 			for _, k := range [...]string{"olds", "news", "oldInputs", "inputs", "args", "variables"} {
 				if v, ok := body[k]; ok {
-					body[k] = s.configValue(v, false, &changed)
+					body[k] = s.configValue(v, false, false, &changed)
 				}
 			}
 		}
@@ -638,9 +701,41 @@ func (s *scrubber) config(method string, entry map[string]any) bool {
 	return changed
 }
 
+// program replaces the program's configuration in a RunRequest or a
+// DeploymentInfo, and remembers every value, so that replace finds it
+// wherever it appears after.
+func (s *scrubber) program(body map[string]any, changed *bool) {
+	if body == nil {
+		return
+	}
+	for _, k := range [...]string{"project", "stack", "organization"} {
+		if name, ok := body[k].(string); ok && name != "" {
+			s.names[name] = true
+		}
+	}
+	secretKeys := map[string]bool{}
+	if ks, ok := body["configSecretKeys"].([]any); ok {
+		for _, k := range ks {
+			if k, ok := k.(string); ok {
+				secretKeys[k] = true
+			}
+		}
+	}
+	if cfg, ok := body["config"].(map[string]any); ok {
+		for _, k := range sortedKeys(cfg) {
+			cfg[k] = s.configLeaf(cfg[k], secretKeys[k], true, changed)
+		}
+	}
+	if pm, ok := body["configPropertyMap"].(map[string]any); ok {
+		for _, k := range sortedKeys(pm) {
+			pm[k] = s.configValue(pm[k], secretKeys[k], true, changed)
+		}
+	}
+}
+
 // configValue replaces every leaf of a configuration value, keeping its
-// keys and signatures.
-func (s *scrubber) configValue(v any, secret bool, changed *bool) any {
+// keys and signatures; with remember, replace finds the leaves after.
+func (s *scrubber) configValue(v any, secret, remember bool, changed *bool) any {
 	switch x := v.(type) {
 	case map[string]any:
 		if isSecretEnvelope(x) {
@@ -650,42 +745,48 @@ func (s *scrubber) configValue(v any, secret bool, changed *bool) any {
 			if k == sig.Key {
 				continue
 			}
-			x[k] = s.configValue(x[k], secret, changed)
+			x[k] = s.configValue(x[k], secret, remember, changed)
 		}
 		return x
 	case []any:
 		for i, e := range x {
-			x[i] = s.configValue(e, secret, changed)
+			x[i] = s.configValue(e, secret, remember, changed)
 		}
 		return x
 	case nil:
 		return nil
 	}
-	return s.configLeaf(v, secret, changed)
+	return s.configLeaf(v, secret, remember, changed)
 }
 
-func (s *scrubber) configLeaf(v any, secret bool, changed *bool) any {
+func (s *scrubber) configLeaf(v any, secret, remember bool, changed *bool) any {
 	if str, ok := v.(string); ok && isPlaceholder(str) {
 		return v
 	}
-	var ph string
-	if secret {
-		ph = s.secret(v)
-	} else {
-		ph = s.placeholder(v)
+	ph := s.placeholder(v, secret)
+	if secret || remember {
+		s.remember(v, secret)
 	}
 	*changed = true
 	return ph
 }
 
 // placeholder returns the placeholder of a value, the same for the same
-// value throughout the log.
-func (s *scrubber) placeholder(v any) string {
+// value throughout the log: "[secret N]" for a secret, "[config N]" for a
+// configuration value that is not secret, whichever the value was first.
+func (s *scrubber) placeholder(v any, secret bool) string {
 	key := canonical(v)
 	if ph, ok := s.values[key]; ok {
 		return ph
 	}
-	ph := "[secret " + strconv.Itoa(len(s.values)+1) + "]"
+	var ph string
+	if secret {
+		s.secrets++
+		ph = "[secret " + strconv.Itoa(s.secrets) + "]"
+	} else {
+		s.configs++
+		ph = "[config " + strconv.Itoa(s.configs) + "]"
+	}
 	s.values[key] = ph
 	return ph
 }
@@ -693,12 +794,16 @@ func (s *scrubber) placeholder(v any) string {
 // secret returns a secret value's placeholder, and remembers the strings
 // it holds so that they are replaced wherever else they appear.
 func (s *scrubber) secret(v any) string {
-	ph := s.placeholder(v)
-	s.remember(v, ph)
+	ph := s.placeholder(v, true)
+	s.remember(v, true)
 	return ph
 }
 
-func (s *scrubber) remember(v any, ph string) {
+// remember notes the strings v holds (numbers as their text), so that
+// replace finds them wherever they appear. A configuration value that is
+// not secret and names the project, the stack or the organization is not
+// noted: the log names them everywhere anyway, and replay needs them.
+func (s *scrubber) remember(v any, secret bool) {
 	switch x := v.(type) {
 	case string:
 		if x == "" || isPlaceholder(x) {
@@ -707,12 +812,10 @@ func (s *scrubber) remember(v any, ph string) {
 		if _, ok := s.exact[x]; ok {
 			return
 		}
-		if p, ok := s.values[canonical(x)]; ok {
-			ph = p
-		} else {
-			ph = s.placeholder(x)
+		if !secret && s.names[x] {
+			return
 		}
-		s.exact[x] = ph
+		s.exact[x] = s.placeholder(x, secret)
 		if escapes(x) {
 			s.escaped = true
 		}
@@ -725,24 +828,24 @@ func (s *scrubber) remember(v any, ph string) {
 	case map[string]any:
 		for _, k := range sortedKeys(x) {
 			if k != sig.Key {
-				s.remember(x[k], ph)
+				s.remember(x[k], secret)
 			}
 		}
 	case []any:
 		for _, e := range x {
-			s.remember(e, ph)
+			s.remember(e, secret)
 		}
 	case json.Number:
-		s.remember(string(x), ph)
+		s.remember(string(x), secret)
 	case float64:
-		s.remember(strconv.FormatFloat(x, 'f', -1, 64), ph)
+		s.remember(strconv.FormatFloat(x, 'f', -1, 64), secret)
 	}
 }
 
 // replace returns str with the secrets it holds replaced.
 func (s *scrubber) replace(str string) string {
 	if strings.HasPrefix(str, "PULUMI_CONFIG=") && !isPlaceholder(strings.TrimPrefix(str, "PULUMI_CONFIG=")) {
-		return "PULUMI_CONFIG=" + s.placeholder(str)
+		return "PULUMI_CONFIG=" + s.placeholder(str, true)
 	}
 	if len(s.exact) == 0 || str == "" {
 		return str

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"maps"
 	"regexp"
 	"slices"
@@ -135,6 +136,9 @@ func TestScrubRemovesSecretsAndKeepsCalls(t *testing.T) {
 		}
 		region := placeholders("synth:region")
 		require.Len(t, region, 1)
+		for ph := range region {
+			assert.Regexp(t, `^\[config \d+\]$`, ph)
+		}
 		assert.NotEqual(t, password, region)
 
 		// Scrubbing is deterministic and a scrubbed log scrubs to itself.
@@ -231,4 +235,80 @@ func TestScrubSecretsMetBefore(t *testing.T) {
 		assert.Contains(t, out.String(), `"properties":{"pw":"[secret 1]"}`)
 		assert.Contains(t, out.String(), `failed with [secret 1] as the password`)
 	}
+}
+
+// TestScrubConfigEverywhere: every value of the program's configuration is
+// replaced wherever it appears, GetDeploymentInfo and the payloads
+// included, by a placeholder that says whether it was a secret; a value
+// shorter than minSubstring only where a whole string equals it; a value
+// naming the stack or the project, and the entries' own members, are
+// kept.
+func TestScrubConfigEverywhere(t *testing.T) {
+	t.Parallel()
+	config := `{"app:n":"2","app:env":"dev","app:zone":"eu-west-1","app:on":"true","app:mode":"server","app:pw":"0pen-sesame"}`
+	run := `{"project":"app","stack":"dev","config":` + config + `,"configSecretKeys":["app:pw"]}`
+	in := strings.Join([]string{
+		`{"method":"/pulumirpc.LanguageRuntime/Run","request":` + run + `,"metadata":{"kind":"language","mode":"client","runtime":"go"},"progress":"request_started","timestamp":"2026-11-28T03:00:00Z"}`,
+		`{"method":"/pulumirpc.ResourceMonitor/GetDeploymentInfo","request":{},"response":{"project":"app","stack":"dev","config":` + config + `,"configSecretKeys":["app:pw"]},"metadata":{"mode":"server"},"progress":"response_completed","timestamp":"0001-01-01T00:00:00Z"}`,
+		`{"method":"/pulumirpc.ResourceMonitor/RegisterResource","request":{"type":"t:m:T","name":"r","object":{"count":"2","label":"v2","zone":"eu-west-1","host":"db.eu-west-1.example","flag":"true","env":"dev","pw":"0pen-sesame"}},"metadata":{"mode":"server"},"progress":"request_started","timestamp":"0001-01-01T00:00:00Z"}`,
+		`{"method":"/pulumirpc.LanguageRuntime/Run","request":` + run + `,"response":{},"metadata":{"kind":"language","mode":"client","runtime":"go"},"progress":"response_completed","timestamp":"2026-11-28T03:00:01Z"}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	require.NoError(t, Scrub(&out, strings.NewReader(in)))
+	lines := strings.Split(out.String(), "\n")
+	require.Len(t, lines, 5)
+	var info, reg struct {
+		Metadata map[string]string `json:"metadata"`
+		Request  struct {
+			Object map[string]string `json:"object"`
+		} `json:"request"`
+		Response struct {
+			Stack  string            `json:"stack"`
+			Config map[string]string `json:"config"`
+		} `json:"response"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &info))
+	require.NoError(t, json.Unmarshal([]byte(lines[2]), &reg))
+	cfg := info.Response.Config
+	assert.Equal(t, "dev", info.Response.Stack)
+	assert.Equal(t, "server", info.Metadata["mode"])
+	for k, v := range cfg {
+		if k == "app:pw" {
+			assert.Regexp(t, `^\[secret \d+\]$`, v, k)
+		} else {
+			assert.Regexp(t, `^\[config \d+\]$`, v, k)
+		}
+	}
+	assert.Equal(t, map[string]string{
+		"count": cfg["app:n"], "label": "v2", "zone": cfg["app:zone"], "host": "db." + cfg["app:zone"] + ".example",
+		"flag": cfg["app:on"], "env": "dev", "pw": cfg["app:pw"],
+	}, reg.Request.Object)
+	assert.Equal(t, "server", reg.Metadata["mode"])
+	// Both entries of the Run say the same, with the stack's name kept.
+	var started, completed struct{ Request map[string]any }
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &started))
+	require.NoError(t, json.Unmarshal([]byte(lines[3]), &completed))
+	assert.Equal(t, started.Request, completed.Request)
+	assert.Equal(t, "dev", started.Request["stack"])
+	for k, v := range started.Request["config"].(map[string]any) {
+		assert.Equal(t, cfg[k], v, k)
+	}
+	calls, errs := readAll(t, out.Bytes())
+	assert.Empty(t, calls)
+	assert.Empty(t, errs)
+}
+
+// TestScrubConfigBeforeItsEntry: a log of one entry per call gives the
+// configuration in its last line; a value before it is replaced when the
+// log can be read twice, and stays when it is read once, as documented.
+func TestScrubConfigBeforeItsEntry(t *testing.T) {
+	t.Parallel()
+	in := `{"method":"/pulumirpc.ResourceMonitor/RegisterResource","request":{"type":"t:m:T","name":"r","object":{"zone":"eu-west-1"}},"metadata":{"mode":"server"}}` + "\n" +
+		`{"method":"/pulumirpc.LanguageRuntime/Run","request":{"project":"app","stack":"dev","config":{"app:zone":"eu-west-1"}},"response":{},"metadata":{"kind":"language","mode":"client"}}` + "\n"
+	var twice, once bytes.Buffer
+	require.NoError(t, Scrub(&twice, strings.NewReader(in)))
+	assert.Empty(t, leaks(twice.Bytes(), "eu-west-1"))
+	assert.Contains(t, twice.String(), `"zone":"[config 1]"`)
+	require.NoError(t, Scrub(&once, struct{ io.Reader }{strings.NewReader(in)}))
+	assert.Equal(t, []string{"line 1 holds eu-west-1"}, leaks(once.Bytes(), "eu-west-1"))
 }

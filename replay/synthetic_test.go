@@ -40,7 +40,7 @@ type synthetic struct {
 	every bool
 	// secret, if set, is the program's secret: in its configuration, in
 	// every resource's inputs, payloads and state. plain is a plain
-	// configuration value.
+	// configuration value, in every resource's inputs and payloads too.
 	secret, plain string
 }
 
@@ -162,7 +162,11 @@ func writeSynthetic(w io.Writer, o synthetic) error {
 		run["configSecretKeys"] = []string{"synth:password"}
 	}
 	s.started(runMethod, run, languageMeta)
-	s.call(deploymentInfo, map[string]any{}, map[string]any{"project": "synth", "stack": "dev"}, nil, serverMeta)
+	info := map[string]any{"project": "synth", "stack": "dev"}
+	if o.secret != "" {
+		info["config"], info["configSecretKeys"] = run["config"], run["configSecretKeys"]
+	}
+	s.call(deploymentInfo, map[string]any{}, info, nil, serverMeta)
 
 	stack := map[string]any{"type": rootStackType, "name": "synth-dev", "object": map[string]any{}}
 	s.started(monitorPrefix+registerRes, stack, serverMeta)
@@ -204,6 +208,10 @@ func writeSynthetic(w io.Writer, o synthetic) error {
 		if o.secret != "" {
 			object["password"] = secretJSON(o.secret)
 			props.Fields["password"] = secretPB(o.secret)
+		}
+		if o.plain != "" {
+			object["region"] = o.plain
+			props.Fields["region"] = structpb.NewStringValue(o.plain)
 		}
 		reg := map[string]any{"type": synthPetType, "name": name, "parent": synthStack, "custom": true, "object": object}
 		if o.every {
