@@ -62,32 +62,60 @@ const minSubstring = 6
 // line), a line that is not JSON. Entries that need no change are copied
 // byte for byte.
 //
-// When src is an io.Seeker (a file), Scrub first reads the configuration
-// from the whole log and goes back, so a value is replaced even before the
-// entry that gives it. A src read once (a pipe) gives a value from the
-// first entry that holds it on: in a log of two entries per call, the
-// Run's request_started comes before anything else, but a log of one entry
-// per call writes its Run entry last, and a value seen before it stays.
+// When src is an io.Seeker (a file), Scrub reads the whole log once to
+// learn every secret and configuration value, then goes back and scrubs it,
+// so a value is replaced even before the entry that marks it secret or
+// gives it as configuration: a secret that a provider's error, a hook's
+// refusal or a name repeats before the payload that marks it. A src read
+// once (a pipe) knows a value from the first entry that marks or gives it
+// on: in a log of two entries per call, the Run's request_started comes
+// before anything else, but a secret met first in clear, and a log of one
+// entry per call, which writes its Run entry last, leave what comes before
+// in clear. Scrub a file, not a pipe.
 //
 // Scrub holds one line at a time, plus, in a log of one entry per call, the
 // lines after a call that waits for its token's registration. It returns
 // the first error reading src or writing dst.
 func Scrub(dst io.Writer, src io.Reader) error {
-	w := bufio.NewWriterSize(dst, 64<<10)
+	var known *scrubber
+	if rs, ok := src.(io.ReadSeeker); ok {
+		if start, err := rs.Seek(0, io.SeekCurrent); err == nil {
+			// A first pass learns every secret and configuration value,
+			// wherever the log first tells it, and writes nothing.
+			known = newScrubber(io.Discard, nil)
+			if err := known.run(rs); err != nil {
+				return err
+			}
+			if _, err := rs.Seek(start, io.SeekStart); err != nil {
+				return fmt.Errorf("replay: scrubbing the log: going back to its start: %w", err)
+			}
+		}
+	}
+	return newScrubber(dst, known).run(src)
+}
+
+// newScrubber returns a scrubber that writes to dst, knowing from the
+// start the values known has learned, with their placeholders.
+func newScrubber(dst io.Writer, known *scrubber) *scrubber {
 	s := &scrubber{
 		rd:     &reader{tokens: map[string]*reg{}},
 		values: map[string]string{},
 		exact:  map[string]string{},
 		names:  map[string]bool{},
-		w:      w,
+		w:      bufio.NewWriterSize(dst, 64<<10),
 	}
-	if rs, ok := src.(io.ReadSeeker); ok {
-		if err := s.learnConfig(rs); err != nil {
-			return err
-		}
+	if known != nil {
+		s.values, s.exact, s.names = known.values, known.exact, known.names
+		s.long, s.escaped = known.long, known.escaped
+		s.secrets, s.configs = known.secrets, known.configs
 	}
-	s.lines = newLineReader(src)
 	s.rd.learned = s.learned
+	return s
+}
+
+// run scrubs the log src.
+func (s *scrubber) run(src io.Reader) error {
+	s.lines = newLineReader(src)
 	for {
 		line, ended, err := s.lines.next()
 		if errors.Is(err, io.EOF) {
@@ -103,43 +131,7 @@ func Scrub(dst io.Writer, src io.Reader) error {
 	if err := s.flush(true); err != nil {
 		return err
 	}
-	return w.Flush()
-}
-
-// learnConfig reads the configuration of a log that can be read twice,
-// from its LanguageRuntime/Run and GetDeploymentInfo entries, then goes
-// back to where the log started: a value is then replaced even where it
-// appears before the entry that gives it. A reader that cannot seek after
-// all (a pipe) is read once.
-func (s *scrubber) learnConfig(rs io.ReadSeeker) error {
-	start, err := rs.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return nil
-	}
-	lines := newLineReader(rs)
-	for {
-		line, _, err := lines.next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("replay: scrubbing the log after line %d: %w", lines.line, err)
-		}
-		if !bytes.Contains(line, []byte(runMethod)) && !bytes.Contains(line, []byte(deploymentInfo)) {
-			continue
-		}
-		entry, err := decodeEntry(line)
-		if err != nil {
-			continue
-		}
-		if method, _ := entry["method"].(string); method == runMethod || method == deploymentInfo {
-			s.config(method, entry)
-		}
-	}
-	if _, err := rs.Seek(start, io.SeekStart); err != nil {
-		return fmt.Errorf("replay: scrubbing the log: going back to its start: %w", err)
-	}
-	return nil
+	return s.w.Flush()
 }
 
 type scrubber struct {

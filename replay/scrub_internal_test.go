@@ -312,3 +312,21 @@ func TestScrubConfigBeforeItsEntry(t *testing.T) {
 	require.NoError(t, Scrub(&once, struct{ io.Reader }{strings.NewReader(in)}))
 	assert.Equal(t, []string{"line 1 holds eu-west-1"}, leaks(once.Bytes(), "eu-west-1"))
 }
+
+// TestScrubSecretsMetAfter: a secret that the log repeats in clear before
+// the entry that marks it secret (a provider's error, a name) is replaced
+// there too when the log can be read twice, and stays when it is read
+// once, as documented.
+func TestScrubSecretsMetAfter(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2-before"
+	in := `{"method":"/pulumirpc.ResourceProvider/Create","request":{"properties":{"name":"db-hunter2-before"}},"errors":["failed with hunter2-before as the password"]}` + "\n" +
+		`{"method":"/pulumirpc.ResourceMonitor/RegisterResource","request":{"object":{"pw":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","value":"hunter2-before"}}}}` + "\n"
+	var twice, once bytes.Buffer
+	require.NoError(t, Scrub(&twice, strings.NewReader(in)))
+	assert.Empty(t, leaks(twice.Bytes(), secret))
+	assert.Contains(t, twice.String(), `failed with [secret 1] as the password`)
+	assert.Contains(t, twice.String(), `"name":"db-[secret 1]"`)
+	require.NoError(t, Scrub(&once, struct{ io.Reader }{strings.NewReader(in)}))
+	assert.Equal(t, []string{"line 1 holds hunter2-before"}, leaks(once.Bytes(), secret))
+}
