@@ -842,9 +842,11 @@ func orRoot(u, root string) string {
 // A transform whose answer is not known shows what it was given.
 func (a *autoReader) finish() {
 	for _, r := range a.recs {
-		if r.Outcome == "unknown" && r.Note == "" {
+		if r.Outcome == "unknown" {
 			r.NoDuration = true
-			r.Note = "the log has no answer to it: the log ends, or the deployment stopped, before it"
+			if r.Note == "" {
+				r.Note = "the log has no answer to it: the log ends, or the deployment stopped, before it"
+			}
 		}
 		if props := a.given[r]; props != nil && r.Outcome == "unknown" {
 			if m, err := wire.FromStruct(props); err == nil {
