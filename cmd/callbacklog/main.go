@@ -21,8 +21,9 @@ const (
 	exitHelp = -1 // from parse: the usage was asked for and shown; exit 0
 )
 
-const usage = `callbacklog shows what a Pulumi deployment's callbacks did, from the engine's
-gRPC log (PULUMI_DEBUG_GRPC=FILE pulumi up).
+const usage = `callbacklog shows what a Pulumi deployment's callbacks did, from the log every
+pulumi command writes (pulumi logs decrypt --latest | callbacklog show -) or
+the engine's gRPC log (PULUMI_DEBUG_GRPC=FILE pulumi up), told by content.
 
 Usage:
   callbacklog show [-json] [-html FILE] [-secrets] LOG
