@@ -124,7 +124,7 @@ func TestTimelineInABrowser(t *testing.T) {
 	chromium(t)
 	recs := fixture()
 	file := filepath.Join(t.TempDir(), "timeline.html")
-	if err := writeHTMLFile(file, "demo.log", recs, []problem{{Line: 12, Reason: "unexpected end of JSON input"}}); err != nil {
+	if err := writeHTMLFile(file, "demo.log", fromGRPC, recs, []problem{{Line: 12, Reason: "unexpected end of JSON input"}}); err != nil {
 		t.Fatal(err)
 	}
 	dom, logged := browse(t, file, "--dump-dom")

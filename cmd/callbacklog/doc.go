@@ -1,6 +1,8 @@
 // Command callbacklog shows what a Pulumi deployment's callbacks did, from
-// the engine's own gRPC log: run it first when a deployment did something
+// the engine's own logs: run it first when a deployment did something
 // unexpected.
+//
+//	pulumi logs decrypt --latest | go run github.com/langhost/callbacks/cmd/callbacklog show -
 //
 //	PULUMI_DEBUG_GRPC=$PWD/up.log pulumi up
 //	go run github.com/langhost/callbacks/cmd/callbacklog show up.log
@@ -22,9 +24,36 @@
 // which no line is a log entry. A log without callback calls is a log: the
 // account says there were none.
 //
+// # Two logs
+//
+// show reads either log, and tells which by its content:
+//
+//   - Pulumi's automatic log, which every pulumi command writes, encrypted,
+//     to $PULUMI_HOME/logs; `pulumi logs decrypt --latest` (in the project's
+//     directory, the stack selected) or `pulumi logs decrypt FILE` prints it
+//     as JSON Lines. The engine writes a line or two about each callback call:
+//     a transform's properties before and after it ran, a hook's name and
+//     resource and its answer, an error hook's retry decision, a migration's
+//     state before and after. The account is built from those lines, and
+//     says what they cannot tell: a transform's after line and a hook's
+//     answer name no call (a hook's answer names the resource, not the hook),
+//     so they are paired with a start only while one such call is running;
+//     where several ran at once the outcome is "unknown", the duration "?",
+//     and a transform shows what it was given. Durations are between the
+//     engine's log lines; the registration of a transform is not in the log
+//     ("transform"); hooks' inputs and outputs are not either. An error hook's
+//     failed operation, attempt and error are the provider's failures the log
+//     shows for the resource. Lines the command does not know are left out.
+//     A log still encrypted, or one of a command that ran no deployment
+//     (pulumi config set), is refused in one line.
+//   - The engine's gRPC log (PULUMI_DEBUG_GRPC=FILE), which must be asked for
+//     before the deployment: every call's request and answer, paired exactly,
+//     hooks' payloads included, in bytes replay can send again.
+//
 // # The account
 //
-// show prints a summary (the time spent in callbacks, calls by kind and by
+// show prints a summary (the log it was read from, what that log cannot
+// tell, the time spent in callbacks, calls by kind and by
 // outcome, which registrations the time went to, the slowest calls), then
 // each resource in the order the
 // deployment first called back about it: its type, name and URN, and every
@@ -33,7 +62,10 @@
 //	#seq  +start  kind  registration  outcome  duration  line N
 //
 // The start is after the first call of the log; line N is the log line that
-// completed the call. The registration says where the program registered
+// completed the call (in an automatic log, the line that started it, which
+// names the resource). A duration the log does not give is "?". A "note:"
+// line says what the log leaves uncertain about the call, "given:" what a
+// transform whose answer is not known was given. The registration says where the program registered
 // the callback: a hook's or error hook's name, "stack transform #1", "stack
 // invoke transform #1", "transform #2 of the resource" (its transforms
 // option), or "migration #1" (its state migrations). Under a row come what
@@ -42,10 +74,12 @@
 // a hook's refusal, the failed operation, attempt and error an error hook
 // saw (its outcome, retry or no retry, is its decision), and the error the
 // engine got, if any. Invoke transforms, which are about no resource, come
-// last. The outcome words are those of replay.Call.Outcome.
+// last. The outcome words are those of replay.Call.Outcome, and "unknown"
+// where an automatic log does not tell.
 //
 // Lines of the log that could not be read (a truncated or corrupt line, a
-// payload that does not decode, a token no registration names) are listed
+// payload or logged property value that does not decode, a token no
+// registration names) are listed
 // at the end with their line numbers and reasons; everything else is still
 // shown.
 //
@@ -56,7 +90,9 @@
 // Unless -secrets is given, no form of the account prints a value the log
 // marks secret: the values inside every secret of every call's payloads
 // (transform properties, invoke arguments, hook inputs and outputs,
-// migration states) are gathered from the whole log first, then hidden as
+// migration states; in an automatic log, every property value any line
+// holds, which Pulumi writes with its secrets in plain text) are gathered
+// from the whole log first, then hidden as
 // "[secret]" in every string the account takes from the log: a changed
 // value, a hook's refusal, the error an error hook saw, the error the
 // engine got, a resource's name and URN, a hook's name. A secret is hidden
@@ -82,7 +118,9 @@
 // -json prints JSON Lines instead: one object per call, in completion order,
 // with the fields
 //
+//	source        the log read: "grpc" or "automatic"
 //	seq           the call's order among the log's callback calls, by completion
+//	              (in an automatic log, by start)
 //	line          the log line that completed it
 //	kind          "resource transform", "invoke transform", "resource hook",
 //	              "error hook" or "state migration"
@@ -93,13 +131,16 @@
 //	invoke        an invoke transform's function token
 //	outcome       the outcome word
 //	start         when the call started (RFC 3339), if the log says
-//	durationNs    how long it took, in nanoseconds
+//	durationNs    how long it took, in nanoseconds; absent when the log does
+//	              not give it
 //	changes       [{"path", "old", "new"}], values as printed in the account
 //	              ("(absent)" for none, "[secret]" for a secret)
 //	message       a hook's refusal, or the error an error hook saw
 //	attempt       an error hook's attempt, 1 for the first failure
 //	operation     the operation an error hook was called for
 //	error         the error the engine got from the call
+//	given         what a transform whose answer is not known was given
+//	note          what the log leaves uncertain about the call
 //
 // then one object {"unreadable": {"line", "reason"}} per line that could not
 // be read. Empty fields are left out.

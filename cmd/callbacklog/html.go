@@ -19,6 +19,8 @@ var timeline = template.Must(template.New("timeline").Parse(timelineSource))
 // from it.
 type page struct {
 	Source    string
+	From      string   // the kind of log
+	Cannot    []string // what it cannot tell
 	Calls     int
 	Resources int
 	TotalNs   int64
@@ -48,12 +50,14 @@ type pageCall struct {
 	Changes            []change
 	Message, Err, Op   string
 	Attempt            int
+	Note, Given        string
+	NoDuration         bool
 }
 
-func writeHTML(w io.Writer, source string, recs []*record, problems []problem) error {
+func writeHTML(w io.Writer, source string, from origin, recs []*record, problems []problem) error {
 	s := summarize(recs)
 	p := page{
-		Source: source, Calls: s.Calls, Resources: s.Resources,
+		Source: source, From: from.Text, Cannot: from.Cannot, Calls: s.Calls, Resources: s.Resources,
 		TotalNs: int64(s.Total), SpanNs: int64(s.Span), Problems: problems,
 		Groups: []pageGroup{},
 	}
@@ -74,6 +78,7 @@ func writeHTML(w io.Writer, source string, recs []*record, problems []problem) e
 				Seq: r.Seq, Line: r.Line, Kind: r.Kind, Registration: r.Registration,
 				Outcome: r.Outcome, Invoke: r.Invoke, AtNs: int64(at), DurNs: int64(r.Duration),
 				Changes: r.Changes, Message: r.Message, Err: r.Err, Op: r.Op, Attempt: r.Attempt,
+				Note: r.Note, Given: r.Given, NoDuration: r.NoDuration,
 			})
 		}
 		p.Groups = append(p.Groups, pg)

@@ -26,6 +26,27 @@ type input struct {
 	*counter
 	source string // the log's name in messages: the file's base name, or "standard input"
 	close  func()
+	auto   bool // a decrypted automatic log, not an engine gRPC log
+}
+
+// encryptedMagic starts an automatic log as Pulumi writes it, encrypted
+// (pkg engine/encryptedlog: "PLOG", a version, then the ciphertext).
+const encryptedMagic = "PLOG"
+
+// checkAuto says, once a whole automatic log was read and no callback call
+// was in it, whether it was a log of a deployment: nil if it was.
+func (in *input) checkAuto(info autoInfo) error {
+	switch {
+	case info.entries == 0:
+		return in.check()
+	case !info.deployment:
+		cmd := "a command"
+		if info.command != "" {
+			cmd = info.command
+		}
+		return notLog("%s is Pulumi's automatic log of %s, which ran no deployment: decrypt the log of an update or preview instead (pulumi logs list shows them)", in.source, cmd)
+	}
+	return nil
 }
 
 // sniffSize is how much of the input is looked at before it is read as a
@@ -59,12 +80,20 @@ func openLog(name string, stdin io.Reader) (*input, error) {
 	case len(bytes.TrimSpace(head)) == 0 && len(head) < sniffSize:
 		in.close()
 		return nil, emptyLog(in.source)
+	case bytes.HasPrefix(head, []byte(encryptedMagic)):
+		in.close()
+		return nil, notLog("%s is one of Pulumi's automatic logs, still encrypted: decrypt it first, in the stack's project directory and with its passphrase or key: pulumi logs decrypt %s | callbacklog show -", in.source, in.source)
 	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
 		in.close()
-		return nil, notLog("%s is gzip-compressed: gunzip it first, then read the log it holds", in.source)
+		return nil, notLog("%s is gzip-compressed: gunzip it first, then read the log it holds (if it is one of Pulumi's automatic logs, pulumi logs decrypt %s prints it)", in.source, in.source)
 	case bytes.IndexByte(head, 0) >= 0:
 		in.close()
 		return nil, notLog("%s is not text, so not an engine gRPC log (which is JSON Lines); is it compressed?", in.source)
+	}
+	// The source is told by its first entry, which the buffer holds unless
+	// lines before it fill it.
+	if full, err := br.Peek(br.Size()); len(full) > 0 && (err == nil || errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull)) {
+		in.auto = isAutoLog(full)
 	}
 	in.counter = &counter{r: br}
 	return in, nil

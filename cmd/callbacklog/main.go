@@ -21,8 +21,9 @@ const (
 	exitHelp = -1 // from parse: the usage was asked for and shown; exit 0
 )
 
-const usage = `callbacklog shows what a Pulumi deployment's callbacks did, from the engine's
-gRPC log (PULUMI_DEBUG_GRPC=FILE pulumi up).
+const usage = `callbacklog shows what a Pulumi deployment's callbacks did, from the log every
+pulumi command writes (pulumi logs decrypt --latest | callbacklog show -) or
+the engine's gRPC log (PULUMI_DEBUG_GRPC=FILE pulumi up), told by content.
 
 Usage:
   callbacklog show [-json] [-html FILE] [-secrets] LOG
@@ -129,22 +130,35 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitFile
 	}
 	defer in.close()
-	recs, problems := readLog(in, *secrets)
-	if len(recs) == 0 {
-		if err := in.check(); err != nil {
-			fmt.Fprintf(stderr, "callbacklog: %v\n", err)
-			return exitFile
+	var recs []*record
+	var problems []problem
+	from := fromGRPC
+	if in.auto {
+		from = fromAuto
+		var info autoInfo
+		recs, problems, info = readAutoLog(in, *secrets)
+		if len(recs) == 0 {
+			err = in.checkAuto(info)
 		}
-		if *asJSON {
-			fmt.Fprintf(stderr, "callbacklog: %s: no callback calls\n%s\n", in.source, noCallsWhy)
+	} else {
+		recs, problems = readLog(in, *secrets)
+		if len(recs) == 0 {
+			err = in.check()
 		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "callbacklog: %v\n", err)
+		return exitFile
+	}
+	if len(recs) == 0 && *asJSON {
+		fmt.Fprintf(stderr, "callbacklog: %s: no callback calls\n%s\n", in.source, from.noCalls())
 	}
 
 	out := bufio.NewWriter(stdout)
 	if *asJSON {
-		err = writeJSON(out, recs, problems)
+		err = writeJSON(out, from, recs, problems)
 	} else {
-		err = writeText(out, in.source, recs, problems)
+		err = writeText(out, in.source, from, recs, problems)
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr
@@ -154,7 +168,7 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitWrite
 	}
 	if *htmlFile != "" {
-		if err := writeHTMLFile(*htmlFile, in.source, recs, problems); err != nil {
+		if err := writeHTMLFile(*htmlFile, in.source, from, recs, problems); err != nil {
 			fmt.Fprintf(stderr, "callbacklog: %v\n", err)
 			return exitFile
 		}
@@ -167,19 +181,32 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// noCallsWhy is what the account says of a log without callback calls,
-// after "no callback calls".
+// noCallsWhy is what the account says of a gRPC log without callback
+// calls, after "no callback calls".
 const noCallsWhy = "The log is not empty, but no callback was called: the program registered no\n" +
 	"transform, hook, error hook or state migration, or its CLI is older than the\n" +
 	"logging of callbacks (mid-2025)."
 
-func writeHTMLFile(name, source string, recs []*record, problems []problem) error {
+// noCallsWhyAuto is what the account says of an automatic log of a
+// deployment without callback calls.
+const noCallsWhyAuto = "The log is of a deployment, but the engine logged no callback call: the\n" +
+	"program registered no transform, hook, error hook or state migration, or none\n" +
+	"applied to what the deployment did."
+
+func (o origin) noCalls() string {
+	if o.Key == fromAuto.Key {
+		return noCallsWhyAuto
+	}
+	return noCallsWhy
+}
+
+func writeHTMLFile(name, source string, from origin, recs []*record, problems []problem) error {
 	f, err := os.Create(name)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriter(f)
-	err = writeHTML(w, source, recs, problems)
+	err = writeHTML(w, source, from, recs, problems)
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}

@@ -32,6 +32,13 @@ type record struct {
 	Op       string // the operation an error hook was called for
 	Start    time.Time
 	Duration time.Duration
+
+	// NoDuration says the log does not give the call's duration (Duration
+	// is then 0), and Note what else the account must say of the call: how
+	// far the log can be trusted about it.
+	NoDuration bool
+	Note       string
+	Given      string // what a transform whose answer is not known was given
 }
 
 // change is one difference a call made, by property path.

@@ -232,7 +232,7 @@ func (r *redactor) str(s string) string {
 func (r *redactor) redact(recs []*record, problems []problem) {
 	for _, rec := range recs {
 		for _, p := range []*string{&rec.Registration, &rec.Method, &rec.HookName, &rec.URN, &rec.Type,
-			&rec.Name, &rec.Invoke, &rec.Err, &rec.Message, &rec.Op} {
+			&rec.Name, &rec.Invoke, &rec.Err, &rec.Message, &rec.Op, &rec.Note, &rec.Given} {
 			*p = r.str(*p)
 		}
 		for i := range rec.Changes {

@@ -12,10 +12,10 @@ import (
 // writeText writes the account: a summary, then each resource's calls in
 // the order they completed, then the stack-wide calls, then the lines that
 // could not be read.
-func writeText(w io.Writer, source string, recs []*record, problems []problem) error {
+func writeText(w io.Writer, source string, from origin, recs []*record, problems []problem) error {
 	p := &printer{w: w}
 	s := summarize(recs)
-	p.summary(source, s)
+	p.summary(source, from, s)
 	if len(recs) > 0 {
 		cols := widths(recs, s.First)
 		for _, g := range groups(recs) {
@@ -49,11 +49,12 @@ func (p *printer) line(format string, args ...any) {
 	_, p.err = fmt.Fprintf(p.w, format+"\n", args...)
 }
 
-func (p *printer) summary(source string, s summary) {
+func (p *printer) summary(source string, from origin, s summary) {
 	if s.Calls == 0 {
 		p.line("%s: no callback calls", source)
+		p.line("%s%s", label("source"), from.Text)
 		p.line("")
-		p.line("%s", noCallsWhy)
+		p.line("%s", from.noCalls())
 		return
 	}
 	about := "no resource"
@@ -62,6 +63,12 @@ func (p *printer) summary(source string, s summary) {
 	}
 	p.line("%s: %s about %s", source, plural(s.Calls, "callback call", "callback calls"), about)
 	p.line("")
+	p.line("%s%s", label("source"), from.Text)
+	l := label("cannot tell")
+	for _, c := range from.Cannot {
+		p.line("%s%s", l, c)
+		l = label("")
+	}
 	if s.Calls > 1 {
 		p.line("%s%s in callbacks, within %s from the first call's start to the last one's end", label("time"),
 			duration(s.Total), duration(s.Span))
@@ -85,14 +92,14 @@ func (p *printer) summary(source string, s summary) {
 	if s.Calls <= slowestShown {
 		return // every call is in the account below, and few
 	}
-	l := label("slowest")
+	l = label("slowest")
 	var dw, sw, nw, kw int
 	for _, r := range s.Slowest {
-		dw, sw = max(dw, len(duration(r.Duration))), max(sw, len(seqText(r)))
+		dw, sw = max(dw, len(durationOf(r))), max(sw, len(seqText(r)))
 		nw, kw = max(nw, width(subject(r))), max(kw, width(r.Kind))
 	}
 	for _, r := range s.Slowest {
-		p.line("%s%s  %s  %s  %s  %s", l, pad(duration(r.Duration), dw, true), pad(seqText(r), sw, false),
+		p.line("%s%s  %s  %s  %s  %s", l, pad(durationOf(r), dw, true), pad(seqText(r), sw, false),
 			pad(subject(r), nw, false), pad(r.Kind, kw, false), r.Registration)
 		l = label("")
 	}
@@ -124,7 +131,7 @@ func widths(recs []*record, first time.Time) columns {
 		c.kind = max(c.kind, width(r.Kind))
 		c.reg = max(c.reg, width(r.Registration))
 		c.outcome = max(c.outcome, width(r.Outcome))
-		c.dur = max(c.dur, len(duration(r.Duration)))
+		c.dur = max(c.dur, len(durationOf(r)))
 	}
 	return c
 }
@@ -144,7 +151,7 @@ func (p *printer) group(g *group, c columns, first time.Time) {
 		row := fmt.Sprintf("  %s  %s  %s  %s  %s  %s  line %d",
 			pad(seqText(r), c.seq, true), pad(offset(r.Start, first), c.at, true),
 			pad(r.Kind, c.kind, false), pad(r.Registration, c.reg, false),
-			pad(r.Outcome, c.outcome, false), pad(duration(r.Duration), c.dur, true), r.Line)
+			pad(r.Outcome, c.outcome, false), pad(durationOf(r), c.dur, true), r.Line)
 		p.line("%s", row)
 		indent := strings.Repeat(" ", 2+c.seq+2+c.at+2)
 		for _, d := range details(r) {
@@ -187,7 +194,22 @@ func details(r *record) []string {
 	if r.Err != "" {
 		out = append(out, "error: "+oneLine(r.Err))
 	}
+	if r.Given != "" {
+		out = append(out, "given: "+oneLine(r.Given))
+	}
+	if r.Note != "" {
+		out = append(out, "note: "+oneLine(r.Note))
+	}
 	return out
+}
+
+// durationOf is a call's duration as the account prints it: "?" when the
+// log does not give it.
+func durationOf(r *record) string {
+	if r.NoDuration {
+		return "?"
+	}
+	return duration(r.Duration)
 }
 
 func seqText(r *record) string { return "#" + strconv.Itoa(r.Seq) }
