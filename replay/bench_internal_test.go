@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// BenchmarkRead reads the log of a 1,000-resource `pulumi up` with a stack
+// BenchmarkRead reads a synthetic log of a 1,000-resource `pulumi up` with a stack
 // transform and a hook on every resource: 2,000 callback calls.
 func BenchmarkRead(b *testing.B) {
 	var log bytes.Buffer

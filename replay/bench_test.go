@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// BenchmarkReplay replays the log of a 1,000-resource `pulumi up` with a
+// BenchmarkReplay replays a synthetic log of a 1,000-resource `pulumi up` with a
 // stack transform and a hook on every resource (writeSyntheticLog): the
 // program runs once against the stand-in engine, and the log's 2,000 calls
 // are read, sent to the program's functions and compared. peak-heap-B is

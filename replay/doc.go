@@ -13,7 +13,9 @@
 // [Read] streams the calls as [Call] values, whatever language the program
 // was written in: the payloads are the engine's protocol, not this
 // module's. It reads both forms of the log, two entries per call (CLI
-// releases of late 2025 on) and one, and holds one line at a time.
+// releases of late 2025 on) and one. It holds one line at a time, plus, in
+// a log of one entry per call, the calls that wait for their token's
+// registration (at most 16,384, with their payloads).
 //
 // A [Call] says where its function was registered ([Registration]: the
 // method, a hook's name, a stack transform's order within its run of the
