@@ -225,22 +225,9 @@ func NewErrorArgs(urn resource.URN, id resource.ID, op Operation, errs []string,
 // recorded by the engine simulator (enginetest.Event.Request) or built by
 // hand.
 func DecodeArgs(req *pulumirpc.ResourceHookRequest) (*Args, error) {
-	return decodeMessage(req, decodePayload)
-}
-
-// DecodeErrorArgs returns the ErrorArgs an error hook is given for req; see
-// [DecodeArgs].
-func DecodeErrorArgs(req *pulumirpc.ErrorHookRequest) (*ErrorArgs, error) {
-	return decodeMessage(req, decodeErrorPayload)
-}
-
-// decodeMessage runs decode on the encoding of req, which belongs to this
-// call alone.
-func decodeMessage[A any](req proto.Message, decode func(b []byte, shared bool) (A, error)) (A, error) {
 	b, err := proto.Marshal(req)
 	if err != nil {
-		var zero A
-		return zero, err
+		return nil, err
 	}
-	return decode(b, true)
+	return decodePayload(b, true) // the encoding belongs to this call alone
 }
