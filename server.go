@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/langhost/callbacks/internal/calllog"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
@@ -35,7 +36,8 @@ type Server struct {
 	cfg      config
 	grpc     *grpc.Server
 	health   *health.Server
-	reporter *engineReporter // owned connection to Engine.Log, if any
+	reporter *engineReporter   // owned connection to Engine.Log, if any
+	calls    *calllog.Exporter // owned records of calls for Pulumi's log, if any
 	flight   inflight
 	running  runningFuncs // user functions whose goroutines have not returned
 
@@ -100,6 +102,7 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 	if s.reporter != nil {
 		s.reg.engine.CompareAndSwap(nil, s.reporter)
 	}
+	s.startPulumiLog()
 	gopts := append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(cfg.maxMsgSize),
 		grpc.MaxSendMsgSize(cfg.maxMsgSize),
@@ -132,13 +135,13 @@ func Listen(opts ...ServerOption) (*Server, error) {
 	lis := s.cfg.listener
 	if lis == nil {
 		if lis, err = listenAddress(s.cfg.address); err != nil {
-			s.closeReporter()
+			s.release()
 			return nil, err
 		}
 	}
 	if err := s.startServing(lis); err != nil {
 		_ = lis.Close()
-		s.closeReporter()
+		s.release()
 		return nil, err
 	}
 	s.serves.Add(1)
@@ -343,8 +346,9 @@ func (s *Server) markClosed() {
 
 func (s *Server) endWatches() { s.watchClose.Do(func() { close(s.watchStop) }) }
 
-// stop stops the grpc server once, waits for Listen's serving goroutine and
-// releases the engine connection. Later calls wait for the first to finish.
+// stop stops the grpc server once, waits for Listen's serving goroutine,
+// sends the records of calls still queued for Pulumi's log (bounded in
+// time) and releases the engine connection. Later calls wait for the first to finish.
 func (s *Server) stop(graceful bool) {
 	s.stopOnce.Do(func() {
 		s.endWatches()
@@ -355,13 +359,17 @@ func (s *Server) stop(graceful bool) {
 		}
 		s.serves.Wait()
 		s.reg.reportOutliving(context.Background(), &s.running)
-		s.closeReporter()
+		s.release()
 		close(s.stopped)
 	})
 	<-s.stopped
 }
 
-func (s *Server) closeReporter() {
+// release closes what the server owns beside its gRPC server: the
+// records of calls for Pulumi's log, sent first, then the engine
+// connection.
+func (s *Server) release() {
+	s.closePulumiLog()
 	if s.reporter != nil {
 		_ = s.reporter.conn.Close()
 	}
