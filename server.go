@@ -300,6 +300,10 @@ func (s *Server) Invoke(ctx context.Context, req *pulumirpc.CallbackInvokeReques
 // is named once, with its kind, name and resource, at warning level in the
 // server's logger and to a Reporter set with [WithReporter]: nothing will
 // read its result, and whatever it holds stays held until it returns.
+//
+// A server that records its calls in Pulumi's log (see the package
+// documentation) sends the records still queued once it has stopped,
+// for at most two seconds, whatever ctx says.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.markClosed()
 	drained := s.flight.close()
@@ -326,7 +330,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 // Close stops the server at once: listeners and connections are closed and
 // calls in flight are cancelled. It is idempotent. Functions still running
-// afterwards are named as with [Server.Shutdown].
+// afterwards are named as with [Server.Shutdown], and the records of calls
+// still queued for Pulumi's log are sent as Shutdown sends them.
 func (s *Server) Close() error {
 	s.markClosed()
 	s.flight.close()
