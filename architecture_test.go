@@ -20,7 +20,7 @@ var layers = []struct {
 	name string
 	pkgs []string
 }{
-	{"wire", []string{"internal/wire/...", "internal/callsite"}},
+	{"wire", []string{"internal/wire/...", "internal/callsite", "internal/calllog"}},
 	{"core", []string{""}},
 	{"monitor", []string{"monitor"}},
 	{"registration", []string{"internal/registration", "internal/transformcore"}},
@@ -159,6 +159,7 @@ var coreModules = []string{
 	"github.com/google/uuid",
 	"go.opentelemetry.io/otel", "go.opentelemetry.io/otel/trace", "go.opentelemetry.io/otel/metric",
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc",
+	"go.opentelemetry.io/proto/otlp", // the OTLP logs protos only: the records of calls (internal/calllog)
 	"go.opentelemetry.io/auto/sdk", "github.com/go-logr/logr", "github.com/go-logr/stdr", "github.com/cespare/xxhash/v2",
 }
 

@@ -13,12 +13,16 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"runtime"
 	"testing"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/calllog"
 	"github.com/langhost/callbacks/internal/testkit/benchdata"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -385,4 +389,67 @@ func BenchmarkCodec(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkInvokePulumiLog is BenchmarkInvoke's small resource hook on
+// bufconn, with PULUMI_LOG_OTLP_ENDPOINT absent (what every deployment
+// outside the CLI runs, and what the off switches run) and present,
+// pointing at a receiver that keeps nothing. dropped/op counts the records
+// the queue could not hold: the callback never waits for the receiver.
+func BenchmarkInvokePulumiLog(b *testing.B) {
+	k := benchKinds[2] // ResourceHook
+	for _, present := range []bool{false, true} {
+		name := "absent"
+		if present {
+			name = "present"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.Setenv(calllog.EndpointEnv, "")
+			b.Setenv(calllog.SwitchEnv, "")
+			if present {
+				b.Setenv(calllog.EndpointEnv, startDiscardingReceiver(b))
+			}
+			h := serve(b)
+			cb, err := h.srv.Register(context.Background(), k.fn)
+			if err != nil {
+				b.Fatal(err)
+			}
+			req := &pulumirpc.CallbackInvokeRequest{Token: cb.GetToken(), Request: benchPayload(k, "small")}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := h.client.Invoke(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			if st, ok := callbacks.PulumiLogStats(h.srv); ok {
+				b.ReportMetric(float64(st.Dropped)/float64(b.N), "dropped/op")
+			} else if present {
+				b.Fatal("no exporter with the variable present")
+			}
+		})
+	}
+}
+
+// discardingReceiver is an OTLP logs receiver that answers every export
+// and keeps nothing.
+type discardingReceiver struct {
+	collogspb.UnimplementedLogsServiceServer
+}
+
+func (discardingReceiver) Export(context.Context, *collogspb.ExportLogsServiceRequest) (*collogspb.ExportLogsServiceResponse, error) {
+	return &collogspb.ExportLogsServiceResponse{}, nil
+}
+
+func startDiscardingReceiver(b *testing.B) string {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := grpc.NewServer()
+	collogspb.RegisterLogsServiceServer(s, discardingReceiver{})
+	go func() { _ = s.Serve(lis) }()
+	b.Cleanup(s.Stop)
+	return lis.Addr().String()
 }

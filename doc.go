@@ -45,6 +45,51 @@
 // [Registry.Invoke], called without a server, traces each call in a span of
 // its own under the span its context carries.
 //
+// # Pulumi's log
+//
+// Every pulumi command keeps an encrypted log of its own in
+// $PULUMI_HOME/logs (read it with `pulumi logs decrypt --latest`) and
+// runs an OTLP logs receiver whose address it gives the programs it starts
+// in PULUMI_LOG_OTLP_ENDPOINT. A [Server] made where that variable is set
+// sends the receiver two records of each call it serves, or that its
+// registry serves for it (the migrations of package program): one when the
+// call's function starts, once the request is decoded, and one when the
+// call ends, so that a call that never ended is seen. Both have the body
+// "callbacks: call started" or "callbacks: call finished", callbacks.module
+// "github.com/langhost/callbacks", callbacks.schema 1 and a
+// callbacks.call_id shared by the two, and the span attributes above that
+// the call has (kind, name, site, token, the resource's URN, type and
+// name, dry run, attempt); the end adds callbacks.outcome ("ok" or
+// "error"), rpc.response.status_code, callbacks.duration_ms and, for a
+// failure, error.type, callbacks.error (the message, up to 4 KiB) and
+// pulumi.callback.failed_open. A hook that answers with its error ends
+// with outcome "error" and code OK. A call with an unknown token has kind
+// "unknown".
+//
+// No payload goes in a record: no property, option or state, so nothing a
+// program marked secret, except what a message carries. The message is
+// the one the engine gets: for an error a function returns, or a hook's
+// answer, its own text, which may hold anything the function put in it;
+// for a panic, the panic's value. A URN, type or resource name is never
+// secret in Pulumi.
+//
+// The records never hold up a call: they wait in a queue of 4,096, one
+// goroutine per server sends them in batches, each send bounded by a
+// second and never retried, and a record that finds the queue full or
+// whose send fails is dropped and counted (the counts go to the server's
+// logger at debug level when it stops). When the server stops it sends
+// what is queued, for at most two seconds, and closes the connection. The
+// package sets no global OpenTelemetry provider or logger and leaves the
+// program's loggers alone. [WithoutPulumiLog], or CALLBACKS_PULUMI_LOG=off
+// in the environment, turns the records off; without the variable nothing
+// is dialled and a call costs what it did before (BENCHMARKS.md).
+//
+// An Automation API inline program gets no record: its language host runs
+// in the Automation API's own process, which the CLI does not start, so
+// nothing gives it the receiver's address (the CLI starts a receiver per
+// command, on a new port, and names it only to the plugins it starts;
+// RunRequest carries no such field).
+//
 // This package works on the wire messages of github.com/pulumi/pulumi/sdk/v3/proto/go.
 // The packages transforms, invoketransforms, hooks and migrations build typed,
 // lossless Go APIs on top of it and register the functions with the engine's

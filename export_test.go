@@ -1,6 +1,7 @@
 package callbacks
 
 import (
+	"github.com/langhost/callbacks/internal/calllog"
 	"log/slog"
 	"time"
 )
@@ -18,3 +19,20 @@ func DefaultLogger() *slog.Logger { c := defaultConfig(); c.finish(); return c.l
 
 // KindOf is f's kind; zero for the zero Func.
 func KindOf(f Func) Kind { return f.kind }
+
+// SetPulumiLogLimits bounds the exporters of servers made from now on by l,
+// until the returned function puts the default back.
+func SetPulumiLogLimits(l calllog.Limits) (restore func()) {
+	old := pulumiLogLimits
+	pulumiLogLimits = l
+	return func() { pulumiLogLimits = old }
+}
+
+// PulumiLogStats counts the records s has sent to Pulumi's log, and is
+// false when s records nothing.
+func PulumiLogStats(s *Server) (calllog.Stats, bool) {
+	if s.calls == nil {
+		return calllog.Stats{}, false
+	}
+	return s.calls.Stats(), true
+}

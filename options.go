@@ -65,7 +65,8 @@ type config struct {
 	address      string
 	target       string
 	registry     *Registry
-	registryOpts int // registry options given to a server
+	registryOpts int  // registry options given to a server
+	noPulumiLog  bool // WithoutPulumiLog
 }
 
 func defaultConfig() config { return config{maxMsgSize: DefaultMaxMessageSize} }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/langhost/callbacks/internal/calllog"
 	"github.com/langhost/callbacks/internal/callsite"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
@@ -27,7 +28,8 @@ import (
 type Registry struct {
 	cfg    config
 	tracer trace.Tracer
-	engine atomic.Pointer[engineReporter] // set by a server with an engine address
+	engine atomic.Pointer[engineReporter]   // set by a server with an engine address
+	calls  atomic.Pointer[calllog.Exporter] // set by a server that records calls in Pulumi's log
 
 	mu      sync.RWMutex
 	entries map[string]*entry
@@ -183,6 +185,11 @@ func (r *Registry) invoke(ctx context.Context, token string, payload []byte, how
 	if e == nil {
 		ce := r.refuse(ctx, token)
 		traceCall(how.span, how.served, nil, &CallInfo{Token: token}, "", ce, nil)
+		if lg := r.calls.Load(); lg != nil {
+			lc := logCall(&CallInfo{Token: token}, "", how.span)
+			lg.Start(lc)
+			lg.Finish(lc, logEnd(nil, ce, nil, 0))
+		}
 		return nil, ce
 	}
 	cs := &callState{reg: r, info: CallInfo{
@@ -198,14 +205,24 @@ func (r *Registry) invoke(ctx context.Context, token string, payload []byte, how
 		defer cancel()
 		cs.info.Deadline, _ = ctx.Deadline()
 	}
-	obs := r.cfg.observer
+	obs, lg := r.cfg.observer, r.calls.Load()
 	var start time.Time
-	if obs != nil {
+	if obs != nil || lg != nil {
 		start = time.Now()
+	}
+	if obs != nil {
 		obs.CallStarted(ctx, cs.info)
 	}
 	var out []byte
 	c, err := recovered(r, ctx, cs, func() (call, error) { return e.decode(ctx, cs, payload, how.owned) })
+	// The record of the call's start, in Pulumi's log, names its resource:
+	// it goes once the request is decoded, before the function runs.
+	var lc *calllog.Call
+	if lg != nil {
+		info := cs.snapshot()
+		lc = logCall(&info, e.site, how.span)
+		lg.Start(lc)
+	}
 	if err == nil {
 		err = r.run(ctx, cs, how.running, label(e.kind, e.name), c)
 	}
@@ -223,6 +240,9 @@ func (r *Registry) invoke(ctx context.Context, token string, payload []byte, how
 		}
 	}
 	traceCall(how.span, how.served, cs, &info, e.site, ce, failedOpen)
+	if lg != nil {
+		lg.Finish(lc, logEnd(cs, ce, failedOpen, time.Since(start)))
+	}
 	if obs != nil {
 		code := codes.OK
 		if ce != nil {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/langhost/callbacks/internal/calllog"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
@@ -35,7 +36,8 @@ type Server struct {
 	cfg      config
 	grpc     *grpc.Server
 	health   *health.Server
-	reporter *engineReporter // owned connection to Engine.Log, if any
+	reporter *engineReporter   // owned connection to Engine.Log, if any
+	calls    *calllog.Exporter // owned records of calls for Pulumi's log, if any
 	flight   inflight
 	running  runningFuncs // user functions whose goroutines have not returned
 
@@ -100,6 +102,7 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 	if s.reporter != nil {
 		s.reg.engine.CompareAndSwap(nil, s.reporter)
 	}
+	s.startPulumiLog()
 	gopts := append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(cfg.maxMsgSize),
 		grpc.MaxSendMsgSize(cfg.maxMsgSize),
@@ -132,13 +135,13 @@ func Listen(opts ...ServerOption) (*Server, error) {
 	lis := s.cfg.listener
 	if lis == nil {
 		if lis, err = listenAddress(s.cfg.address); err != nil {
-			s.closeReporter()
+			s.release()
 			return nil, err
 		}
 	}
 	if err := s.startServing(lis); err != nil {
 		_ = lis.Close()
-		s.closeReporter()
+		s.release()
 		return nil, err
 	}
 	s.serves.Add(1)
@@ -297,6 +300,10 @@ func (s *Server) Invoke(ctx context.Context, req *pulumirpc.CallbackInvokeReques
 // is named once, with its kind, name and resource, at warning level in the
 // server's logger and to a Reporter set with [WithReporter]: nothing will
 // read its result, and whatever it holds stays held until it returns.
+//
+// A server that records its calls in Pulumi's log (see the package
+// documentation) sends the records still queued once it has stopped,
+// for at most two seconds, whatever ctx says.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.markClosed()
 	drained := s.flight.close()
@@ -323,7 +330,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 // Close stops the server at once: listeners and connections are closed and
 // calls in flight are cancelled. It is idempotent. Functions still running
-// afterwards are named as with [Server.Shutdown].
+// afterwards are named as with [Server.Shutdown], and the records of calls
+// still queued for Pulumi's log are sent as Shutdown sends them.
 func (s *Server) Close() error {
 	s.markClosed()
 	s.flight.close()
@@ -343,8 +351,9 @@ func (s *Server) markClosed() {
 
 func (s *Server) endWatches() { s.watchClose.Do(func() { close(s.watchStop) }) }
 
-// stop stops the grpc server once, waits for Listen's serving goroutine and
-// releases the engine connection. Later calls wait for the first to finish.
+// stop stops the grpc server once, waits for Listen's serving goroutine,
+// sends the records of calls still queued for Pulumi's log (bounded in
+// time) and releases the engine connection. Later calls wait for the first to finish.
 func (s *Server) stop(graceful bool) {
 	s.stopOnce.Do(func() {
 		s.endWatches()
@@ -355,13 +364,17 @@ func (s *Server) stop(graceful bool) {
 		}
 		s.serves.Wait()
 		s.reg.reportOutliving(context.Background(), &s.running)
-		s.closeReporter()
+		s.release()
 		close(s.stopped)
 	})
 	<-s.stopped
 }
 
-func (s *Server) closeReporter() {
+// release closes what the server owns beside its gRPC server: the
+// records of calls for Pulumi's log, sent first, then the engine
+// connection.
+func (s *Server) release() {
+	s.closePulumiLog()
 	if s.reporter != nil {
 		_ = s.reporter.conn.Close()
 	}

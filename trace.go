@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/langhost/callbacks/internal/calllog"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -206,32 +207,4 @@ func errorType(ce *Error) string {
 
 // codeName is a gRPC code as OpenTelemetry's conventions spell it:
 // "DEADLINE_EXCEEDED".
-func codeName(c codes.Code) string {
-	switch c {
-	case codes.OK:
-		return "OK"
-	case codes.DeadlineExceeded:
-		return "DEADLINE_EXCEEDED"
-	case codes.InvalidArgument:
-		return "INVALID_ARGUMENT"
-	case codes.NotFound:
-		return "NOT_FOUND"
-	case codes.AlreadyExists:
-		return "ALREADY_EXISTS"
-	case codes.PermissionDenied:
-		return "PERMISSION_DENIED"
-	case codes.ResourceExhausted:
-		return "RESOURCE_EXHAUSTED"
-	case codes.FailedPrecondition:
-		return "FAILED_PRECONDITION"
-	case codes.OutOfRange:
-		return "OUT_OF_RANGE"
-	case codes.Unimplemented:
-		return "UNIMPLEMENTED"
-	case codes.DataLoss:
-		return "DATA_LOSS"
-	case codes.Unauthenticated:
-		return "UNAUTHENTICATED"
-	}
-	return strings.ToUpper(c.String()) // CANCELED, UNKNOWN, ABORTED, INTERNAL, UNAVAILABLE
-}
+func codeName(c codes.Code) string { return calllog.CodeName(c) }

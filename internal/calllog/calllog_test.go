@@ -1,0 +1,53 @@
+package calllog
+
+import (
+	"context"
+	"testing"
+
+	"github.com/langhost/callbacks/internal/testkit/leakcheck"
+)
+
+func TestMain(m *testing.M) { leakcheck.Main(m) }
+
+func TestEndpoint(t *testing.T) {
+	for _, tc := range []struct{ endpoint, switchTo, want string }{
+		{"", "", ""},
+		{"localhost:4317", "", "localhost:4317"},
+		{" localhost:4317 ", "on", "localhost:4317"},
+		{"localhost:4317", "off", ""},
+		{"localhost:4317", "Off", ""},
+		{"localhost:4317", "0", ""},
+		{"localhost:4317", "false", ""},
+	} {
+		env := map[string]string{EndpointEnv: tc.endpoint, SwitchEnv: tc.switchTo}
+		if got := Endpoint(func(k string) string { return env[k] }); got != tc.want {
+			t.Errorf("Endpoint with %q, %s=%q: got %q, want %q", tc.endpoint, SwitchEnv, tc.switchTo, got, tc.want)
+		}
+	}
+}
+
+// A record put after Close is dropped and counted, and nothing is left
+// running; an exporter that never sent dials nothing.
+func TestCloseThenPut(t *testing.T) {
+	e, err := New("127.0.0.1:1", DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close(context.Background())
+	e.Close(context.Background()) // idempotent
+	c := &Call{Kind: "resource_hook"}
+	e.Start(c)
+	e.Finish(c, End{})
+	if got := e.Stats(); got != (Stats{Dropped: 2}) {
+		t.Errorf("got %+v, want two dropped", got)
+	}
+}
+
+func TestClip(t *testing.T) {
+	if got := clip("héllo", 2); got != "h…" {
+		t.Errorf("clip on a rune's second byte: got %q", got)
+	}
+	if got := clip("hello", 5); got != "hello" {
+		t.Errorf("got %q", got)
+	}
+}
