@@ -75,16 +75,16 @@ type checker struct {
 	// target is shared by the callbacks of one server.
 	target *target
 	// inputs are the bad inputs sent, as they went on the wire.
-	inputs []Input
+	inputs []wireInput
 	// unavailable is set when a call found the server not answering.
 	unavailable bool
 	// repetition counts the runs of a clause (see -count), from 0.
 	repetition int
 }
 
-// Input is a bad input the kit sent: the CallbackInvokeRequest's bytes,
+// wireInput is a bad input the kit sent: the CallbackInvokeRequest's bytes,
 // in hexadecimal.
-type Input struct {
+type wireInput struct {
 	Callback string `json:"callback"`
 	Input    string `json:"input"`
 	Size     int    `json:"size"`
@@ -98,7 +98,7 @@ func (c *checker) sentInput(name string, msg []byte) {
 			return
 		}
 	}
-	in := Input{Callback: c.cb.Name, Input: name, Size: len(msg), Hex: hex.EncodeToString(msg)}
+	in := wireInput{Callback: c.cb.Name, Input: name, Size: len(msg), Hex: hex.EncodeToString(msg)}
 	c.inputs = append(c.inputs, in)
 	shown := in.Hex
 	if len(shown) > 512 {

@@ -118,7 +118,7 @@ var built atomic.Bool
 // runKit runs the kit binary with args (its flags, then the program after
 // "--", or the program alone) and returns its exit status and its report,
 // as written by -json.
-func runKit(t *testing.T, args ...string) (int, *Report) {
+func runKit(t *testing.T, args ...string) (int, *report) {
 	t.Helper()
 	needGo(t)
 	bin, err := kitBinary()
@@ -144,13 +144,13 @@ func runKit(t *testing.T, args ...string) (int, *Report) {
 	return code, readReport(t, out, code)
 }
 
-func readReport(t *testing.T, path string, code int) *Report {
+func readReport(t *testing.T, path string, code int) *report {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("reading the JSON report: %v", err)
 	}
-	var rep Report
+	var rep report
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatalf("decoding the JSON report: %v", err)
 	}
@@ -198,7 +198,7 @@ func clausesBut(but ...string) string {
 	return "^(" + strings.Join(ids, "|") + ")$"
 }
 
-func row(t *testing.T, rep *Report, clause, kind string) Row {
+func row(t *testing.T, rep *report, clause, kind string) reportRow {
 	t.Helper()
 	for _, r := range rep.Rows {
 		if r.Clause == clause && r.Kind == kind {
@@ -206,11 +206,11 @@ func row(t *testing.T, rep *Report, clause, kind string) Row {
 		}
 	}
 	t.Fatalf("no row for %s %s", clause, kind)
-	return Row{}
+	return reportRow{}
 }
 
 // expect checks a row's verdict and that its evidence mentions want.
-func expect(t *testing.T, rep *Report, clause, kind, verdict, want string) {
+func expect(t *testing.T, rep *report, clause, kind, verdict, want string) {
 	t.Helper()
 	r := row(t, rep, clause, kind)
 	if r.Verdict != verdict || !strings.Contains(r.Evidence, want) {
@@ -222,7 +222,7 @@ func expect(t *testing.T, rep *Report, clause, kind, verdict, want string) {
 // wall clock, which the kit falls back to where it cannot read the
 // server's CPU time: a busy machine stretches it, so the tests do not hold
 // such a row to a verdict.
-func timedOnTheWall(r Row) bool {
+func timedOnTheWall(r reportRow) bool {
 	return strings.Contains(r.Evidence, "wall time:")
 }
 

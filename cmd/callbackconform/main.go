@@ -52,9 +52,9 @@ func main() {
 	os.Exit(code)
 }
 
-// Row is one line of the report: a clause's verdict for one kind of
+// reportRow is one line of the report: a clause's verdict for one kind of
 // callback.
-type Row struct {
+type reportRow struct {
 	Clause   string `json:"clause"`
 	Level    string `json:"level"`
 	Kind     string `json:"kind"`
@@ -64,14 +64,14 @@ type Row struct {
 	// callbacks, with -count above 1.
 	Runs map[string]int `json:"runs,omitempty"`
 	// Inputs are the bad inputs the clause sent, byte for byte.
-	Inputs []Input `json:"inputs,omitempty"`
+	Inputs []wireInput `json:"inputs,omitempty"`
 }
 
-// Report is what the kit found, as printed and as written by -json.
-type Report struct {
+// report is what the kit found, as printed and as written by -json.
+type report struct {
 	Program   []string     `json:"program"`
 	Callbacks []registered `json:"callbacks"`
-	Rows      []Row        `json:"rows"`
+	Rows      []reportRow  `json:"rows"`
 	// ProgramExit says how the program ended after the checks.
 	ProgramExit string `json:"programExit"`
 	// Result says in words what Exit says.
@@ -144,9 +144,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // (runClauses) and compute those that judge the others (judgeAfter), let
 // the program finish (finish), then build the rows and conclude
 // (conclude).
-func check(ctx context.Context, prog []string, filter *regexp.Regexp, count int, verbose bool, log io.Writer) *Report {
-	rep := &Report{Program: prog}
-	cantRun := func(format string, args ...any) *Report {
+func check(ctx context.Context, prog []string, filter *regexp.Regexp, count int, verbose bool, log io.Writer) *report {
+	rep := &report{Program: prog}
+	cantRun := func(format string, args ...any) *report {
 		rep.Error = fmt.Sprintf(format, args...)
 		rep.Exit = exitCantRun
 		return rep
@@ -359,14 +359,14 @@ func connect(cbs []registered, pid int, verbose bool, log io.Writer) ([]*checker
 // inputs the clause sent.
 type tally struct {
 	results map[string]map[*checker]result
-	inputs  map[string]map[*checker][]Input
+	inputs  map[string]map[*checker][]wireInput
 	runs    map[string]map[*checker]map[string]int
 }
 
 func newTally() *tally {
 	return &tally{
 		results: map[string]map[*checker]result{},
-		inputs:  map[string]map[*checker][]Input{},
+		inputs:  map[string]map[*checker][]wireInput{},
 		runs:    map[string]map[*checker]map[string]int{},
 	}
 }
@@ -376,7 +376,7 @@ func newTally() *tally {
 func (t *tally) record(cl clause, c *checker, r result) {
 	if t.results[cl.ID] == nil {
 		t.results[cl.ID] = map[*checker]result{}
-		t.inputs[cl.ID] = map[*checker][]Input{}
+		t.inputs[cl.ID] = map[*checker][]wireInput{}
 		t.runs[cl.ID] = map[*checker]map[string]int{}
 	}
 	if t.runs[cl.ID][c] == nil {
@@ -473,7 +473,7 @@ func judgeAfter(checkers []*checker, selected func(clause) bool, t *tally) {
 
 // conclude fills the report's rows from the tally, with each row's count
 // of verdicts when each clause ran count times, and its conclusion.
-func conclude(rep *Report, t *tally, checkers []*checker, selected func(clause) bool, count int) {
+func conclude(rep *report, t *tally, checkers []*checker, selected func(clause) bool, count int) {
 	rep.Rows = rows(t.results, t.inputs, checkers, selected)
 	if count > 1 {
 		for i, r := range rep.Rows {
@@ -501,7 +501,7 @@ var rank = map[string]int{fail: 3, skipped: 2, pass: 1, na: 0}
 // MUST clause passed and every MUST row of a registered kind passed (or
 // does not apply); a MUST row that failed fails it; a MUST row that was not
 // run, or a run in which no MUST clause passed, concludes nothing.
-func verdict(rows []Row) (int, string) {
+func verdict(rows []reportRow) (int, string) {
 	var failedRows, notRun []string
 	passes := 0
 	for _, r := range rows {
@@ -581,14 +581,14 @@ func callbacksOf(eng *enginetest.Engine) []registered {
 
 // rows builds the report's rows: one per clause and kind, in the
 // contract's order; kinds the program did not register are not applicable.
-func rows(results map[string]map[*checker]result, inputs map[string]map[*checker][]Input, checkers []*checker, selected func(clause) bool) []Row {
-	var out []Row
+func rows(results map[string]map[*checker]result, inputs map[string]map[*checker][]wireInput, checkers []*checker, selected func(clause) bool) []reportRow {
+	var out []reportRow
 	for _, cl := range contract {
 		if !selected(cl) {
 			continue
 		}
 		for _, k := range kindOrder {
-			row := Row{Clause: cl.ID, Level: cl.Level, Kind: k}
+			row := reportRow{Clause: cl.ID, Level: cl.Level, Kind: k}
 			var mine []*checker
 			for _, c := range checkers {
 				if c.cb.Kind == k {
@@ -628,7 +628,7 @@ func rows(results map[string]map[*checker]result, inputs map[string]map[*checker
 	return out
 }
 
-func printTable(w io.Writer, rep *Report) {
+func printTable(w io.Writer, rep *report) {
 	fmt.Fprintf(w, "program: %s\n", strings.Join(rep.Program, " "))
 	for _, cb := range rep.Callbacks {
 		fmt.Fprintf(w, "callback: %s %q at %s (accepts byte strings: %v)\n", cb.Kind, cb.Name, cb.Target, cb.AcceptsByteString)
