@@ -43,6 +43,57 @@ func TestVerdictNeedsAPassingMustClause(t *testing.T) {
 	}
 }
 
+// TestResultCountsClauses: the result line counts clauses, a clause being
+// as good as its worst row, and the rows separately.
+func TestResultCountsClauses(t *testing.T) {
+	t.Parallel()
+	r := func(clause, level, verdict string) reportRow {
+		return reportRow{Clause: clause, Level: level, Kind: "k", Verdict: verdict}
+	}
+	for _, tc := range []struct {
+		name string
+		rows []reportRow
+		want string
+	}{
+		{"passed", []reportRow{r("a", must, pass), r("a", must, pass), r("a", must, na), r("b", should, pass), r("b", should, fail), r("c", should, na)},
+			"every MUST clause passed; 1 of 3 clauses passed, 1 failed, 1 n/a (6 rows)"},
+		{"failed", []reportRow{r("a", must, fail), r("a", must, fail), r("b", must, pass), r("c", should, skipped)},
+			"1 MUST clause failed (a k, a k); 1 of 3 clauses passed, 1 failed, 1 not run (4 rows)"},
+	} {
+		if _, got := verdict(tc.rows); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestRowsOnlyForTheKindsAClauseAppliesTo: a clause about values sent back
+// has no row for hooks, which send none back; the others have a row for
+// every kind.
+func TestRowsOnlyForTheKindsAClauseAppliesTo(t *testing.T) {
+	t.Parallel()
+	var checkers []*checker
+	for _, k := range kindOrder {
+		checkers = append(checkers, &checker{cb: registered{Kind: k}, k: kinds[k]})
+	}
+	got := map[string][]string{}
+	for _, r := range rows(nil, nil, checkers, func(clause) bool { return true }) {
+		got[r.Clause] = append(got[r.Clause], r.Kind)
+	}
+	for clause, want := range map[string][]string{
+		"round-trip/properties":   {kindResourceTransform, kindInvokeTransform},
+		"round-trip/options":      {kindResourceTransform, kindInvokeTransform},
+		"round-trip/byte-strings": {kindResourceTransform, kindInvokeTransform},
+		"round-trip/value-shapes": {kindResourceTransform, kindInvokeTransform, kindStateMigration},
+		"migration/local-rules":   {kindStateMigration},
+		"request/every-field":     kindOrder,
+		"no-stack-trace":          kindOrder,
+	} {
+		if !slices.Equal(got[clause], want) {
+			t.Errorf("%s: rows for %v, want %v", clause, got[clause], want)
+		}
+	}
+}
+
 // TestStaysUpIsNotRunWhenTheServerDied: a server that died before the bad
 // inputs were all sent did not stay up; it was not checked.
 func TestStaysUpIsNotRunWhenTheServerDied(t *testing.T) {

@@ -416,7 +416,7 @@ func runClauses(ctx context.Context, checkers []*checker, selected func(clause) 
 		}
 		for _, c := range order {
 			for _, cl := range contract {
-				if cl.run == nil || cl.phase != phase || !selected(cl) {
+				if cl.run == nil || cl.phase != phase || !selected(cl) || !cl.appliesTo(c.cb.Kind) {
 					continue
 				}
 				if ctx.Err() != nil {
@@ -458,7 +458,7 @@ func judgeAfter(checkers []*checker, selected func(clause) bool, t *tally) {
 	}
 	for _, c := range checkers {
 		for _, cl := range contract {
-			if cl.run != nil || !selected(cl) {
+			if cl.run != nil || !selected(cl) || !cl.appliesTo(c.cb.Kind) {
 				continue
 			}
 			switch cl.ID {
@@ -500,9 +500,11 @@ var rank = map[string]int{fail: 3, skipped: 2, pass: 1, na: 0}
 // verdict concludes a run from its rows: it passes only when at least one
 // MUST clause passed and every MUST row of a registered kind passed (or
 // does not apply); a MUST row that failed fails it; a MUST row that was not
-// run, or a run in which no MUST clause passed, concludes nothing.
+// run, or a run in which no MUST clause passed, concludes nothing. The
+// words end with how many clauses passed (see clauseCount).
 func verdict(rows []reportRow) (int, string) {
 	var failedRows, notRun []string
+	failedClauses := map[string]bool{}
 	passes := 0
 	for _, r := range rows {
 		if r.Level != must {
@@ -511,27 +513,61 @@ func verdict(rows []reportRow) (int, string) {
 		switch r.Verdict {
 		case fail:
 			failedRows = append(failedRows, r.Clause+" "+r.Kind)
+			failedClauses[r.Clause] = true
 		case skipped:
 			notRun = append(notRun, r.Clause+" "+r.Kind)
 		case pass:
 			passes++
 		}
 	}
+	count := clauseCount(rows)
 	switch {
 	case len(failedRows) > 0:
-		return exitFail, fmt.Sprintf("%d MUST rows failed (%s)", len(failedRows), strings.Join(failedRows, ", "))
+		word := "clauses"
+		if len(failedClauses) == 1 {
+			word = "clause"
+		}
+		return exitFail, fmt.Sprintf("%d MUST %s failed (%s); %s", len(failedClauses), word, strings.Join(failedRows, ", "), count)
 	case len(notRun) > 0:
-		return exitCantRun, fmt.Sprintf("inconclusive: %d MUST rows were not run (%s)", len(notRun), strings.Join(notRun, ", "))
+		return exitCantRun, fmt.Sprintf("inconclusive: %d MUST rows were not run (%s); %s", len(notRun), strings.Join(notRun, ", "), count)
 	case passes == 0:
-		return exitCantRun, "inconclusive: no MUST clause was checked (see -run)"
+		return exitCantRun, "inconclusive: no MUST clause was checked (see -run); " + count
 	}
-	return exitPass, fmt.Sprintf("every MUST row passed (%d rows)", passes)
+	return exitPass, "every MUST clause passed; " + count
+}
+
+// clauseCount counts the clauses of rows by verdict, a clause's verdict
+// being the worst of its rows' (so a clause passes when none of its rows
+// failed or went unrun and one passed), and says how many rows they
+// span: "20 of 22 clauses passed, 2 failed (88 rows)".
+func clauseCount(rows []reportRow) string {
+	worst := map[string]string{}
+	for _, r := range rows {
+		if v, ok := worst[r.Clause]; !ok || rank[r.Verdict] > rank[v] {
+			worst[r.Clause] = r.Verdict
+		}
+	}
+	counts := map[string]int{}
+	for _, v := range worst {
+		counts[v]++
+	}
+	s := fmt.Sprintf("%d of %d clauses passed", counts[pass], len(worst))
+	for _, v := range []struct{ verdict, words string }{{fail, "failed"}, {skipped, "not run"}, {na, "n/a"}} {
+		if n := counts[v.verdict]; n > 0 {
+			s += fmt.Sprintf(", %d %s", n, v.words)
+		}
+	}
+	return fmt.Sprintf("%s (%d rows)", s, len(rows))
 }
 
 // callbacksOf lists the callbacks the program registered, in order: the
 // stack transforms and hooks, then the state migrations of its resources.
+// Each has a name: a hook its own, a stack transform its registration's
+// method and its number ("RegisterStackTransform#1"), a migration its
+// resource's name and its number.
 func callbacksOf(eng *enginetest.Engine) []registered {
 	var out []registered
+	numbered := map[enginetest.EventKind]int{}
 	for _, ev := range eng.Events("RegisterStackTransform", "RegisterStackInvokeTransform",
 		"RegisterResourceHook", "RegisterErrorHook", "RegisterResource") {
 		if ev.Err != "" {
@@ -574,13 +610,20 @@ func callbacksOf(eng *enginetest.Engine) []registered {
 			r.Kind = kindErrorHook
 		}
 		r.Target, r.Token, r.AcceptsByteString = cb.GetTarget(), cb.GetToken(), cb.GetAcceptsByteString()
+		if r.Name == "" {
+			// A stack transform has no name of its own: it is named by its
+			// registration, counted by kind as migrations are.
+			numbered[ev.Kind]++
+			r.Name = fmt.Sprintf("%s#%d", ev.Kind, numbered[ev.Kind])
+		}
 		out = append(out, r)
 	}
 	return out
 }
 
-// rows builds the report's rows: one per clause and kind, in the
-// contract's order; kinds the program did not register are not applicable.
+// rows builds the report's rows: one per clause and kind the clause
+// applies to, in the contract's order; kinds the program did not register
+// are not applicable.
 func rows(results map[string]map[*checker]result, inputs map[string]map[*checker][]wireInput, checkers []*checker, selected func(clause) bool) []reportRow {
 	var out []reportRow
 	for _, cl := range contract {
@@ -588,6 +631,9 @@ func rows(results map[string]map[*checker]result, inputs map[string]map[*checker
 			continue
 		}
 		for _, k := range kindOrder {
+			if !cl.appliesTo(k) {
+				continue
+			}
 			row := reportRow{Clause: cl.ID, Level: cl.Level, Kind: k}
 			var mine []*checker
 			for _, c := range checkers {
