@@ -75,16 +75,16 @@ type checker struct {
 	// target is shared by the callbacks of one server.
 	target *target
 	// inputs are the bad inputs sent, as they went on the wire.
-	inputs []Input
+	inputs []wireInput
 	// unavailable is set when a call found the server not answering.
 	unavailable bool
 	// repetition counts the runs of a clause (see -count), from 0.
 	repetition int
 }
 
-// Input is a bad input the kit sent: the CallbackInvokeRequest's bytes,
+// wireInput is a bad input the kit sent: the CallbackInvokeRequest's bytes,
 // in hexadecimal.
-type Input struct {
+type wireInput struct {
 	Callback string `json:"callback"`
 	Input    string `json:"input"`
 	Size     int    `json:"size"`
@@ -98,7 +98,7 @@ func (c *checker) sentInput(name string, msg []byte) {
 			return
 		}
 	}
-	in := Input{Callback: c.cb.Name, Input: name, Size: len(msg), Hex: hex.EncodeToString(msg)}
+	in := wireInput{Callback: c.cb.Name, Input: name, Size: len(msg), Hex: hex.EncodeToString(msg)}
 	c.inputs = append(c.inputs, in)
 	shown := in.Hex
 	if len(shown) > 512 {
@@ -251,12 +251,28 @@ type clause struct {
 	// run checks one callback. Nil run marks a clause computed from the
 	// others (stays-up, no-stack-trace).
 	run func(ctx context.Context, c *checker) result
+	// kinds are the kinds of callback the clause applies to, nil for
+	// every kind: a clause about values sent back has no row for hooks,
+	// which send none back.
+	kinds []string
 	// phase orders the runs: every callback goes through phase 0 (ordinary
 	// requests) before any goes through phase 1 (bad inputs, which may
 	// bring a server down for every callback it serves), then phase 2 (the
 	// largest payload).
 	phase int
 }
+
+// appliesTo reports whether the clause applies to the kind k.
+func (cl clause) appliesTo(k string) bool {
+	return cl.kinds == nil || slices.Contains(cl.kinds, k)
+}
+
+// Kinds that send values back: transforms (properties and options) and
+// migrations (state).
+var (
+	transformKinds = []string{kindResourceTransform, kindInvokeTransform}
+	valueKinds     = []string{kindResourceTransform, kindInvokeTransform, kindStateMigration}
+)
 
 // The contract. The order is the order in which the clauses run.
 var contract = []clause{
@@ -270,33 +286,24 @@ var contract = []clause{
 			}
 			return fromCall("every field", p, err)
 		}},
-	{ID: "round-trip/properties", Level: must,
+	{ID: "round-trip/properties", Level: must, kinds: transformKinds,
 		Title: "an identity transform returns the properties as sent: secrets, unknowns, output values with dependencies, resource references, assets, archives",
 		Why:   "the engine replaces the inputs with what comes back: a lost secret is disclosed, a lost dependency reorders the deployment",
 		run: func(ctx context.Context, c *checker) result {
-			if !c.k.transform {
-				return notApplicable("%s", noValues(c))
-			}
 			p, err := c.call(ctx, c.request(zooProperties(false), true))
 			return fromCall("properties", only(p, "properties: ", "args: "), err)
 		}},
-	{ID: "round-trip/options", Level: must,
+	{ID: "round-trip/options", Level: must, kinds: transformKinds,
 		Title: "an identity transform returns every option field as sent (or none)",
 		Why:   "the engine replaces the options wholesale with the answer's: a dropped field is lost for good",
 		run: func(ctx context.Context, c *checker) result {
-			if !c.k.transform {
-				return notApplicable("%s", noValues(c))
-			}
 			p, err := c.call(ctx, c.request(&structpb.Struct{}, true))
 			return fromCall("every option", only(p, "options: "), err)
 		}},
-	{ID: "round-trip/byte-strings", Level: must,
+	{ID: "round-trip/byte-strings", Level: must, kinds: transformKinds,
 		Title: "a callback registered with accepts_byte_string returns byte strings as sent",
 		Why:   "strings that are not UTF-8 reach the callback only in that encoding; altering them corrupts the resource",
 		run: func(ctx context.Context, c *checker) result {
-			if !c.k.transform {
-				return notApplicable("%s", noValues(c))
-			}
 			if !c.cb.AcceptsByteString {
 				return notApplicable("registered without accepts_byte_string")
 			}
@@ -329,13 +336,10 @@ var contract = []clause{
 			}
 			return passed("%s", ev)
 		}},
-	{ID: "round-trip/value-shapes", Level: must,
+	{ID: "round-trip/value-shapes", Level: must, kinds: valueKinds,
 		Title: "values a lossy runtime breaks come back exactly in a changed result: a leading U+FEFF, -0, 2^53 and its neighbours",
 		Why:   "the engine stores what comes back: a stripped byte order mark or a -0 turned into 0 changes the resource's inputs, a rounded integer changes an ID or a size",
 		run: func(ctx context.Context, c *checker) result {
-			if !c.k.transform && c.cb.Kind != kindStateMigration {
-				return notApplicable("%s", noValues(c))
-			}
 			req := c.changeRequest(false)
 			resp, err := c.callResp(ctx, req)
 			if r, ok := neverRan(err); ok {
@@ -433,7 +437,7 @@ var contract = []clause{
 			r.evidence = "measured once per server: " + r.evidence
 			return r
 		}},
-	{ID: "migration/local-rules", Level: should,
+	{ID: "migration/local-rules", Level: should, kinds: []string{kindStateMigration},
 		Title: "a migration's result that breaks a rule the engine's validator checks from the old state and the result alone is refused before it is sent",
 		Why:   "the engine refuses it anyway, with a message about state; the server can name the rule and the function",
 		run:   checkLocalRules},
@@ -544,14 +548,6 @@ var contract = []clause{
 
 // badInputs are the clauses after which stays-up checks the server.
 var badInputs = []string{"request/no-options", "unknown-token", "bad-payload", "invalid-utf8", "deep-nesting"}
-
-// noValues says why a kind has no values to send back.
-func noValues(c *checker) string {
-	if c.cb.Kind == kindStateMigration {
-		return "migrations return state, not properties or options"
-	}
-	return "hooks return no properties"
-}
 
 func changeEvidence(c *checker) string {
 	switch c.cb.Kind {

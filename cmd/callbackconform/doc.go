@@ -12,8 +12,9 @@
 // variables a language host sets are expanded in ARGS, for runners that take
 // them as flags.
 //
-// It prints one row per clause and kind (clause, level, kind, verdict,
-// evidence); -json writes the same report as JSON, with the bytes of every
+// It prints one row per clause and kind the clause applies to (clause,
+// level, kind, verdict, evidence) and a result line that counts the
+// clauses passed; -json writes the same report as JSON, with the bytes of every
 // bad input sent; -v shows the program's output, each check and each bad
 // input as it runs and the engine's trace; -run checks only the clauses
 // whose id matches; -count runs each clause N times and counts the

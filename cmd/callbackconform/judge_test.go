@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,21 +22,74 @@ import (
 // MUST clause passed and none failed or went unrun.
 func TestVerdictNeedsAPassingMustClause(t *testing.T) {
 	t.Parallel()
-	row := func(level, verdict string) Row { return Row{Clause: "c", Level: level, Kind: "k", Verdict: verdict} }
+	row := func(level, verdict string) reportRow {
+		return reportRow{Clause: "c", Level: level, Kind: "k", Verdict: verdict}
+	}
 	for _, tc := range []struct {
 		name string
-		rows []Row
+		rows []reportRow
 		want int
 	}{
 		{"no rows", nil, exitCantRun},
-		{"only SHOULD clauses", []Row{row(should, pass), row(should, fail)}, exitCantRun},
-		{"every MUST row n/a", []Row{row(must, na), row(should, pass)}, exitCantRun},
-		{"a MUST row not run", []Row{row(must, pass), row(must, skipped)}, exitCantRun},
-		{"a MUST row failed", []Row{row(must, pass), row(must, skipped), row(must, fail)}, exitFail},
-		{"every MUST row passed", []Row{row(must, pass), row(must, na), row(should, fail)}, exitPass},
+		{"only SHOULD clauses", []reportRow{row(should, pass), row(should, fail)}, exitCantRun},
+		{"every MUST row n/a", []reportRow{row(must, na), row(should, pass)}, exitCantRun},
+		{"a MUST row not run", []reportRow{row(must, pass), row(must, skipped)}, exitCantRun},
+		{"a MUST row failed", []reportRow{row(must, pass), row(must, skipped), row(must, fail)}, exitFail},
+		{"every MUST row passed", []reportRow{row(must, pass), row(must, na), row(should, fail)}, exitPass},
 	} {
 		if got, why := verdict(tc.rows); got != tc.want {
 			t.Errorf("%s: exit %d (%s), want %d", tc.name, got, why, tc.want)
+		}
+	}
+}
+
+// TestResultCountsClauses: the result line counts clauses, a clause being
+// as good as its worst row, and the rows separately.
+func TestResultCountsClauses(t *testing.T) {
+	t.Parallel()
+	r := func(clause, level, verdict string) reportRow {
+		return reportRow{Clause: clause, Level: level, Kind: "k", Verdict: verdict}
+	}
+	for _, tc := range []struct {
+		name string
+		rows []reportRow
+		want string
+	}{
+		{"passed", []reportRow{r("a", must, pass), r("a", must, pass), r("a", must, na), r("b", should, pass), r("b", should, fail), r("c", should, na)},
+			"every MUST clause passed; 1 of 3 clauses passed, 1 failed, 1 n/a (6 rows)"},
+		{"failed", []reportRow{r("a", must, fail), r("a", must, fail), r("b", must, pass), r("c", should, skipped)},
+			"1 MUST clause failed (a k, a k); 1 of 3 clauses passed, 1 failed, 1 not run (4 rows)"},
+	} {
+		if _, got := verdict(tc.rows); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestRowsOnlyForTheKindsAClauseAppliesTo: a clause about values sent back
+// has no row for hooks, which send none back; the others have a row for
+// every kind.
+func TestRowsOnlyForTheKindsAClauseAppliesTo(t *testing.T) {
+	t.Parallel()
+	var checkers []*checker
+	for _, k := range kindOrder {
+		checkers = append(checkers, &checker{cb: registered{Kind: k}, k: kinds[k]})
+	}
+	got := map[string][]string{}
+	for _, r := range rows(nil, nil, checkers, func(clause) bool { return true }) {
+		got[r.Clause] = append(got[r.Clause], r.Kind)
+	}
+	for clause, want := range map[string][]string{
+		"round-trip/properties":   {kindResourceTransform, kindInvokeTransform},
+		"round-trip/options":      {kindResourceTransform, kindInvokeTransform},
+		"round-trip/byte-strings": {kindResourceTransform, kindInvokeTransform},
+		"round-trip/value-shapes": {kindResourceTransform, kindInvokeTransform, kindStateMigration},
+		"migration/local-rules":   {kindStateMigration},
+		"request/every-field":     kindOrder,
+		"no-stack-trace":          kindOrder,
+	} {
+		if !slices.Equal(got[clause], want) {
+			t.Errorf("%s: rows for %v, want %v", clause, got[clause], want)
 		}
 	}
 }
@@ -57,6 +113,48 @@ func TestStaysUpIsNotRunWhenTheServerDied(t *testing.T) {
 	}
 	if r := (&checker{}).noStackTrace(); r.verdict != na {
 		t.Errorf("no error message: %s %q, want %s", r.verdict, r.evidence, na)
+	}
+}
+
+// TestJSONReportKeepsItsFieldNames: the -json report is read by other
+// programs, so its keys stay as they were when its types were exported.
+func TestJSONReportKeepsItsFieldNames(t *testing.T) {
+	t.Parallel()
+	// Every field set, so that omitempty hides none.
+	rep := report{
+		Program: []string{"prog"},
+		Callbacks: []registered{{Kind: kindStateMigration, Name: "n", Target: "t", Token: "k", AcceptsByteString: true,
+			URN: "u", Type: "ty", Parent: "p"}},
+		Rows: []reportRow{{Clause: "c", Level: must, Kind: "k", Verdict: pass, Evidence: "e", Runs: map[string]int{pass: 1},
+			Inputs: []wireInput{{Callback: "cb", Input: "in", Size: 1, Hex: "00"}}}},
+		ProgramExit: "exited 0", Result: "r", Exit: 1, Error: "err",
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	keys := func(v any) []string {
+		m, _ := v.(map[string]any)
+		return slices.Sorted(maps.Keys(m))
+	}
+	firstRow := got["rows"].([]any)[0].(map[string]any)
+	for _, tc := range []struct {
+		what string
+		got  []string
+		want []string
+	}{
+		{"report", keys(got), []string{"callbacks", "error", "exit", "program", "programExit", "result", "rows"}},
+		{"callback", keys(got["callbacks"].([]any)[0]), []string{"acceptsByteString", "kind", "name", "parent", "target", "token", "type", "urn"}},
+		{"row", keys(firstRow), []string{"clause", "evidence", "inputs", "kind", "level", "runs", "verdict"}},
+		{"input", keys(firstRow["inputs"].([]any)[0]), []string{"callback", "hex", "input", "size"}},
+	} {
+		if !slices.Equal(tc.got, tc.want) {
+			t.Errorf("the %s's JSON keys: %v, want %v", tc.what, tc.got, tc.want)
+		}
 	}
 }
 

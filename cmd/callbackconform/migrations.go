@@ -276,9 +276,6 @@ func (c *checker) localRuleRequest(rule localRule) (proto.Message, error) {
 // checkLocalRules asks the migration for each bad result and expects the
 // server to refuse to send it.
 func checkLocalRules(ctx context.Context, c *checker) result {
-	if c.cb.Kind != kindStateMigration {
-		return notApplicable("only migrations return state")
-	}
 	var sentOn, refused []string
 	named := 0
 	for _, rule := range localRules {
