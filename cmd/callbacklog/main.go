@@ -27,6 +27,7 @@ the engine's gRPC log (PULUMI_DEBUG_GRPC=FILE pulumi up), told by content.
 
 Usage:
   callbacklog show [-json] [-html FILE] [-secrets] LOG
+  callbacklog diff [-json] [-secrets] OLD NEW
   callbacklog scrub [-o FILE] LOG
 
 show    prints an account of every callback call, resource by resource: which
@@ -39,14 +40,25 @@ show    prints an account of every callback call, resource by resource: which
                       self-contained HTML file
           -secrets    print secret values (by default each is "[secret]",
                       wherever it appears: in a value, a message, an error)
+diff    compares the accounts of two logs, resource by resource: the calls
+        that appeared, disappeared, or changed their outcome, their changes,
+        a hook's refusal, the failure an error hook saw. Calls are matched by
+        resource, kind and registration, in order. Times are not compared.
+        It exits 0 when the accounts are the same (and says so in one line),
+        1 when they differ or lines of either log could not be read.
+          -json       one JSON object per call that differs instead
+          -secrets    as for show; a value either log marks secret is
+                      hidden in both
 scrub   writes LOG with every secret and configuration value replaced by a
         placeholder, so that it can be shared or committed as test data.
           -o FILE     write FILE (replaced whole, at once; it may be LOG)
                       instead of standard output
 
-LOG is a file, or - for standard input. The exit status is
-  0  every line of the log was read (a log without callback calls included)
-  1  some lines could not be read: the rest is shown, and they are named
+LOG, OLD and NEW are files, or - for standard input. The exit status is
+  0  every line of the log was read (a log without callback calls included);
+     for diff, the accounts are the same
+  1  some lines could not be read: the rest is shown, and they are named;
+     for diff, also: the accounts differ
   2  a usage error
   3  the log cannot be opened or read or is not a log (a directory, an empty
      or compressed file, text that is not the engine's JSON Lines), or the
@@ -69,6 +81,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return show(args[1:], stdin, stdout, stderr)
 	case "scrub":
 		return scrub(args[1:], stdin, stdout, stderr)
+	case "diff":
+		return diffLogs(args[1:], stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
