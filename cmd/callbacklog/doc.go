@@ -11,7 +11,7 @@
 //
 // Usage:
 //
-//	callbacklog show [-json] [-html FILE] [-secrets] LOG
+//	callbacklog show [-json] [-html FILE] [-trace FILE] [-secrets] LOG
 //	callbacklog diff [-json] [-secrets] OLD NEW
 //	callbacklog scrub [-o FILE] LOG
 //
@@ -112,7 +112,7 @@
 //	   for diff, also: the accounts differ
 //	2  a usage error: an unknown command or flag, not one LOG argument
 //	3  the log cannot be opened or read or is not a log (see above), or the
-//	   file of -html or -o cannot be written
+//	   file of -html, -trace or -o cannot be written
 //	4  writing to standard output (the account, or the scrubbed log) failed
 //
 // # JSON
@@ -157,6 +157,23 @@
 // to the end of its last: the gaps along it are waits), with a table of the
 // time each registration took. Hovering or clicking a bar shows the call's
 // details; FILE#call=N opens the page with call N selected.
+//
+// # Trace
+//
+// -trace FILE also writes the calls as a trace in the Trace Event Format,
+// which Perfetto (ui.perfetto.dev) and Chrome's about://tracing open, for
+// zooming into where the time went: {"traceEvents": [...]}, with a process
+// (pid 1) for the deployment, a lane (a thread, named by a "thread_name"
+// metadata event) per resource in the account's order, with "stack-wide"
+// last, and an event per call on its resource's lane: a complete event
+// ("ph": "X") whose "ts" is its start after the first call's and "dur" its
+// duration, both in microseconds, named by its kind and registration
+// ("resource hook: before-create"), with its outcome, changes ("path: old →
+// new"), refusal or error, log line and order in "args". A call that starts
+// before the previous call about its resource ended goes on another lane of
+// the resource, named with (2), (3), since the viewers draw one lane's
+// events nested or not at all. A call whose duration the log does not give
+// is an instant event ("ph": "i"). Secrets are hidden as in the account.
 //
 // # Two recordings compared
 //

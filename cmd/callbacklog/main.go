@@ -26,7 +26,7 @@ pulumi command writes (pulumi logs decrypt --latest | callbacklog show -) or
 the engine's gRPC log (PULUMI_DEBUG_GRPC=FILE pulumi up), told by content.
 
 Usage:
-  callbacklog show [-json] [-html FILE] [-secrets] LOG
+  callbacklog show [-json] [-html FILE] [-trace FILE] [-secrets] LOG
   callbacklog diff [-json] [-secrets] OLD NEW
   callbacklog scrub [-o FILE] LOG
 
@@ -38,6 +38,9 @@ show    prints an account of every callback call, resource by resource: which
           -json       one JSON object per call instead (JSON Lines)
           -html FILE  also write a timeline of the calls per resource, as one
                       self-contained HTML file
+          -trace FILE also write the calls as a trace (Trace Event JSON) that
+                      ui.perfetto.dev and about://tracing open: a lane per
+                      resource, a slice per call
           -secrets    print secret values (by default each is "[secret]",
                       wherever it appears: in a value, a message, an error)
 diff    compares the accounts of two logs, resource by resource: the calls
@@ -62,7 +65,7 @@ LOG, OLD and NEW are files, or - for standard input. The exit status is
   2  a usage error
   3  the log cannot be opened or read or is not a log (a directory, an empty
      or compressed file, text that is not the engine's JSON Lines), or the
-     file of -html or -o cannot be written
+     file of -html, -trace or -o cannot be written
   4  writing to standard output failed
 `
 
@@ -130,6 +133,7 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("show", stderr)
 	asJSON := fs.Bool("json", false, "")
 	htmlFile := fs.String("html", "", "")
+	traceFile := fs.String("trace", "", "")
 	secrets := fs.Bool("secrets", false, "")
 	name, code := parse(fs, args, stderr)
 	if code == exitHelp {
@@ -183,6 +187,12 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if *htmlFile != "" {
 		if err := writeHTMLFile(*htmlFile, in.source, from, recs, problems); err != nil {
+			fmt.Fprintf(stderr, "callbacklog: %v\n", err)
+			return exitFile
+		}
+	}
+	if *traceFile != "" {
+		if err := writeTraceFile(*traceFile, in.source, recs); err != nil {
 			fmt.Fprintf(stderr, "callbacklog: %v\n", err)
 			return exitFile
 		}
