@@ -213,3 +213,14 @@ func TestDiffExitStatuses(t *testing.T) {
 		})
 	}
 }
+
+// TestDiffOfARecordedLog compares the log examples/replay keeps with itself
+// after the change its README makes to the program: the team of "db".
+func TestDiffOfARecordedLog(t *testing.T) {
+	recorded := string(readTestFile(t, recordedUp))
+	code, out, stderr := diffOf(t, recorded, string(withTeam(t, []byte(recorded), "db", "storage")))
+	if code != exitDiffer {
+		t.Errorf("exit %d, want %d: %s", code, exitDiffer, stderr)
+	}
+	golden(t, "diff-recorded.txt", []byte(out))
+}

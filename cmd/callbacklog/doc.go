@@ -209,6 +209,28 @@
 // accounts are the same, 1 when they differ or lines of either log could not
 // be read (they are listed at the end), 2, 3 and 4 as for show.
 //
+// # In review
+//
+// A recorded log that replay's update mode (CALLBACKS_REPLAY_UPDATE=1)
+// rewrote changes by lines of base64. git shows it as its account's change
+// once the logs are given a diff driver whose textconv is show, which prints
+// the same account for the same log on any machine (the file by its base
+// name, times after the log's first call):
+//
+//	echo '**/testdata/*.jsonl diff=callbacklog' >> .gitattributes
+//	git config diff.callbacklog.textconv "callbacklog show"
+//
+// with callbacklog installed on PATH (go install
+// github.com/langhost/callbacks/cmd/callbacklog@latest). git diff, git show
+// and git log -p then print the lines of the account that changed, as
+//
+//	   #1  +0.000s  resource transform  stack transform #1  changed  103.0ms  line 30
+//	-               properties.keepers  (absent) → {"team": "platform"}
+//	+               properties.keepers  (absent) → {"team": "infra"}
+//
+// and --no-textconv the bytes. Let the pattern match logs only: a file show
+// refuses or cannot read whole (exit status other than 0) makes git stop.
+//
 // # Scrub
 //
 // scrub writes the log with every secret value (inside callback payloads
