@@ -224,3 +224,17 @@ func TestDiffOfARecordedLog(t *testing.T) {
 	}
 	golden(t, "diff-recorded.txt", []byte(out))
 }
+
+func TestDiffStandardInputAndFailedWrite(t *testing.T) {
+	log := recording(t, firstUp)
+	file := writeFile(t, "up.jsonl", []byte(log))
+	code, out, stderr := callbacklog(recording(t, secondUp), "diff", file, "-")
+	if code != exitDiffer || !strings.Contains(out, "+++ standard input: ") {
+		t.Errorf("diff FILE -: exit %d, printed\n%s%s", code, out, stderr)
+	}
+	var errOut strings.Builder
+	if code := run([]string{"diff", file, "-"}, strings.NewReader(recording(t, secondUp)), failingWriter{}, &errOut); code != exitWrite ||
+		!strings.Contains(errOut.String(), "no space left") {
+		t.Errorf("diff to a failing standard output: exit %d, %q; want %d", code, errOut.String(), exitWrite)
+	}
+}
