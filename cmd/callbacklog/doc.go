@@ -11,7 +11,8 @@
 //
 // Usage:
 //
-//	callbacklog show [-json] [-html FILE] [-secrets] LOG
+//	callbacklog show [-json] [-html FILE] [-trace FILE] [-secrets] LOG
+//	callbacklog diff [-json] [-secrets] OLD NEW
 //	callbacklog scrub [-o FILE] LOG
 //
 // LOG is a file, or - for standard input. It may come from the real CLI, the
@@ -107,10 +108,11 @@
 // # Exit status
 //
 //	0  every line of the log was read; a log without callback calls too
-//	1  some lines could not be read: the rest is shown, and they are named
+//	1  some lines could not be read: the rest is shown, and they are named;
+//	   for diff, also: the accounts differ
 //	2  a usage error: an unknown command or flag, not one LOG argument
 //	3  the log cannot be opened or read or is not a log (see above), or the
-//	   file of -html or -o cannot be written
+//	   file of -html, -trace or -o cannot be written
 //	4  writing to standard output (the account, or the scrubbed log) failed
 //
 // # JSON
@@ -155,6 +157,79 @@
 // to the end of its last: the gaps along it are waits), with a table of the
 // time each registration took. Hovering or clicking a bar shows the call's
 // details; FILE#call=N opens the page with call N selected.
+//
+// # Trace
+//
+// -trace FILE also writes the calls as a trace in the Trace Event Format,
+// which Perfetto (ui.perfetto.dev) and Chrome's about://tracing open, for
+// zooming into where the time went: {"traceEvents": [...]}, with a process
+// (pid 1) for the deployment, a lane (a thread, named by a "thread_name"
+// metadata event) per resource in the account's order, with "stack-wide"
+// last, and an event per call on its resource's lane: a complete event
+// ("ph": "X") whose "ts" is its start after the first call's and "dur" its
+// duration, both in microseconds, named by its kind and registration
+// ("resource hook: before-create"), with its outcome, changes ("path: old →
+// new"), refusal or error, log line and order in "args". A call that starts
+// before the previous call about its resource ended goes on another lane of
+// the resource, named with (2), (3), since the viewers draw one lane's
+// events nested or not at all. A call whose duration the log does not give
+// is an instant event ("ph": "i"). Secrets are hidden as in the account.
+//
+// # Two recordings compared
+//
+// diff reads two logs (either kind, each as show does) and tells how the
+// second deployment's callbacks did otherwise than the first's: resource by
+// resource (matched by URN, else by type and name), the calls that appeared
+// (+), disappeared (-) or changed (~). Calls are matched by resource, kind
+// and registration, the first of a registration about a resource in OLD with
+// the first in NEW, the second with the second. A call changed when its
+// outcome did ("refused → ok"), what it changed (each property path whose
+// change differs is shown as it was, -, and as it is, +), or what the
+// account says under it (a hook's refusal, the failure an error hook saw,
+// the error the engine got). When calls ran, how long they took, their
+// order and their lines in the log are not compared. Calls that did the
+// same are not shown; when none differs, diff prints one line saying so.
+//
+//	--- up-1.jsonl: 6 callback calls about 2 resources
+//	+++ up-2.jsonl: 6 callback calls about 2 resources
+//	1 changed; 5 the same
+//
+//	random:index/randomPet:RandomPet "db"
+//	  urn:pulumi:dev::replay::random:index/randomPet:RandomPet::db
+//	  ~ resource transform  stack transform #1  changed  #2 line 31 → #2 line 31
+//	      - properties.keepers  (absent) → {"team": "data"}
+//	      + properties.keepers  (absent) → {"team": "storage"}
+//
+// -json prints one object per call that differs instead, {"diff":
+// "appeared", "disappeared" or "changed", "kind", "registration", "resource",
+// "old", "new"}, where old and new are the calls as show -json prints them;
+// then {"unreadable": {"log": "old" or "new", "line", "reason"}} per line
+// that could not be read. Secrets are hidden as show hides them, and a value
+// either log marks secret is hidden in both. The exit status is 0 when the
+// accounts are the same, 1 when they differ or lines of either log could not
+// be read (they are listed at the end), 2, 3 and 4 as for show.
+//
+// # In review
+//
+// A recorded log that replay's update mode (CALLBACKS_REPLAY_UPDATE=1)
+// rewrote changes by lines of base64. git shows it as its account's change
+// once the logs are given a diff driver whose textconv is show, which prints
+// the same account for the same log on any machine (the file by its base
+// name, times after the log's first call):
+//
+//	echo '**/testdata/*.jsonl diff=callbacklog' >> .gitattributes
+//	git config diff.callbacklog.textconv "callbacklog show"
+//
+// with callbacklog installed on PATH (go install
+// github.com/langhost/callbacks/cmd/callbacklog@latest). git diff, git show
+// and git log -p then print the lines of the account that changed, as
+//
+//	   #1  +0.000s  resource transform  stack transform #1  changed  103.0ms  line 30
+//	-               properties.keepers  (absent) → {"team": "platform"}
+//	+               properties.keepers  (absent) → {"team": "infra"}
+//
+// and --no-textconv the bytes. Let the pattern match logs only: a file show
+// refuses or cannot read whole (exit status other than 0) makes git stop.
 //
 // # Scrub
 //

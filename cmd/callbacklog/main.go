@@ -26,7 +26,8 @@ pulumi command writes (pulumi logs decrypt --latest | callbacklog show -) or
 the engine's gRPC log (PULUMI_DEBUG_GRPC=FILE pulumi up), told by content.
 
 Usage:
-  callbacklog show [-json] [-html FILE] [-secrets] LOG
+  callbacklog show [-json] [-html FILE] [-trace FILE] [-secrets] LOG
+  callbacklog diff [-json] [-secrets] OLD NEW
   callbacklog scrub [-o FILE] LOG
 
 show    prints an account of every callback call, resource by resource: which
@@ -37,20 +38,34 @@ show    prints an account of every callback call, resource by resource: which
           -json       one JSON object per call instead (JSON Lines)
           -html FILE  also write a timeline of the calls per resource, as one
                       self-contained HTML file
+          -trace FILE also write the calls as a trace (Trace Event JSON) that
+                      ui.perfetto.dev and about://tracing open: a lane per
+                      resource, a slice per call
           -secrets    print secret values (by default each is "[secret]",
                       wherever it appears: in a value, a message, an error)
+diff    compares the accounts of two logs, resource by resource: the calls
+        that appeared, disappeared, or changed their outcome, their changes,
+        a hook's refusal, the failure an error hook saw. Calls are matched by
+        resource, kind and registration, in order. Times are not compared.
+        It exits 0 when the accounts are the same (and says so in one line),
+        1 when they differ or lines of either log could not be read.
+          -json       one JSON object per call that differs instead
+          -secrets    as for show; a value either log marks secret is
+                      hidden in both
 scrub   writes LOG with every secret and configuration value replaced by a
         placeholder, so that it can be shared or committed as test data.
           -o FILE     write FILE (replaced whole, at once; it may be LOG)
                       instead of standard output
 
-LOG is a file, or - for standard input. The exit status is
-  0  every line of the log was read (a log without callback calls included)
-  1  some lines could not be read: the rest is shown, and they are named
+LOG, OLD and NEW are files, or - for standard input. The exit status is
+  0  every line of the log was read (a log without callback calls included);
+     for diff, the accounts are the same
+  1  some lines could not be read: the rest is shown, and they are named;
+     for diff, also: the accounts differ
   2  a usage error
   3  the log cannot be opened or read or is not a log (a directory, an empty
      or compressed file, text that is not the engine's JSON Lines), or the
-     file of -html or -o cannot be written
+     file of -html, -trace or -o cannot be written
   4  writing to standard output failed
 `
 
@@ -69,6 +84,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return show(args[1:], stdin, stdout, stderr)
 	case "scrub":
 		return scrub(args[1:], stdin, stdout, stderr)
+	case "diff":
+		return diffLogs(args[1:], stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -116,6 +133,7 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("show", stderr)
 	asJSON := fs.Bool("json", false, "")
 	htmlFile := fs.String("html", "", "")
+	traceFile := fs.String("trace", "", "")
 	secrets := fs.Bool("secrets", false, "")
 	name, code := parse(fs, args, stderr)
 	if code == exitHelp {
@@ -169,6 +187,12 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if *htmlFile != "" {
 		if err := writeHTMLFile(*htmlFile, in.source, from, recs, problems); err != nil {
+			fmt.Fprintf(stderr, "callbacklog: %v\n", err)
+			return exitFile
+		}
+	}
+	if *traceFile != "" {
+		if err := writeTraceFile(*traceFile, in.source, recs); err != nil {
 			fmt.Fprintf(stderr, "callbacklog: %v\n", err)
 			return exitFile
 		}

@@ -146,7 +146,8 @@ func secretLog(tb testing.TB, secret, text string, where int) string {
 func views(tb testing.TB, log string, args ...string) map[string]string {
 	tb.Helper()
 	page := filepath.Join(tb.TempDir(), "timeline.html")
-	code, text, stderr := callbacklog(log, append(append([]string{"show"}, args...), "-html", page, "-")...)
+	trace := filepath.Join(tb.TempDir(), "trace.json")
+	code, text, stderr := callbacklog(log, append(append([]string{"show"}, args...), "-html", page, "-trace", trace, "-")...)
 	if code != exitOK {
 		tb.Fatalf("show: exit %d\n%s%s", code, text, stderr)
 	}
@@ -158,7 +159,11 @@ func views(tb testing.TB, log string, args ...string) map[string]string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return map[string]string{"text": text, "json": js, "html": string(html)}
+	tr, err := os.ReadFile(trace)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return map[string]string{"text": text, "json": js, "html": string(html), "trace": string(tr)}
 }
 
 // forms are the ways a view may print s: as it is, quoted, in JSON, with
@@ -171,8 +176,8 @@ func forms(s string) []string {
 	return out
 }
 
-// viewStrings returns every string a view's JSON holds: the -json lines, or the
-// data block of the HTML page.
+// viewStrings returns every string a view's JSON holds: the -json lines, the
+// data block of the HTML page, or the trace.
 func viewStrings(tb testing.TB, form, out string) []string {
 	tb.Helper()
 	var docs []string
@@ -186,6 +191,8 @@ func viewStrings(tb testing.TB, form, out string) []string {
 			tb.Fatalf("the page has no data block:\n%s", out)
 		}
 		docs = []string{data}
+	case "trace":
+		docs = []string{out}
 	default:
 		return nil
 	}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// The trace is the Trace Event Format that Perfetto (ui.perfetto.dev) and
+// Chrome's about://tracing read: {"traceEvents": [...]}, with times in
+// microseconds.
+
+// traceEvent is one event of a trace.
+type traceEvent struct {
+	Name  string         `json:"name"`
+	Cat   string         `json:"cat,omitempty"`
+	Ph    string         `json:"ph"`
+	Ts    *float64       `json:"ts,omitempty"`
+	Dur   *float64       `json:"dur,omitempty"`
+	Scope string         `json:"s,omitempty"` // an instant event's: "t", its lane
+	Pid   int            `json:"pid"`
+	Tid   int            `json:"tid"`
+	Args  map[string]any `json:"args,omitempty"`
+}
+
+type traceFile struct {
+	TraceEvents     []traceEvent `json:"traceEvents"`
+	DisplayTimeUnit string       `json:"displayTimeUnit"`
+}
+
+// tracePid is the process of the deployment the log is of: a log holds one.
+const tracePid = 1
+
+// micros is d in microseconds, as the trace gives times.
+func micros(d time.Duration) *float64 {
+	us := float64(d) / float64(time.Microsecond)
+	return &us
+}
+
+// laneName names a resource's lane in a trace.
+func laneName(g *group) string {
+	if g.stackWide() {
+		return "stack-wide (about no resource)"
+	}
+	return g.Type + " " + strconv.Quote(g.Name)
+}
+
+// buildTrace is the trace of the calls: a lane (thread) per resource, in the
+// order of the account, and one event per call in it, placed by its start
+// after the first call's and as long as its duration. A call about a
+// resource that starts before the resource's previous call ended takes
+// another lane of the resource, named with (2), (3), so that no lane holds
+// calls that overlap. A call whose duration the log does not give is an
+// instant event.
+func buildTrace(source string, recs []*record) traceFile {
+	t := traceFile{TraceEvents: []traceEvent{}, DisplayTimeUnit: "ms"}
+	t.TraceEvents = append(t.TraceEvents, traceEvent{Name: "process_name", Ph: "M", Pid: tracePid,
+		Args: map[string]any{"name": "deployment (" + source + ")"}})
+	first := summarize(recs).First
+	tid := 0
+	for _, g := range groups(recs) {
+		calls := slices.Clone(g.Calls)
+		slices.SortStableFunc(calls, func(a, b *record) int { return a.Start.Compare(b.Start) })
+		var ends []time.Time // of the resource's lanes: when each is free
+		var tids []int
+		for _, r := range calls {
+			end := r.Start.Add(r.Duration)
+			lane := slices.IndexFunc(ends, func(e time.Time) bool { return !e.After(r.Start) })
+			if lane < 0 {
+				tid++
+				lane = len(ends)
+				ends, tids = append(ends, end), append(tids, tid)
+				name := laneName(g)
+				if lane > 0 {
+					name += fmt.Sprintf(" (%d)", lane+1)
+				}
+				t.TraceEvents = append(t.TraceEvents,
+					traceEvent{Name: "thread_name", Ph: "M", Pid: tracePid, Tid: tid, Args: map[string]any{"name": name}},
+					traceEvent{Name: "thread_sort_index", Ph: "M", Pid: tracePid, Tid: tid, Args: map[string]any{"sort_index": tid}})
+			}
+			ends[lane] = end
+			t.TraceEvents = append(t.TraceEvents, callEvent(r, first, tids[lane]))
+		}
+	}
+	return t
+}
+
+func callEvent(r *record, first time.Time, tid int) traceEvent {
+	e := traceEvent{Name: r.Kind + ": " + r.Registration, Cat: r.Kind, Ph: "X", Pid: tracePid, Tid: tid}
+	args := map[string]any{"seq": r.Seq, "line": r.Line, "outcome": r.Outcome, "registration": r.Registration}
+	if r.Start.IsZero() || first.IsZero() {
+		e.Ts = micros(0)
+		args["start"] = "not in the log"
+	} else {
+		e.Ts = micros(r.Start.Sub(first))
+	}
+	if r.NoDuration {
+		e.Ph, e.Scope = "i", "t"
+		args["duration"] = "not in the log"
+	} else {
+		e.Dur = micros(r.Duration)
+	}
+	set := func(k, v string) {
+		if v != "" {
+			args[k] = v
+		}
+	}
+	set("urn", r.URN)
+	set("invoke", r.Invoke)
+	set("hook", r.HookName)
+	set("message", r.Message)
+	set("operation", r.Op)
+	set("error", r.Err)
+	set("note", r.Note)
+	set("given", r.Given)
+	if r.Attempt > 0 {
+		args["attempt"] = r.Attempt
+	}
+	if len(r.Changes) > 0 {
+		changes := make([]string, len(r.Changes))
+		for i, ch := range r.Changes {
+			changes[i] = ch.Path + ": " + ch.Old + " → " + ch.New
+		}
+		args["changes"] = changes
+	}
+	e.Args = args
+	return e
+}
+
+func writeTrace(w io.Writer, source string, recs []*record) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(buildTrace(source, recs))
+}
+
+func writeTraceFile(name, source string, recs []*record) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	err = writeTrace(w, source, recs)
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return nil
+}
