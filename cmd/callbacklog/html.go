@@ -40,7 +40,7 @@ type page struct {
 type pageRun struct {
 	Label, Name, Result, Err string
 	Program                  string
-	Line                     int
+	Line, EndLine            int
 	AtNs, DurNs              int64
 }
 
@@ -115,7 +115,7 @@ func writeHTML(w io.Writer, source string, from origin, recs []*record, problems
 		return int64(t.Sub(first))
 	}
 	for _, r := range d.Runs {
-		p.Runs = append(p.Runs, pageRun{Label: r.label(), Name: r.Name, Result: r.result(), Err: r.Err, Program: r.Program, Line: r.Line, AtNs: at(r.Start), DurNs: int64(r.Duration)})
+		p.Runs = append(p.Runs, pageRun{Label: r.label(), Name: r.Name, Result: r.result(), Err: r.Err, Program: r.Program, Line: r.Line, EndLine: r.End, AtNs: at(r.Start), DurNs: int64(r.Duration)})
 	}
 	if sp := timeSplit(recs, d); sp.Runs > 0 || sp.Steps > 0 {
 		p.Split = &pageSplit{CallbacksNs: int64(sp.Callbacks), ProviderNs: int64(sp.Provider), RestNs: int64(sp.Rest), RunsNs: int64(sp.Runs), Steps: sp.Steps}
