@@ -86,6 +86,9 @@ const runLimit = 5 * time.Minute
 // changed, and does not fail for a differing answer; the rest is reported
 // as above.
 //
+// A call the recording never answered (a Pending call: the log ends before
+// its answer) is reported with t.Logf and not replayed.
+//
 // Run does not change the process's environment. Callbacks the SDK's own
 // callback server serves (a plain SDK program's transforms and hooks, and
 // this module's program.Migrations) are replayed as well; the SDK never
