@@ -35,10 +35,19 @@ func (e *LineError) Unwrap() error { return e.Err }
 // used from several goroutines.
 type Call struct {
 	// Seq is the call's 1-based order among the log's callback calls, by
-	// completion.
+	// completion; calls that never completed come last.
 	Seq int
-	// Line is the log line that completed the call.
+	// Line is the log line that completed the call, or for a Pending call
+	// the line that started it.
 	Line int
+	// Pending says the log ends before the call completed: the engine
+	// asked and the log holds no answer (a hook that hangs, a CLI stopped
+	// while it waited). Response is nil and Err "", Start is when the call
+	// started, and Duration how long it had run when the log ended (the
+	// latest time the log gives, less Start). Read yields such calls after
+	// all the others, in the order they started; only a log of two entries
+	// per call can tell them.
+	Pending bool
 	// Kind is the kind of function called, from the registration that named
 	// the token.
 	Kind callbacks.Kind

@@ -78,6 +78,7 @@ func newResponse(k callbacks.Kind) proto.Message {
 }
 
 // Outcome sums the call up in a word, and the message that goes with it:
+//   - "unanswered" for a Pending call, which the log holds no answer to;
 //   - "failed" and the error, for a call the engine got an error from;
 //   - "changed" or "unchanged" for a transform;
 //   - "refused" and the hook's message, or "ok", for a resource hook;
@@ -85,6 +86,9 @@ func newResponse(k callbacks.Kind) proto.Message {
 //     it answered with an error);
 //   - "migrated" or "unchanged" for a state migration.
 func (c *Call) Outcome() (word, message string) {
+	if c.Pending {
+		return "unanswered", ""
+	}
 	if c.Err != "" {
 		return "failed", c.Err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,8 +58,10 @@ var (
 // monitor's entries of the same log; in a log of one entry per call, where a
 // resource's registration comes after its transforms' calls, a call waits
 // for its registration and the calls after it wait with it, so the order
-// holds. Lines that are not about callbacks are skipped, and unknown methods
-// and fields are ignored. Memory holds one line, the tokens, and the calls
+// holds. A call the log started (request_started) and never completed is
+// yielded after all the others, with Pending set, unless a line after its
+// start could not be read or understood: that line may be its answer. Lines that are not about
+// callbacks are skipped, and unknown methods and fields are ignored. Memory holds one line, the tokens, and the calls
 // waiting for a registration.
 func Read(r io.Reader) iter.Seq2[*Call, error] {
 	return func(yield func(*Call, error) bool) {
@@ -90,6 +93,10 @@ type reader struct {
 	seq    int
 	// learned, if set, is told of every token learnt (Scrub's hook).
 	learned func(token string)
+	// starts are the callback calls started and not completed yet, in the
+	// order they started; last is the latest time an entry gave.
+	starts []started
+	last   time.Time
 
 	// Per run of the program (LanguageRuntime/Run).
 	stack, project       string
@@ -110,14 +117,104 @@ func (rd *reader) run(yield func(*Call, error) bool) {
 			yield(nil, fmt.Errorf("replay: reading the log after line %d: %w", rd.lines.line, err))
 			return
 		}
+		queued := len(rd.queue)
 		if !rd.line(line, ended) {
 			continue
 		}
+		rd.forgetStarts(queued)
+
 		if !rd.flush(yield, false) {
 			return
 		}
 	}
+	rd.unanswered()
 	rd.flush(yield, true)
+}
+
+// started is a callback call's request_started entry.
+type started struct {
+	line    int
+	token   string
+	request []byte
+	at      time.Time
+}
+
+// start notes a callback call's request_started entry, so that the call is
+// reported if the log ends before it completes.
+func (rd *reader) start(n int, line []byte) {
+	var e invokeEntry
+	if json.Unmarshal(line, &e) != nil || e.Request.Token == "" {
+		return // the completing entry, if any, says what is wrong
+	}
+	st := started{line: n, token: e.Request.Token, request: e.Request.Request}
+	if at, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil {
+		st.at = at
+	}
+	rd.starts = append(rd.starts, st)
+}
+
+// completed forgets the start of the call c completes: the first one
+// started with the same token and request.
+func (rd *reader) completed(c *Call) {
+	for i, st := range rd.starts {
+		if st.token == c.Token && bytes.Equal(st.request, c.Request) {
+			rd.starts = slices.Delete(rd.starts, i, i+1)
+			return
+		}
+	}
+}
+
+var timestampKey = []byte(`"timestamp":"`)
+
+// noteTime keeps the latest time the log gives. An entry's timestamp is its
+// last member, as the engine writes it and as a scrubbed log sorts it; a
+// server's request_started gives the zero time, which is not kept.
+func (rd *reader) noteTime(line []byte) {
+	i := bytes.LastIndex(line, timestampKey)
+	if i < 0 {
+		return
+	}
+	rest := line[i+len(timestampKey):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return
+	}
+	if t, err := time.Parse(time.RFC3339Nano, string(rest[:end])); err == nil && t.Year() > 1 && t.After(rd.last) {
+		rd.last = t
+	}
+}
+
+// forgetStarts forgets the calls started so far when the line just read
+// (whose queue entries start at from) could not be read or understood: it
+// may be their answer, so they are not reported unanswered.
+func (rd *reader) forgetStarts(from int) {
+	for _, h := range rd.queue[from:] {
+		if h.err != nil {
+			rd.starts = rd.starts[:0]
+			return
+		}
+	}
+}
+
+// unanswered queues the calls the log never completed, as Pending calls.
+func (rd *reader) unanswered() {
+	for _, st := range rd.starts {
+		rd.seq++
+		c := &Call{Seq: rd.seq, Line: st.line, Token: st.token, Request: st.request, Start: st.at, Pending: true}
+		if c.Request == nil {
+			c.Request = []byte{}
+		}
+		if !st.at.IsZero() && rd.last.After(st.at) {
+			c.Duration = rd.last.Sub(st.at)
+		}
+		r := rd.tokens[c.Token]
+		if r == nil {
+			rd.fail(st.line, fmt.Errorf("callback call %d, never answered, names token %s, which was never registered", c.Seq, c.Token))
+			continue
+		}
+		rd.queue = append(rd.queue, held{call: c, err: rd.complete(c, r)})
+	}
+	rd.starts = nil
 }
 
 // header is what every entry is first read for.
@@ -133,6 +230,7 @@ func (rd *reader) line(line []byte, ended bool) bool {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return false
 	}
+	rd.noteTime(line)
 	if bytes.HasPrefix(line, invokePrefix) {
 		// The engine's own layout of a callback call's entry, read in one
 		// pass: its only strings are a token, base64, metadata and a
@@ -145,6 +243,7 @@ func (rd *reader) line(line []byte, ended bool) bool {
 				rd.fail(n, badLine(line, ended, json.Unmarshal(line, new(header))))
 				return true
 			}
+			rd.start(n, line)
 			return false
 		}
 		rd.invoke(n, line, ended)
@@ -176,6 +275,7 @@ func (rd *reader) line(line []byte, ended bool) bool {
 	switch {
 	case h.Method == invokeMethod:
 		if h.Progress == requestStarted {
+			rd.start(n, line)
 			return false
 		}
 		rd.invoke(n, line, ended)
@@ -524,6 +624,7 @@ func (rd *reader) invoke(n int, line []byte, ended bool) {
 	if c.Request == nil {
 		c.Request = []byte{}
 	}
+	rd.completed(c)
 	if e.Response != nil && len(e.Errors) == 0 {
 		c.Response = e.Response.Response
 		if c.Response == nil {

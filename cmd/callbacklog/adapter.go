@@ -18,11 +18,19 @@ import (
 // is then hidden in every string of the records and problems: a secret may
 // be marked as such only in a call after one whose message holds it, so the
 // whole log is read first.
-func readLog(r io.Reader, secrets bool) ([]*record, []problem) {
+//
+// The deployment around the calls (its runs, who ran it, the providers'
+// steps) is read from the same bytes as they pass to replay.Read, and each
+// record is given its run.
+func readLog(r io.Reader, secrets bool) ([]*record, []problem, *deployment) {
 	var recs []*record
 	var problems []problem
 	found := secretSet{}
-	for c, err := range replay.Read(r) {
+	sc := newScanner(found)
+	if secrets {
+		sc.found = nil
+	}
+	for c, err := range replay.Read(io.TeeReader(r, sc)) {
 		if err != nil {
 			problems = append(problems, toProblem(err))
 		}
@@ -33,10 +41,20 @@ func readLog(r io.Reader, secrets bool) ([]*record, []problem) {
 			}
 		}
 	}
-	if !secrets && len(found) > 0 {
-		found.redactor().redact(recs, problems)
+	d := sc.finish()
+	for _, rec := range recs {
+		d.place(rec)
 	}
-	return recs, problems
+	for _, rec := range d.Steps {
+		d.place(rec)
+	}
+	if !secrets && len(found) > 0 {
+		red := found.redactor()
+		red.redact(recs, problems)
+		red.redact(d.Steps, nil)
+		red.deployment(d)
+	}
+	return recs, problems, d
 }
 
 func toProblem(err error) problem {
@@ -60,7 +78,7 @@ func newRecord(c *replay.Call, secrets bool) *record {
 		Seq: c.Seq, Line: c.Line, Kind: kindName(c.Kind),
 		Method: c.Registration.Method, Registration: registration(c),
 		URN: string(c.URN), Type: c.Type, Name: c.Name, Invoke: c.Invoke,
-		Err: c.Err, Start: c.Start, Duration: c.Duration,
+		Err: c.Err, Start: c.Start, Duration: c.Duration, Pending: c.Pending,
 	}
 	r.Outcome, _ = c.Outcome()
 	if m := c.Registration.Method; m == "RegisterResourceHook" || m == "RegisterErrorHook" {

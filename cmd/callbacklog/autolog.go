@@ -51,6 +51,7 @@ var (
 			"where a callback was registered (a transform is \"transform\")",
 			"a hook's inputs and outputs (only its name, resource and answer)",
 			"which answer is whose when calls of one kind ran at once (\"unknown\")",
+			"the runs, the providers' steps and the calls never answered (the gRPC log has them)",
 		},
 	}
 )

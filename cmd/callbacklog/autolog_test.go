@@ -202,7 +202,7 @@ func TestAutoLogSecrets(t *testing.T) {
 	)
 	recs, _ := readAutoString(t, log, false)
 	var text bytes.Buffer
-	if err := writeText(&text, "x", fromAuto, recs, nil); err != nil {
+	if err := writeText(&text, "x", fromAuto, recs, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(text.String(), pw) || !strings.Contains(text.String(), "properties.password  (absent) → [secret]") ||

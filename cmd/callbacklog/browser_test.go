@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,15 +55,17 @@ func browse(t *testing.T, file string, extra ...string) (dom, logged string) {
 
 var (
 	barRE      = regexp.MustCompile(`<button[^>]*class="bar ([^"]*)"[^>]*>`)
-	attrRE     = regexp.MustCompile(`data-(seq|outcome)="([^"]*)"`)
+	attrRE     = regexp.MustCompile(`data-(seq|outcome|step|answered)="([^"]*)"`)
 	renderedRE = regexp.MustCompile(`<body[^>]*data-rendered="(\d+)"`)
 	legendRE   = regexp.MustCompile(`<li data-outcome="([^"]*)"`)
 )
 
-// checkPage checks the DOM the timeline's script built from recs: one bar
-// per call, each with its call's number and the class of its outcome, a
-// legend entry per outcome, and no script error.
-func checkPage(t *testing.T, dom, logged string, recs []*record) {
+// checkPage checks the DOM the timeline's script built from recs and the
+// provider steps: one bar per call and per step, each call's with its
+// number, each step's with its method, each with the class of its outcome,
+// those never answered marked so, a legend entry per outcome, and no
+// script error.
+func checkPage(t *testing.T, dom, logged string, recs, steps []*record) {
 	t.Helper()
 	if m := regexp.MustCompile(`data-error="([^"]*)"`).FindStringSubmatch(dom); m != nil {
 		t.Errorf("the page's script failed: %s", m[1])
@@ -76,12 +79,13 @@ func checkPage(t *testing.T, dom, logged string, recs []*record) {
 	if m == nil {
 		t.Fatalf("the page's script did not finish (no data-rendered on <body>):\n%.2000s", dom)
 	}
-	if n, _ := strconv.Atoi(m[1]); n != len(recs) {
-		t.Errorf("the script counted %d bars, want one per call (%d)", n, len(recs))
+	want := len(recs) + len(steps)
+	if n, _ := strconv.Atoi(m[1]); n != want {
+		t.Errorf("the script counted %d bars, want one per call and step (%d)", n, want)
 	}
 	bars := barRE.FindAllStringSubmatch(dom, -1)
-	if len(bars) != len(recs) {
-		t.Fatalf("the page has %d bars, want one per call (%d)", len(bars), len(recs))
+	if len(bars) != want {
+		t.Fatalf("the page has %d bars, want one per call and step (%d)", len(bars), want)
 	}
 	bySeq := map[int]*record{}
 	outcomes := map[string]bool{}
@@ -89,10 +93,25 @@ func checkPage(t *testing.T, dom, logged string, recs []*record) {
 		bySeq[r.Seq] = r
 		outcomes[r.Outcome] = true
 	}
+	stepsLeft := map[string]int{}
+	for _, r := range steps {
+		stepsLeft[r.Step+" "+r.Outcome]++
+		outcomes[r.Outcome] = true
+	}
 	for _, b := range bars {
 		attrs := map[string]string{}
 		for _, a := range attrRE.FindAllStringSubmatch(b[0], -1) {
 			attrs[a[1]] = a[2]
+		}
+		classes := strings.Fields(b[1])
+		if step := attrs["step"]; step != "" {
+			k := step + " " + attrs["outcome"]
+			if stepsLeft[k] == 0 || !slices.Contains(classes, "step") || classes[0] != "o-"+strings.ReplaceAll(attrs["outcome"], " ", "-") {
+				t.Errorf("bar %s is no provider step of the log", b[0])
+				continue
+			}
+			stepsLeft[k]--
+			continue
 		}
 		seq, _ := strconv.Atoi(attrs["seq"])
 		r := bySeq[seq]
@@ -101,13 +120,21 @@ func checkPage(t *testing.T, dom, logged string, recs []*record) {
 			continue
 		}
 		want := "o-" + strings.ReplaceAll(r.Outcome, " ", "-")
-		if b[1] != want || attrs["outcome"] != r.Outcome {
+		if classes[0] != want || attrs["outcome"] != r.Outcome {
 			t.Errorf("bar #%d has class %q and outcome %q, want class %q for outcome %q", seq, b[1], attrs["outcome"], want, r.Outcome)
+		}
+		if marked := slices.Contains(classes, "unanswered") && attrs["answered"] == "false"; marked != r.Pending {
+			t.Errorf("bar #%d is marked never answered: %v, want %v", seq, marked, r.Pending)
 		}
 		delete(bySeq, seq)
 	}
 	for seq := range bySeq {
 		t.Errorf("call #%d has no bar", seq)
+	}
+	for k, n := range stepsLeft {
+		if n > 0 {
+			t.Errorf("%d provider step(s) %s have no bar", n, k)
+		}
 	}
 	legend := map[string]bool{}
 	for _, l := range legendRE.FindAllStringSubmatch(dom, -1) {
@@ -124,11 +151,11 @@ func TestTimelineInABrowser(t *testing.T) {
 	chromium(t)
 	recs := fixture()
 	file := filepath.Join(t.TempDir(), "timeline.html")
-	if err := writeHTMLFile(file, "demo.log", fromGRPC, recs, []problem{{Line: 12, Reason: "unexpected end of JSON input"}}); err != nil {
+	if err := writeHTMLFile(file, "demo.log", fromGRPC, recs, []problem{{Line: 12, Reason: "unexpected end of JSON input"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	dom, logged := browse(t, file, "--dump-dom")
-	checkPage(t, dom, logged, recs)
+	checkPage(t, dom, logged, recs, nil)
 	if !strings.Contains(dom, "line 12: unexpected end of JSON input") {
 		t.Errorf("the page does not name the unreadable line")
 	}
@@ -187,14 +214,14 @@ func TestTimelinesOfRecordedLogsInABrowser(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			recs, problems := readLog(f, false)
+			recs, problems, d := readLog(f, false)
 			f.Close()
 			page := filepath.Join(t.TempDir(), "timeline.html")
 			if code, _, stderr := callbacklog("", "show", "-html", page, file); code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			dom, logged := browse(t, page, "--dump-dom")
-			checkPage(t, dom, logged, recs)
+			checkPage(t, dom, logged, recs, d.Steps)
 			if len(problems) != 0 {
 				t.Errorf("unreadable lines in a recorded log: %v", problems)
 			}

@@ -12,8 +12,8 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 )
 
-// deployment is what one recording of the diff tests' program did.
-type deployment struct {
+// scenario is what one recording of the diff tests' program did.
+type scenario struct {
 	team     string // the team the transform gives the pet
 	refusal  string // the hook's refusal of the pet, "" for none
 	retries  int    // how many times the error hook is called for the token
@@ -22,7 +22,7 @@ type deployment struct {
 }
 
 // recording is the gRPC log of d.
-func recording(tb testing.TB, d deployment) string {
+func recording(tb testing.TB, d scenario) string {
 	tb.Helper()
 	l := newTestLog(tb)
 	l.register("RegisterStackTransform", "", "tok-transform")
@@ -50,12 +50,12 @@ func recording(tb testing.TB, d deployment) string {
 	return l.String()
 }
 
-var firstUp = deployment{team: "data", refusal: "pets need an owner tag", retries: 1, gone: true, password: "hunter2-pass"}
+var firstUp = scenario{team: "data", refusal: "pets need an owner tag", retries: 1, gone: true, password: "hunter2-pass"}
 
 // secondUp is firstUp with one thing of each kind changed: the transform's
 // change, the hook's answer, an error hook call more, a resource less, and
 // the password made secret.
-var secondUp = deployment{team: "infra", retries: 2,
+var secondUp = scenario{team: "infra", retries: 2,
 	password: map[string]any{sig.Key: sig.Secret, "value": "hunter2-pass"}}
 
 // diffOf writes the two logs and runs diff on them with args.

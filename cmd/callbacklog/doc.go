@@ -53,16 +53,37 @@
 //
 // # The account
 //
-// show prints a summary (the log it was read from, what that log cannot
-// tell, the time spent in callbacks, calls by kind and by
-// outcome, which registrations the time went to, the slowest calls), then
-// each resource in the order the
-// deployment first called back about it: its type, name and URN, and every
-// callback call about it in the order they completed, one row each:
+// show prints a header and a summary (from a gRPC log: the project, stack,
+// organization, the CLI's version as its language host gives it and the Go
+// SDK's as a source position names it, and each run of the program, preview
+// or update, with its start, length, result and first error: that of its
+// first provider step that failed, else the program's own; then the log it
+// was read from, what that log cannot tell, the time spent in callbacks and,
+// from a gRPC log, how the runs' time split between callbacks, provider
+// steps and the rest, calls by kind and by outcome, which registrations the
+// time went to, the slowest calls). Then, first, every call the log started
+// and never answered ("never answered": a hook that hangs, a CLI stopped
+// while it waited), callback or provider step, with its resource, its
+// registration, the line that started it and how long it had run when the
+// log ended (the latest time any entry gives, less its start). Then each run
+// under a heading ("== update (log line 17): failed in 2.03s: ...") and in
+// it each resource in the order the deployment first called back about it:
+// its type, name and URN, and every callback call and provider step about
+// it in the order they completed, one row each:
 //
 //	#seq  +start  kind  registration  outcome  duration  line N
 //
-// The start is after the first call of the log; line N is the log line that
+// A provider step's row has "-" for #seq, "provider step" for its kind, its
+// method and provider ("Create (random)") for its registration, and "ok",
+// "failed", "invalid" (Check's failures), "changes" or "no changes" (Diff)
+// for its outcome; an error hook's row comes after the failed step it
+// answered. A call never answered has the outcome "unanswered", the line
+// that started it, and how long it had run. A log that names no run (one
+// enginetest wrote) has no run heading; an automatic log gives no runs,
+// provider steps or calls never answered, and says so.
+//
+// The start is after the earliest time the log gives (its first run's
+// start, or its first call's); line N is the log line that
 // completed the call (in an automatic log, the line that started it, which
 // names the resource). A duration the log does not give is "?". A "note:"
 // line says what the log leaves uncertain about the call, "given:" what a
@@ -102,7 +123,11 @@
 // A secret shorter than 6 bytes ("dev", "1", "on") is hidden only where a
 // whole string (a message, a property's value) is the secret: looked for
 // inside longer strings it would blank out parts of names, URNs and messages
-// that merely contain it. Booleans and nulls are not looked for. The words
+// that merely contain it. From a gRPC log, the configuration's secret values
+// (the keys LanguageRuntime/Run marks secret) and the secrets inside the
+// providers' requests and answers are gathered too, and hidden as well in
+// provider steps' errors and in the header (a run's error). Booleans and
+// nulls are not looked for. The words
 // of the account's own, a kind or an outcome, are never hidden.
 //
 // # Exit status
@@ -117,15 +142,28 @@
 //
 // # JSON
 //
-// -json prints JSON Lines instead: one object per call, in completion order,
-// with the fields
+// -json prints JSON Lines instead. From a gRPC log the first object is
+// {"deployment": {...}}, with the fields project, stack, organization, cli,
+// sdk (absent when the log does not say), runs ([{"name": "preview" or
+// "update", "line": the line that started it, "endLine": the one that
+// completed it, "start", "durationNs" (for a run that did not end, how long it
+// had run when the log ended), "result": "succeeded", "failed" or "did not end
+// in the log", "error": its first error, "programError": the program's own}]),
+// unanswered (how many calls were never answered), and timeNs ({"callbacks",
+// "provider", "rest", "runs"}: where the runs' time went). Then one object per
+// call or provider step: those never answered first, then the others in the
+// order of the log, with the fields
 //
 //	source        the log read: "grpc" or "automatic"
+//	run           "preview" or "update": the run the call was made in
+//	answered      false for a call the log never answered; absent otherwise
 //	seq           the call's order among the log's callback calls, by completion
-//	              (in an automatic log, by start)
-//	line          the log line that completed it
+//	              (in an automatic log, by start); absent for a provider step
+//	line          the log line that completed it (that started it, if never
+//	              answered)
 //	kind          "resource transform", "invoke transform", "resource hook",
-//	              "error hook" or "state migration"
+//	              "error hook", "state migration" or "provider step"
+//	provider      a provider step's {"name": the provider, "method": "Create", ...}
 //	registration  {"label": as in the account, "method": the monitor method
 //	              that registered it, "name": a hook's name}
 //	resource      {"urn", "type", "name"}; absent for invoke transforms, and
@@ -150,8 +188,11 @@
 // # Timeline
 //
 // -html FILE also writes one self-contained HTML file (no network, no
-// external font or script): a row per resource, a bar per call placed by
-// its start and as long as its duration, coloured by outcome, with a legend.
+// external font or script): the header and the runs, the calls never
+// answered in a box above the timeline, then a row per resource under a
+// band per run, a bar per call placed by its start and as long as its
+// duration, coloured by outcome, with a legend; a provider step is a thinner
+// dotted bar, a call never answered a dashed one that runs to the log's end.
 // It answers what text answers badly: where the time went, and which
 // resources waited on which hook (a thin line joins a resource's first call
 // to the end of its last: the gaps along it are waits), with a table of the

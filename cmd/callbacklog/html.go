@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"html/template"
 	"io"
+	"strconv"
 	"time"
 )
 
@@ -28,6 +29,24 @@ type page struct {
 	Groups    []pageGroup
 	ByReg     []pageSpent
 	Problems  []problem
+
+	// The deployment around the calls, where the log tells it.
+	Header     [][2]string // label, value
+	Runs       []pageRun
+	Unanswered []pageCall
+	Split      *pageSplit
+}
+
+type pageRun struct {
+	Label, Name, Result, Err string
+	Program                  string
+	Line, EndLine            int
+	AtNs, DurNs              int64
+}
+
+type pageSplit struct {
+	CallbacksNs, ProviderNs, RestNs, RunsNs int64
+	Steps                                   int
 }
 
 type pageSpent struct {
@@ -37,6 +56,7 @@ type pageSpent struct {
 }
 
 type pageGroup struct {
+	Run             string // the label of the run the calls were made in, "" if the log names none
 	URN, Type, Name string
 	StackWide       bool
 	Calls           []pageCall
@@ -52,36 +72,85 @@ type pageCall struct {
 	Attempt            int
 	Note, Given        string
 	NoDuration         bool
+	Pending            bool   // never answered: DurNs is how long it had run when the log ended
+	Step, Provider     string // a provider step's method and provider
+	Run                string
+	About              string
 }
 
-func writeHTML(w io.Writer, source string, from origin, recs []*record, problems []problem) error {
+func writeHTML(w io.Writer, source string, from origin, recs []*record, problems []problem, d *deployment) error {
+	if d == nil {
+		d = &deployment{}
+	}
 	s := summarize(recs)
+	first := firstStart(recs, d)
+	all := entries(recs, d)
+	var last time.Time
+	for _, r := range all {
+		if end := r.Start.Add(r.Duration); !r.Start.IsZero() && end.After(last) {
+			last = end
+		}
+	}
+	span := s.Span
+	if !first.IsZero() && last.After(first) {
+		span = last.Sub(first)
+	}
 	p := page{
 		Source: source, From: from.Text, Cannot: from.Cannot, Calls: s.Calls, Resources: s.Resources,
-		TotalNs: int64(s.Total), SpanNs: int64(s.Span), Problems: problems,
-		Groups: []pageGroup{},
+		TotalNs: int64(s.Total), SpanNs: int64(span), Problems: problems,
+		Groups: []pageGroup{}, Runs: []pageRun{}, Unanswered: []pageCall{}, Header: [][2]string{},
 	}
 	if p.Problems == nil {
 		p.Problems = []problem{}
 	}
+	for _, f := range [][2]string{{"project", d.Project}, {"stack", d.Stack}, {"organization", d.Organization}, {"CLI", d.CLI}, {"SDK", d.SDK}} {
+		if f[1] != "" {
+			p.Header = append(p.Header, f)
+		}
+	}
+	at := func(t time.Time) int64 {
+		if t.IsZero() || first.IsZero() {
+			return 0
+		}
+		return int64(t.Sub(first))
+	}
+	for _, r := range d.Runs {
+		p.Runs = append(p.Runs, pageRun{Label: r.label(), Name: r.Name, Result: r.result(), Err: r.Err, Program: r.Program, Line: r.Line, EndLine: r.End, AtNs: at(r.Start), DurNs: int64(r.Duration)})
+	}
+	if sp := timeSplit(recs, d); sp.Runs > 0 || sp.Steps > 0 {
+		p.Split = &pageSplit{CallbacksNs: int64(sp.Callbacks), ProviderNs: int64(sp.Provider), RestNs: int64(sp.Rest), RunsNs: int64(sp.Runs), Steps: sp.Steps}
+	}
 	for _, b := range s.ByReg {
 		p.ByReg = append(p.ByReg, pageSpent{Kind: b.Kind, Registration: b.Registration, Calls: b.Calls, TotalNs: int64(b.Total)})
 	}
-	for _, g := range groups(recs) {
-		pg := pageGroup{URN: g.URN, Type: g.Type, Name: g.Name, StackWide: g.stackWide()}
-		for _, r := range g.Calls {
-			var at time.Duration
-			if !r.Start.IsZero() && !s.First.IsZero() {
-				at = r.Start.Sub(s.First)
-			}
-			pg.Calls = append(pg.Calls, pageCall{
-				Seq: r.Seq, Line: r.Line, Kind: r.Kind, Registration: r.Registration,
-				Outcome: r.Outcome, Invoke: r.Invoke, AtNs: int64(at), DurNs: int64(r.Duration),
-				Changes: r.Changes, Message: r.Message, Err: r.Err, Op: r.Op, Attempt: r.Attempt,
-				Note: r.Note, Given: r.Given, NoDuration: r.NoDuration,
-			})
+	call := func(r *record) pageCall {
+		label := ""
+		if r.RunLine != 0 {
+			label = r.Run + " (log line " + strconv.Itoa(r.RunLine) + ")"
 		}
-		p.Groups = append(p.Groups, pg)
+		return pageCall{
+			Seq: r.Seq, Line: r.Line, Kind: r.Kind, Registration: r.Registration,
+			Outcome: r.Outcome, Invoke: r.Invoke, AtNs: at(r.Start), DurNs: int64(r.Duration),
+			Changes: r.Changes, Message: r.Message, Err: r.Err, Op: r.Op, Attempt: r.Attempt,
+			Note: r.Note, Given: r.Given, NoDuration: r.NoDuration,
+			Pending: r.Pending, Step: r.Step, Provider: r.Provider, Run: label, About: about(r),
+		}
+	}
+	for _, r := range unanswered(recs, d) {
+		p.Unanswered = append(p.Unanswered, call(r))
+	}
+	for _, pt := range parts(recs, d) {
+		run := ""
+		if pt.Run != nil {
+			run = pt.Run.label()
+		}
+		for _, g := range pt.Groups {
+			pg := pageGroup{Run: run, URN: g.URN, Type: g.Type, Name: g.Name, StackWide: g.stackWide()}
+			for _, r := range g.Calls {
+				pg.Calls = append(pg.Calls, call(r))
+			}
+			p.Groups = append(p.Groups, pg)
+		}
 	}
 	return timeline.Execute(w, p)
 }

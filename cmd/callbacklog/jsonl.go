@@ -10,9 +10,12 @@ import (
 // the package comment and are kept stable.
 type jsonCall struct {
 	Source       string           `json:"source"`
-	Seq          int              `json:"seq"`
+	Run          string           `json:"run,omitempty"`
+	Answered     *bool            `json:"answered,omitempty"`
+	Seq          int              `json:"seq,omitempty"`
 	Line         int              `json:"line"`
 	Kind         string           `json:"kind"`
+	Provider     *jsonProvider    `json:"provider,omitempty"`
 	Registration jsonRegistration `json:"registration"`
 	Resource     *jsonResource    `json:"resource,omitempty"`
 	Invoke       string           `json:"invoke,omitempty"`
@@ -26,6 +29,47 @@ type jsonCall struct {
 	Error        string           `json:"error,omitempty"`
 	Given        string           `json:"given,omitempty"`
 	Note         string           `json:"note,omitempty"`
+}
+
+// jsonProvider is a provider step's provider and method.
+type jsonProvider struct {
+	Name   string `json:"name,omitempty"`
+	Method string `json:"method"`
+}
+
+// jsonHeader is the first line of the gRPC log's -json output: the
+// deployment around the calls.
+type jsonHeader struct {
+	Deployment jsonDeployment `json:"deployment"`
+}
+
+type jsonDeployment struct {
+	Project      string    `json:"project,omitempty"`
+	Stack        string    `json:"stack,omitempty"`
+	Organization string    `json:"organization,omitempty"`
+	CLI          string    `json:"cli,omitempty"`
+	SDK          string    `json:"sdk,omitempty"`
+	Runs         []jsonRun `json:"runs"`
+	Unanswered   int       `json:"unanswered"`
+	Time         jsonTime  `json:"timeNs"`
+}
+
+type jsonRun struct {
+	Name       string     `json:"name"`
+	Line       int        `json:"line"`
+	EndLine    int        `json:"endLine,omitempty"`
+	Start      *time.Time `json:"start,omitempty"`
+	DurationNs int64      `json:"durationNs,omitempty"`
+	Result     string     `json:"result"`
+	Error      string     `json:"error,omitempty"`
+	Program    string     `json:"programError,omitempty"`
+}
+
+type jsonTime struct {
+	Callbacks int64 `json:"callbacks"`
+	Provider  int64 `json:"provider"`
+	Rest      int64 `json:"rest"`
+	Runs      int64 `json:"runs"`
 }
 
 type jsonRegistration struct {
@@ -52,6 +96,14 @@ func toJSON(from origin, r *record) jsonCall {
 		Registration: jsonRegistration{Label: r.Registration, Method: r.Method, Name: r.HookName},
 		Invoke:       r.Invoke, Outcome: r.Outcome,
 		Changes: r.Changes, Message: r.Message, Attempt: r.Attempt, Operation: r.Op, Error: r.Err,
+		Run: r.Run,
+	}
+	if r.Pending {
+		no := false
+		j.Answered = &no
+	}
+	if r.Step != "" {
+		j.Provider = &jsonProvider{Name: r.Provider, Method: r.Step}
 	}
 	if r.URN != "" || r.Type != "" || r.Name != "" {
 		j.Resource = &jsonResource{URN: r.URN, Type: r.Type, Name: r.Name}
@@ -67,12 +119,45 @@ func toJSON(from origin, r *record) jsonCall {
 	return j
 }
 
-// writeJSON writes one JSON object per call, in the order the calls
-// completed, then one per unreadable line.
-func writeJSON(w io.Writer, from origin, recs []*record, problems []problem) error {
+// writeJSON writes, for a log that tells the deployment, a first object
+// about it; then one JSON object per call or provider step: those never
+// answered first, then the others in the order of the log; then one per
+// unreadable line.
+func writeJSON(w io.Writer, from origin, recs []*record, problems []problem, d *deployment) error {
+	if d == nil {
+		d = &deployment{}
+	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	for _, r := range recs {
+	pending := unanswered(recs, d)
+	if d.Known {
+		sp := timeSplit(recs, d)
+		h := jsonDeployment{
+			Project: d.Project, Stack: d.Stack, Organization: d.Organization, CLI: d.CLI, SDK: d.SDK,
+			Runs: []jsonRun{}, Unanswered: len(pending),
+			Time: jsonTime{Callbacks: int64(sp.Callbacks), Provider: int64(sp.Provider), Rest: int64(sp.Rest), Runs: int64(sp.Runs)},
+		}
+		for _, r := range d.Runs {
+			jr := jsonRun{Name: r.Name, Line: r.Line, EndLine: r.End, DurationNs: int64(r.Duration), Result: r.result(), Error: r.Err, Program: r.Program}
+			if !r.Start.IsZero() {
+				t := r.Start.UTC()
+				jr.Start = &t
+			}
+			h.Runs = append(h.Runs, jr)
+		}
+		if err := enc.Encode(jsonHeader{h}); err != nil {
+			return err
+		}
+	}
+	for _, r := range pending {
+		if err := enc.Encode(toJSON(from, r)); err != nil {
+			return err
+		}
+	}
+	for _, r := range entries(recs, d) {
+		if r.Pending {
+			continue
+		}
 		if err := enc.Encode(toJSON(from, r)); err != nil {
 			return err
 		}

@@ -34,7 +34,10 @@ show    prints an account of every callback call, resource by resource: which
         transforms, hooks, error hooks and state migrations ran, in order, with
         their outcome and duration; what each transform or migration changed,
         by property path (old → new); each hook refusal; each error hook retry
-        with the error it saw.
+        with the error it saw. From the gRPC log also: the calls never
+        answered (first), the runs (preview, update) the calls are grouped by,
+        a header (project, stack, versions, each run's result and first
+        error), and each resource's provider steps (Check, Create, ...).
           -json       one JSON object per call instead (JSON Lines)
           -html FILE  also write a timeline of the calls per resource, as one
                       self-contained HTML file
@@ -150,6 +153,7 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer in.close()
 	var recs []*record
 	var problems []problem
+	d := &deployment{}
 	from := fromGRPC
 	if in.auto {
 		from = fromAuto
@@ -159,7 +163,7 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			err = in.checkAuto(info)
 		}
 	} else {
-		recs, problems = readLog(in, *secrets)
+		recs, problems, d = readLog(in, *secrets)
 		if len(recs) == 0 {
 			err = in.check()
 		}
@@ -174,9 +178,9 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	out := bufio.NewWriter(stdout)
 	if *asJSON {
-		err = writeJSON(out, from, recs, problems)
+		err = writeJSON(out, from, recs, problems, d)
 	} else {
-		err = writeText(out, in.source, from, recs, problems)
+		err = writeText(out, in.source, from, recs, problems, d)
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr
@@ -186,7 +190,7 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitWrite
 	}
 	if *htmlFile != "" {
-		if err := writeHTMLFile(*htmlFile, in.source, from, recs, problems); err != nil {
+		if err := writeHTMLFile(*htmlFile, in.source, from, recs, problems, d); err != nil {
 			fmt.Fprintf(stderr, "callbacklog: %v\n", err)
 			return exitFile
 		}
@@ -224,13 +228,13 @@ func (o origin) noCalls() string {
 	return noCallsWhy
 }
 
-func writeHTMLFile(name, source string, from origin, recs []*record, problems []problem) error {
+func writeHTMLFile(name, source string, from origin, recs []*record, problems []problem, d *deployment) error {
 	f, err := os.Create(name)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriter(f)
-	err = writeHTML(w, source, from, recs, problems)
+	err = writeHTML(w, source, from, recs, problems, d)
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}

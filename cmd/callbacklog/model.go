@@ -39,6 +39,19 @@ type record struct {
 	NoDuration bool
 	Note       string
 	Given      string // what a transform whose answer is not known was given
+
+	// Pending says the log ends before the call was answered: Line is the
+	// line that started it, Duration how long it had run when the log
+	// ended, Outcome "unanswered".
+	Pending bool
+	// Run is the run of the program the call was made in ("preview",
+	// "update"), and RunLine the log line that started that run; "" and 0
+	// when the log does not say.
+	Run     string
+	RunLine int
+	// Step is the provider's method ("Create", ...) for a provider call,
+	// "" for a callback call; Provider is the provider's name.
+	Step, Provider string
 }
 
 // change is one difference a call made, by property path.
@@ -193,4 +206,95 @@ func summarize(recs []*record) summary {
 type problem struct {
 	Line   int    `json:"line"`
 	Reason string `json:"reason"`
+}
+
+// part is the calls and provider steps of one run of the program, by
+// resource; Run is nil when the log names no run.
+type part struct {
+	Run    *progRun
+	Groups []*group
+}
+
+// entries is the callback calls and the provider steps together, in the
+// order of the log.
+func entries(recs []*record, d *deployment) []*record {
+	all := append(slices.Clone(recs), d.Steps...)
+	slices.SortStableFunc(all, func(a, b *record) int { return cmp.Compare(a.Line, b.Line) })
+	return all
+}
+
+// parts splits the calls and steps by run, then by resource.
+func parts(recs []*record, d *deployment) []part {
+	all := entries(recs, d)
+	if len(d.Runs) == 0 {
+		return []part{{Groups: groups(all)}}
+	}
+	var out []part
+	for _, r := range d.Runs {
+		var in []*record
+		for _, rec := range all {
+			if rec.RunLine == r.Line {
+				in = append(in, rec)
+			}
+		}
+		out = append(out, part{Run: r, Groups: groups(in)})
+	}
+	return out
+}
+
+// unanswered is the calls and steps the log never answered, in the order
+// they started.
+func unanswered(recs []*record, d *deployment) []*record {
+	var out []*record
+	for _, r := range entries(recs, d) {
+		if r.Pending {
+			out = append(out, r)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *record) int { return a.Start.Compare(b.Start) })
+	return out
+}
+
+// firstStart is the earliest start of a call, a step or a run: the origin
+// of the account's times.
+func firstStart(recs []*record, d *deployment) time.Time {
+	var first time.Time
+	note := func(t time.Time) {
+		if !t.IsZero() && (first.IsZero() || t.Before(first)) {
+			first = t
+		}
+	}
+	for _, r := range recs {
+		note(r.Start)
+	}
+	for _, r := range d.Steps {
+		note(r.Start)
+	}
+	for _, r := range d.Runs {
+		note(r.Start)
+	}
+	return first
+}
+
+// split is where a deployment's time went: in callbacks, in provider
+// steps, and the rest of the runs' length (the engine, the program).
+type split struct {
+	Callbacks, Provider, Runs, Rest time.Duration
+	Steps                           int
+}
+
+func timeSplit(recs []*record, d *deployment) split {
+	var s split
+	for _, r := range recs {
+		s.Callbacks += r.Duration
+	}
+	for _, r := range d.Steps {
+		s.Provider += r.Duration
+		s.Steps++
+	}
+	for _, r := range d.Runs {
+		s.Runs += r.Duration
+	}
+	s.Rest = max(0, s.Runs-s.Callbacks-s.Provider)
+	return s
 }

@@ -118,11 +118,24 @@ func readFile(t *testing.T, path string, secrets bool) []*record {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, problems := readLog(f, secrets)
+	recs, problems, _ := readLog(f, secrets)
 	for _, p := range problems {
 		t.Errorf("%s line %d: %s", filepath.Base(path), p.Line, p.Reason)
 	}
 	return recs
+}
+
+// readDeployment reads what a log says around its calls, as the command
+// does.
+func readDeployment(t *testing.T, path string) *deployment {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, _, d := readLog(f, false)
+	return d
 }
 
 // showText runs `callbacklog show` on path and returns what it printed,
@@ -277,7 +290,7 @@ func TestAccountOfAPlainGoSDKProgram(t *testing.T) {
 	// The timeline of a real log, in a real browser.
 	if _, err := exec.LookPath("chromium"); err == nil {
 		dom, logged := browse(t, html, "--dump-dom")
-		checkPage(t, dom, logged, all)
+		checkPage(t, dom, logged, all, readDeployment(t, log).Steps)
 	}
 }
 
@@ -400,7 +413,7 @@ func TestAccountOfManyResources(t *testing.T) {
 	showText(t, "-html", html, log)
 	if _, err := exec.LookPath("chromium"); err == nil {
 		dom, logged := browse(t, html, "--dump-dom")
-		checkPage(t, dom, logged, all)
+		checkPage(t, dom, logged, all, readDeployment(t, log).Steps)
 		if shots := os.Getenv("CALLBACKLOG_SCREENSHOT"); shots != "" {
 			browse(t, html, "--screenshot="+shots, "--window-size=1280,1400", "--hide-scrollbars")
 		}

@@ -94,7 +94,7 @@ func fixture() []*record {
 
 func TestTextAccountOfEveryKind(t *testing.T) {
 	var b bytes.Buffer
-	if err := writeText(&b, "demo.log", fromGRPC, fixture(), []problem{{Line: 12, Reason: "unexpected end of JSON input"}}); err != nil {
+	if err := writeText(&b, "demo.log", fromGRPC, fixture(), []problem{{Line: 12, Reason: "unexpected end of JSON input"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "fixture.txt", b.Bytes())
@@ -102,7 +102,7 @@ func TestTextAccountOfEveryKind(t *testing.T) {
 
 func TestJSONOfEveryKind(t *testing.T) {
 	var b bytes.Buffer
-	if err := writeJSON(&b, fromGRPC, fixture(), []problem{{Line: 12, Reason: "unexpected end of JSON input"}}); err != nil {
+	if err := writeJSON(&b, fromGRPC, fixture(), []problem{{Line: 12, Reason: "unexpected end of JSON input"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "fixture.jsonl", b.Bytes())
@@ -128,7 +128,7 @@ func TestJSONOfEveryKind(t *testing.T) {
 
 func TestHTMLEscapesTheLog(t *testing.T) {
 	var b bytes.Buffer
-	if err := writeHTML(&b, "demo<b>.log", fromGRPC, fixture(), nil); err != nil {
+	if err := writeHTML(&b, "demo<b>.log", fromGRPC, fixture(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()

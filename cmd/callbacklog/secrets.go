@@ -232,7 +232,7 @@ func (r *redactor) str(s string) string {
 func (r *redactor) redact(recs []*record, problems []problem) {
 	for _, rec := range recs {
 		for _, p := range []*string{&rec.Registration, &rec.Method, &rec.HookName, &rec.URN, &rec.Type,
-			&rec.Name, &rec.Invoke, &rec.Err, &rec.Message, &rec.Op, &rec.Note, &rec.Given} {
+			&rec.Name, &rec.Invoke, &rec.Err, &rec.Message, &rec.Op, &rec.Note, &rec.Given, &rec.Provider} {
 			*p = r.str(*p)
 		}
 		for i := range rec.Changes {
@@ -242,5 +242,16 @@ func (r *redactor) redact(recs []*record, problems []problem) {
 	}
 	for i := range problems {
 		problems[i].Reason = r.str(problems[i].Reason)
+	}
+}
+
+// deployment hides the secrets in what the account says of the deployment
+// around the calls: who ran it, and its runs' errors.
+func (r *redactor) deployment(d *deployment) {
+	for _, p := range []*string{&d.Project, &d.Stack, &d.Organization, &d.CLI, &d.SDK} {
+		*p = r.str(*p)
+	}
+	for _, run := range d.Runs {
+		run.Err, run.Program = r.str(run.Err), r.str(run.Program)
 	}
 }

@@ -354,3 +354,40 @@ func FuzzNoSecretInAnyView(f *testing.F) {
 		}
 	})
 }
+
+// TestSecretsOfTheDeploymentHidden: a secret a provider was given (inside a
+// secret envelope of its Check) and one of the configuration are hidden in
+// the providers' errors and in the header's run errors, in every form.
+func TestSecretsOfTheDeploymentHidden(t *testing.T) {
+	const fromProvider = "s3cr3t-api-token"
+	l := newLogWriter(t)
+	req := map[string]any{"project": "demo", "stack": "dev", "config": map[string]string{"demo:key": demoSecret}, "configSecretKeys": []string{"demo:key"}}
+	l.start("/pulumirpc.LanguageRuntime/Run", langMeta, req)
+	secret := map[string]any{"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "value": fromProvider}
+	l.call("/pulumirpc.ResourceProvider/Check", providerMeta, map[string]any{"urn": petURN, "news": map[string]any{"token": secret}}, map[string]any{}, nil, time.Millisecond)
+	l.call("/pulumirpc.ResourceProvider/Create", providerMeta, map[string]any{"urn": petURN}, nil, []string{"token " + fromProvider + " refused"}, time.Millisecond)
+	l.entry("/pulumirpc.LanguageRuntime/Run", langMeta, req, map[string]any{"error": "the key " + demoSecret + " is wrong"}, nil, "response_completed", time.Second)
+	file := writeFile(t, "up.jsonl", l.b.Bytes())
+	page := filepath.Join(t.TempDir(), "up.html")
+	for _, args := range [][]string{{"show", file}, {"show", "-json", file}, {"show", "-html", page, file}} {
+		code, out, stderr := callbacklog("", args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		if args[1] == "-html" {
+			out = string(readTestFile(t, page))
+		}
+		for _, s := range []string{fromProvider, demoSecret} {
+			if strings.Contains(out, s) {
+				t.Errorf("%v shows the secret %q:\n%s", args, s, out)
+			}
+		}
+		if !strings.Contains(out, "token [secret] refused") || !strings.Contains(out, "the key [secret] is wrong") {
+			t.Errorf("%v does not show the errors with their secrets hidden:\n%s", args, out)
+		}
+	}
+	// With -secrets they are shown.
+	if _, out, _ := callbacklog("", "show", "-secrets", file); !strings.Contains(out, "token "+fromProvider+" refused") {
+		t.Errorf("-secrets hides the provider's error:\n%s", out)
+	}
+}

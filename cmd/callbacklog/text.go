@@ -9,18 +9,42 @@ import (
 	"unicode/utf8"
 )
 
-// writeText writes the account: a summary, then each resource's calls in
-// the order they completed, then the stack-wide calls, then the lines that
-// could not be read.
-func writeText(w io.Writer, source string, from origin, recs []*record, problems []problem) error {
+// writeText writes the account: a header (who ran the deployment, its
+// runs), a summary, the calls never answered, then each run's calls and
+// provider steps resource by resource, in the order they completed, with
+// the stack-wide calls last, then the lines that could not be read.
+func writeText(w io.Writer, source string, from origin, recs []*record, problems []problem, d *deployment) error {
+	if d == nil {
+		d = &deployment{}
+	}
 	p := &printer{w: w}
 	s := summarize(recs)
-	p.summary(source, from, s)
-	if len(recs) > 0 {
-		cols := widths(recs, s.First)
-		for _, g := range groups(recs) {
+	first := firstStart(recs, d)
+	p.summary(source, from, s, d, first, timeSplit(recs, d))
+	all := entries(recs, d)
+	if len(all) > 0 {
+		cols := widths(all, first)
+		if pending := unanswered(recs, d); len(pending) > 0 {
 			p.line("")
-			p.group(g, cols, s.First)
+			p.line("never answered (the log ends before they were):")
+			for _, r := range pending {
+				p.line("  %s  %s  %s  %s", seqText(r), r.Kind, r.Registration, about(r))
+				in := ""
+				if r.Run != "" {
+					in = " in the " + r.Run
+				}
+				p.line("      started on line %d%s, had run %s when the log ended", r.Line, in, duration(r.Duration))
+			}
+		}
+		for _, pt := range parts(recs, d) {
+			if pt.Run != nil {
+				p.line("")
+				p.line("== %s: %s", pt.Run.label(), runResult(pt.Run))
+			}
+			for _, g := range pt.Groups {
+				p.line("")
+				p.group(g, cols, first)
+			}
 		}
 	}
 	if len(problems) > 0 {
@@ -31,6 +55,37 @@ func writeText(w io.Writer, source string, from origin, recs []*record, problems
 		}
 	}
 	return p.err
+}
+
+// about names what a call was about: its resource, or an invoke's token.
+func about(r *record) string {
+	switch {
+	case r.URN != "":
+		return r.URN
+	case r.Name != "":
+		return r.Type + " " + strconv.Quote(r.Name)
+	case r.Invoke != "":
+		return "invoke " + r.Invoke
+	}
+	return "no resource"
+}
+
+// runResult says how a run went: its result, its length, its first error.
+func runResult(r *progRun) string {
+	out := r.result()
+	switch {
+	case r.End != 0:
+		out += " in " + duration(r.Duration)
+	case r.Duration > 0:
+		out += ", after " + duration(r.Duration)
+	}
+	if r.Err != "" {
+		out += ": " + oneLine(r.Err)
+	}
+	if r.Program != "" && r.Program != r.Err {
+		out += " (the program: " + oneLine(r.Program) + ")"
+	}
+	return out
 }
 
 type printer struct {
@@ -49,10 +104,14 @@ func (p *printer) line(format string, args ...any) {
 	_, p.err = fmt.Fprintf(p.w, format+"\n", args...)
 }
 
-func (p *printer) summary(source string, from origin, s summary) {
+func (p *printer) summary(source string, from origin, s summary, d *deployment, first time.Time, sp split) {
 	if s.Calls == 0 {
 		p.line("%s: no callback calls", source)
+		p.header(d, first)
 		p.line("%s%s", label("source"), from.Text)
+		if len(d.Steps) > 0 {
+			p.line("%s%s in %s", label("time"), duration(sp.Provider), plural(len(d.Steps), "provider step", "provider steps"))
+		}
 		p.line("")
 		p.line("%s", from.noCalls())
 		return
@@ -63,6 +122,7 @@ func (p *printer) summary(source string, from origin, s summary) {
 	}
 	p.line("%s: %s about %s", source, plural(s.Calls, "callback call", "callback calls"), about)
 	p.line("")
+	p.header(d, first)
 	p.line("%s%s", label("source"), from.Text)
 	l := label("cannot tell")
 	for _, c := range from.Cannot {
@@ -74,6 +134,13 @@ func (p *printer) summary(source string, from origin, s summary) {
 			duration(s.Total), duration(s.Span))
 	} else {
 		p.line("%s%s in callbacks", label("time"), duration(s.Total))
+	}
+	if sp.Runs > 0 || sp.Steps > 0 {
+		what := fmt.Sprintf("%s in callbacks, %s in %s", duration(sp.Callbacks), duration(sp.Provider), plural(sp.Steps, "provider step", "provider steps"))
+		if sp.Runs > 0 {
+			what += fmt.Sprintf(", %s the rest of the runs' %s", duration(sp.Rest), duration(sp.Runs))
+		}
+		p.line("%s%s", label("time split"), what)
 	}
 	p.line("%s%s", label("by kind"), tallies(s.ByKind, true))
 	p.line("%s%s", label("by outcome"), tallies(s.ByOutcome, false))
@@ -101,6 +168,25 @@ func (p *printer) summary(source string, from origin, s summary) {
 	for _, r := range s.Slowest {
 		p.line("%s%s  %s  %s  %s  %s", l, pad(durationOf(r), dw, true), pad(seqText(r), sw, false),
 			pad(subject(r), nw, false), pad(r.Kind, kw, false), r.Registration)
+		l = label("")
+	}
+}
+
+// header says who ran the deployment and its runs, where the log says.
+func (p *printer) header(d *deployment, first time.Time) {
+	for _, f := range [][2]string{{"project", d.Project}, {"stack", d.Stack}, {"organization", d.Organization},
+		{"CLI", d.CLI}, {"SDK", d.SDK}} {
+		if f[1] != "" {
+			p.line("%s%s", label(f[0]), oneLine(f[1]))
+		}
+	}
+	l := label("runs")
+	for _, r := range d.Runs {
+		at := "?"
+		if !r.Start.IsZero() {
+			at = r.Start.UTC().Format("15:04:05.000Z")
+		}
+		p.line("%s%s  started %s (%s)  %s", l, r.label(), at, offset(r.Start, first), runResult(r))
 		l = label("")
 	}
 }
@@ -200,6 +286,9 @@ func details(r *record) []string {
 	if r.Note != "" {
 		out = append(out, "note: "+oneLine(r.Note))
 	}
+	if r.Pending {
+		out = append(out, fmt.Sprintf("never answered: started on this line, had run %s when the log ended", duration(r.Duration)))
+	}
 	return out
 }
 
@@ -212,7 +301,13 @@ func durationOf(r *record) string {
 	return duration(r.Duration)
 }
 
-func seqText(r *record) string { return "#" + strconv.Itoa(r.Seq) }
+// seqText is a call's number, "-" for a provider step (which has none).
+func seqText(r *record) string {
+	if r.Step != "" {
+		return "-"
+	}
+	return "#" + strconv.Itoa(r.Seq)
+}
 
 // offset is when a call started, after the first call of the log.
 func offset(t, first time.Time) string {
