@@ -229,12 +229,17 @@ func (o origin) noCalls() string {
 }
 
 func writeHTMLFile(name, source string, from origin, recs []*record, problems []problem, d *deployment) error {
+	return writeBuffered(name, func(w io.Writer) error { return writeHTML(w, source, from, recs, problems, d) })
+}
+
+// writeBuffered creates the file name and writes it with write, buffered.
+func writeBuffered(name string, write func(io.Writer) error) error {
 	f, err := os.Create(name)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriter(f)
-	err = writeHTML(w, source, from, recs, problems, d)
+	err = write(w)
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -139,20 +137,5 @@ func writeTrace(w io.Writer, source string, recs []*record) error {
 }
 
 func writeTraceFile(name, source string, recs []*record) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	err = writeTrace(w, source, recs)
-	if ferr := w.Flush(); err == nil {
-		err = ferr
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	return nil
+	return writeBuffered(name, func(w io.Writer) error { return writeTrace(w, source, recs) })
 }
