@@ -155,6 +155,7 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		from = fromAuto
 		var info autoInfo
 		recs, problems, info = readAutoLog(in, *secrets)
+		from = info.origin()
 		if len(recs) == 0 {
 			err = in.checkAuto(info)
 		}
