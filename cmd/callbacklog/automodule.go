@@ -271,6 +271,9 @@ func (a *autoReader) mergeModule() {
 // call.
 func (a *autoReader) fromEngine(c *modCall, e *record, certain bool) {
 	r := c.rec
+	if certain && r.URN == "" {
+		r.URN = e.URN // a transform's, which the engine's line makes from the parent's
+	}
 	if r.Kind == callbacks.KindErrorHook.String() {
 		// What the engine had seen fail: the provider's lines about the
 		// resource, whichever call this is.
