@@ -152,7 +152,6 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var problems []problem
 	from := fromGRPC
 	if in.auto {
-		from = fromAuto
 		var info autoInfo
 		recs, problems, info = readAutoLog(in, *secrets)
 		from = info.origin()
