@@ -116,6 +116,12 @@ func TestAutoLogModuleRecords(t *testing.T) {
 		ml{at: 41, id: "a-5", call: hookCall("after-create")},
 		ml{at: 42, id: "a-5", end: true, call: hookCall("after-create"), attrs: failedWith(3, "timeout", "the hook took too long")},
 		ml{at: 43, msg: `ResourceHook "pet" call error: the hook took too long`},
+		ml{at: 50, msg: `calling hook "after-create" for urn ` + petURN},
+		ml{at: 51, id: "a-6", call: hookCall("after-create")},
+		ml{at: 52, id: "a-6", end: true, call: hookCall("after-create"),
+			attrs: map[string]any{"callbacks.outcome": "error", "callbacks.duration_ms": 2, "error.type": "panic",
+				"callbacks.error": "it panicked", "pulumi.callback.failed_open": true}},
+		ml{at: 53, msg: `ResourceHook pet returned ""`},
 	)
 	recs, info := readModLog(t, log)
 	equalLists(t, "the calls", shapes(recs), []string{
@@ -124,8 +130,9 @@ func TestAutoLogModuleRecords(t *testing.T) {
 		"pet: resource hook before-create ok",
 		"pet: error hook retry retry",
 		"pet: resource hook after-create failed",
+		"pet: resource hook after-create failed open",
 	})
-	if len(recs) != 5 {
+	if len(recs) != 6 {
 		return
 	}
 	for i, want := range []time.Duration{500 * time.Microsecond, 9 * time.Millisecond, 1250 * time.Microsecond, 750 * time.Microsecond, 3 * time.Millisecond} {
@@ -142,18 +149,21 @@ func TestAutoLogModuleRecords(t *testing.T) {
 	if r := recs[3]; r.Attempt != 1 || r.Op != "create" || r.Message != "throttled" {
 		t.Errorf("the error hook: attempt %d, operation %q, error seen %q", r.Attempt, r.Op, r.Message)
 	}
-	for _, r := range recs {
+	if r := recs[5]; r.Err != "it panicked" || !strings.Contains(r.Note, "failed open") {
+		t.Errorf("the call that failed open: error %q, note %q", r.Err, r.Note)
+	}
+	for _, r := range recs[:5] {
 		if r.URN != petURN || r.Note != "" {
 			t.Errorf("%s: URN %q, note %q", shape(r), r.URN, r.Note)
 		}
 	}
-	if info.moduleCalls != 5 || info.engineCalls != 0 {
-		t.Errorf("%d calls from the module's records, %d from the engine's lines; want 5 and 0", info.moduleCalls, info.engineCalls)
+	if info.moduleCalls != 6 || info.engineCalls != 0 {
+		t.Errorf("%d calls from the module's records, %d from the engine's lines; want 6 and 0", info.moduleCalls, info.engineCalls)
 	}
 	o := info.origin()
 	text := strings.Join(o.Cannot, "\n")
 	if strings.Contains(text, "which answer is whose") || strings.Contains(text, "where a callback was registered") ||
-		!strings.Contains(o.Text, "5 calls from its records") {
+		!strings.Contains(o.Text, "6 calls from its records") {
 		t.Errorf("with every call recorded by the module, the account says it cannot tell\n%s\nof %s", text, o.Text)
 	}
 }
