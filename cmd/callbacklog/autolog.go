@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/calllog"
 	"github.com/langhost/callbacks/internal/wire"
 	"github.com/langhost/callbacks/replay"
 )
@@ -112,6 +113,10 @@ type autoInfo struct {
 	entries    int    // lines that are entries of an automatic log
 	deployment bool   // a line shows a deployment ran
 	command    string // the command that wrote the log, from its metadata line
+
+	moduleCalls int // calls told from the records of this module
+	engineCalls int // calls told from the engine's lines only
+	newerSchema int // the newest schema of the module's records, if newer than the reader knows
 }
 
 // The engine's lines about callbacks (pkg/resource/deploy, source_eval.go,
@@ -255,6 +260,10 @@ type autoReader struct {
 	prior, result       map[string]map[string][2]string
 	given               map[*record]*structpb.Struct // what transforms left unknown were given
 	anyURN              resource.URN
+
+	mods    []*modCall          // the calls the module's records show, in the order of their first record
+	modByID map[string]*modCall // by call id
+	last    time.Time           // the log's last line's time
 }
 
 func newAutoReader(secrets bool) *autoReader {
@@ -269,6 +278,7 @@ func newAutoReader(secrets bool) *autoReader {
 		prior:      map[string]map[string][2]string{},
 		result:     map[string]map[string][2]string{},
 		given:      map[*record]*structpb.Struct{},
+		modByID:    map[string]*modCall{},
 	}
 }
 
@@ -325,7 +335,13 @@ func (a *autoReader) line(n int, line []byte, last bool) {
 	if !a.secrets {
 		a.collect(line)
 	}
+	if e.Time.After(a.last) {
+		a.last = e.Time
+	}
 	msg := e.Msg
+	if (msg == calllog.StartedBody || msg == calllog.FinishedBody) && a.moduleLine(n, line, e) {
+		return
+	}
 	if !a.info.deployment && (strings.HasPrefix(msg, "deploymentExecutor.") || strings.HasPrefix(msg, "EvalSourceIterator") ||
 		strings.HasPrefix(msg, "ResourceMonitor.")) {
 		a.info.deployment = true
@@ -842,6 +858,7 @@ func orRoot(u, root string) string {
 // finish ends what the log left open: calls whose answer it does not have.
 // A transform whose answer is not known shows what it was given.
 func (a *autoReader) finish() {
+	a.mergeModule()
 	for _, r := range a.recs {
 		if r.Outcome == "unknown" {
 			r.NoDuration = true

@@ -58,7 +58,7 @@ func TestAutoLogOfARealErrorHookRetry(t *testing.T) {
 	log, _ := decryptedUp(t, "errorhook", programs+"errorhook", throttle)
 	recs := resources(readAuto(t, log, false))
 	equalLists(t, "the calls", shapes(recs), []string{
-		"token: resource transform transform changed",
+		"token: resource transform transforms.Attach changed",
 		"token: error hook retry-throttled retry",
 	})
 	if len(recs) == 2 {
@@ -75,7 +75,7 @@ func TestAutoLogOfARealErrorHookRetry(t *testing.T) {
 		"source        Pulumi's automatic log (pulumi logs decrypt)",
 		"cannot tell",
 		"random:index/randomString:RandomString \"token\"",
-		"retry-throttled  retry",
+		"retry-throttled    retry",
 		"create failed (attempt 1): throttled",
 	} {
 		if !strings.Contains(text, want) {
@@ -92,10 +92,28 @@ func TestAutoLogOfRealHooks(t *testing.T) {
 	log, _ := decryptedUp(t, "hooks", programs+"hooks")
 	recs := resources(readAuto(t, log, false))
 	equalLists(t, "the calls", shapes(recs), []string{
-		"pet: resource transform transform changed",
+		"pet: resource transform transforms.Attach changed",
 		"pet: resource hook before-create ok",
 		"pet: resource hook after-create ok",
 	})
+	// Each call once, from the module's records: the engine's own lines
+	// about them are not counted again.
+	var hooks []string
+	for _, r := range recs {
+		if r.Kind == "resource hook" {
+			hooks = append(hooks, r.Registration)
+		}
+	}
+	equalLists(t, "the hook calls", hooks, []string{"before-create", "after-create"})
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, _, info := readAutoLog(f, false)
+	if info.engineCalls != 0 || info.moduleCalls < 3 {
+		t.Errorf("%d calls from the module's records, %d from the engine's lines; want every call from the records", info.moduleCalls, info.engineCalls)
+	}
 	if len(recs) == 3 {
 		if !slices.Contains(changePaths(recs[0]), "options.hooks") {
 			t.Errorf("the transform that attached the hooks changed %v, want the hooks option", changePaths(recs[0]))
@@ -113,7 +131,7 @@ func TestAutoLogOfARealRefusalAndRetry(t *testing.T) {
 	log, _ := decryptedUp(t, "traced", programs+"traced", throttle)
 	recs := resources(readAuto(t, log, false))
 	equalLists(t, "the calls", shapes(recs), []string{
-		"pet: resource transform transform unchanged",
+		"pet: resource transform tag unchanged",
 		"pet: resource hook audit refused",
 		"pet: error hook retry retry",
 	})

@@ -45,9 +45,9 @@ func readAccount(name string, stdin io.Reader, secrets bool) (*account, error) {
 		a.name = in.source
 	}
 	if in.auto {
-		a.from = fromAuto
 		var info autoInfo
 		a.recs, a.problems, info = readAutoLog(bytes.NewReader(data), secrets)
+		a.from = info.origin()
 		if len(a.recs) == 0 {
 			err = in.checkAuto(info)
 		}

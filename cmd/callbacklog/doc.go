@@ -45,6 +45,16 @@
 //     ("transform"); hooks' inputs and outputs are not either. An error hook's
 //     failed operation, attempt and error are the provider's failures the log
 //     shows for the resource. Lines the command does not know are left out.
+//     A program's callback servers of this module write their own records
+//     into the same log (a start and an end per call, by call id); each call
+//     they served is then told from them, exactly: its registration, resource,
+//     outcome, error and duration (their own), or "no answer" when the log
+//     ends before its end record; the engine's lines about those calls are not
+//     counted again, and give only what a transform or migration changed and
+//     an error hook's retry decision, where the engine's call is certainly the
+//     record's (else a note says so). Calls of other servers (the SDK's own)
+//     are still told from the engine's lines. Records of a newer schema are
+//     read for what this reader knows, and the account names the schema.
 //     A log still encrypted, or one of a command that ran no deployment
 //     (pulumi config set), is refused in one line.
 //   - The engine's gRPC log (PULUMI_DEBUG_GRPC=FILE), which must be asked for

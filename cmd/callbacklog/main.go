@@ -156,9 +156,9 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	d := &deployment{}
 	from := fromGRPC
 	if in.auto {
-		from = fromAuto
 		var info autoInfo
 		recs, problems, info = readAutoLog(in, *secrets)
+		from = info.origin()
 		if len(recs) == 0 {
 			err = in.checkAuto(info)
 		}
