@@ -56,8 +56,6 @@ func modLog(tb testing.TB, lines ...ml) string {
 	return b.String()
 }
 
-const petURN = "urn:pulumi:dev::demo::random:index/randomPet:RandomPet::pet"
-
 func hookCall(name string) map[string]string {
 	return map[string]string{"pulumi.callback.kind": "resource_hook", "pulumi.callback.name": name,
 		"pulumi.resource.urn": petURN, "pulumi.resource.name": "pet", "pulumi.resource.type": "random:index/randomPet:RandomPet"}
