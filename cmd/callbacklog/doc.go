@@ -11,7 +11,7 @@
 //
 // Usage:
 //
-//	callbacklog show [-json] [-html FILE] [-trace FILE] [-secrets] LOG
+//	callbacklog show [-json] [-html FILE] [-trace FILE] [-secrets] [filters] LOG
 //	callbacklog diff [-json] [-secrets] OLD NEW
 //	callbacklog scrub [-o FILE] LOG
 //
@@ -116,6 +116,20 @@
 // shown.
 //
 // User strings are printed on one line, with control characters escaped.
+//
+// # Filters
+//
+// -resource GLOB, -kind KIND, -outcome WORD and -run RUN keep only some
+// calls and provider steps, in every view. A resource's glob is matched
+// against its name, its type and its URN, * standing for any text, slashes
+// included, and ? for any one character; a kind is the account's word with
+// a dash for the space (resource-hook, provider-step); an outcome and a run
+// are the account's words (refused, retry, unanswered; preview, update).
+// Each flag may be given several times, or with values separated by
+// commas, and keeps what any of its values match; the flags together keep
+// what all of them keep. The account says it is filtered, beside the log's
+// name; a filter that keeps nothing says so on standard error and prints no
+// account.
 //
 // # Secrets
 //

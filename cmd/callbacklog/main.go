@@ -26,7 +26,7 @@ pulumi command writes (pulumi logs decrypt --latest | callbacklog show -) or
 the engine's gRPC log (PULUMI_DEBUG_GRPC=FILE pulumi up), told by content.
 
 Usage:
-  callbacklog show [-json] [-html FILE] [-trace FILE] [-secrets] LOG
+  callbacklog show [-json] [-html FILE] [-trace FILE] [-secrets] [filters] LOG
   callbacklog diff [-json] [-secrets] OLD NEW
   callbacklog scrub [-o FILE] LOG
 
@@ -46,6 +46,17 @@ show    prints an account of every callback call, resource by resource: which
                       resource, a slice per call
           -secrets    print secret values (by default each is "[secret]",
                       wherever it appears: in a value, a message, an error)
+        Filters keep only some calls and steps, in every view; each may be
+        given several times or with values separated by commas (any value
+        matches), and together they keep what all of them keep:
+          -resource GLOB  the resource's name, type or URN (* matches any
+                          text, / included; ? any one character)
+          -kind KIND      resource-transform, invoke-transform,
+                          resource-hook, error-hook, state-migration,
+                          provider-step
+          -outcome WORD   changed, unchanged, ok, refused, retry, failed,
+                          unanswered, ... (the account's words)
+          -run RUN        preview or update
 diff    compares the accounts of two logs, resource by resource: the calls
         that appeared, disappeared, or changed their outcome, their changes,
         a hook's refusal, the failure an error hook saw. Calls are matched by
@@ -138,6 +149,8 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	htmlFile := fs.String("html", "", "")
 	traceFile := fs.String("trace", "", "")
 	secrets := fs.Bool("secrets", false, "")
+	var only filter
+	only.flags(fs)
 	name, code := parse(fs, args, stderr)
 	if code == exitHelp {
 		return exitOK
@@ -172,6 +185,15 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "callbacklog: %v\n", err)
 		return exitFile
 	}
+	source := in.source
+	if only.on() {
+		recs = only.apply(recs, d)
+		if len(recs) == 0 && len(d.Steps) == 0 {
+			fmt.Fprintf(stderr, "callbacklog: %s: no call matches %s\n", in.source, only.String())
+			return exitOK
+		}
+		source += " (only " + only.String() + ")"
+	}
 	if len(recs) == 0 && *asJSON {
 		fmt.Fprintf(stderr, "callbacklog: %s: no callback calls\n%s\n", in.source, from.noCalls())
 	}
@@ -180,7 +202,7 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *asJSON {
 		err = writeJSON(out, from, recs, problems, d)
 	} else {
-		err = writeText(out, in.source, from, recs, problems, d)
+		err = writeText(out, source, from, recs, problems, d)
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr
@@ -190,13 +212,13 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitWrite
 	}
 	if *htmlFile != "" {
-		if err := writeHTMLFile(*htmlFile, in.source, from, recs, problems, d); err != nil {
+		if err := writeHTMLFile(*htmlFile, source, from, recs, problems, d); err != nil {
 			fmt.Fprintf(stderr, "callbacklog: %v\n", err)
 			return exitFile
 		}
 	}
 	if *traceFile != "" {
-		if err := writeTraceFile(*traceFile, in.source, recs); err != nil {
+		if err := writeTraceFile(*traceFile, source, recs); err != nil {
 			fmt.Fprintf(stderr, "callbacklog: %v\n", err)
 			return exitFile
 		}
