@@ -304,5 +304,7 @@
 // test data. It writes standard output, or with -o FILE the file FILE,
 // which is replaced whole or not at all (through a temporary file in its
 // directory), so that FILE may be LOG itself. What is not a log is refused
-// and nothing is written.
+// and nothing is written. It takes the engine's gRPC log only: Pulumi's
+// automatic log is refused, since scrub cannot yet vouch for the secrets
+// inside its property values.
 package main

@@ -290,6 +290,11 @@ func scrub(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitFile
 	}
 	defer in.close()
+	if in.auto {
+		fmt.Fprintf(stderr, "callbacklog: %s is Pulumi's automatic log (pulumi logs decrypt): scrub reads only the engine's gRPC log "+
+			"(PULUMI_DEBUG_GRPC), and cannot yet vouch for the secrets inside an automatic log's property values; share it with care\n", in.source)
+		return exitFile
+	}
 	if *outFile != "" {
 		err := writeAtomically(*outFile, func(w io.Writer) error {
 			if err := scrubLog(w, in); err != nil {
