@@ -82,7 +82,10 @@ func commands(ctx context.Context, root, bin string, names []string) (cmds []com
 		}
 	}
 	if len(pkgs) > 0 {
-		build := exec.CommandContext(ctx, "go", append([]string{"build", "-o", bin + string(filepath.Separator)}, pkgs...)...)
+		// -trimpath, as pulumi-language-go builds programs: the build then
+		// shares its compiled dependencies with the module's other builds
+		// of programs (the tests', CI's vet).
+		build := exec.CommandContext(ctx, "go", append([]string{"build", "-trimpath", "-o", bin + string(filepath.Separator)}, pkgs...)...)
 		build.Dir = root
 		if out, err := build.CombinedOutput(); err != nil {
 			return nil, nil, fmt.Errorf("go build %s: %w\n%s", strings.Join(pkgs, " "), err, out)
