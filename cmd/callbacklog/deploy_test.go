@@ -40,16 +40,7 @@ func (l *logWriter) entry(method string, meta map[string]string, req, res any, e
 	l.tb.Helper()
 	l.now = l.now.Add(time.Millisecond + took)
 	// The engine's order of members: the method first.
-	e := struct {
-		Method    string            `json:"method"`
-		Request   any               `json:"request"`
-		Response  any               `json:"response,omitempty"`
-		Errors    []string          `json:"errors,omitempty"`
-		Metadata  map[string]string `json:"metadata"`
-		Progress  string            `json:"progress"`
-		Timestamp string            `json:"timestamp"`
-		Duration  int64             `json:"duration,omitempty"`
-	}{Method: method, Request: req, Metadata: meta, Progress: progress, Timestamp: l.now.Format(time.RFC3339Nano)}
+	e := logEntry{Method: method, Request: req, Metadata: meta, Progress: progress, Timestamp: l.now.Format(time.RFC3339Nano)}
 	if progress == "request_started" && meta["mode"] == "server" {
 		e.Timestamp = "0001-01-01T00:00:00Z"
 	}

@@ -31,6 +31,7 @@ type logEntry struct {
 	Response  any               `json:"response,omitempty"`
 	Errors    []string          `json:"errors,omitempty"`
 	Metadata  map[string]string `json:"metadata"`
+	Progress  string            `json:"progress,omitempty"`
 	Timestamp string            `json:"timestamp,omitempty"`
 	Duration  int64             `json:"duration,omitempty"`
 }
