@@ -110,13 +110,19 @@ gotest() {
   shift
   go test -json -timeout=60m "$@" | "$tmp/testreport" -save "$tmp/$file"
   local codes=("${PIPESTATUS[@]}")
-  if [ "${codes[1]}" != 0 ]; then
-    fail 2 "testreport could not show or save the events of go test $* (status ${codes[1]})"
+  checkcodes "${codes[0]}" "${codes[1]}" "$*"
+}
+
+# checkcodes GOTEST TESTREPORT ARGS: what go test's and testreport's exit
+# statuses say about a gotest run.
+checkcodes() {
+  if [ "$2" != 0 ]; then
+    fail 2 "testreport could not show or save the events of go test $3 (status $2)"
   fi
-  if [ "${codes[0]}" != 0 ]; then
+  if [ "$1" != 0 ]; then
     # A failed package is named at the end; this says why when none is
     # (a bad flag, a pattern that matches nothing, a go command that died).
-    fail 1 "go test $* exited with status ${codes[0]}"
+    fail 1 "go test $3 exited with status $1"
   fi
 }
 
@@ -131,22 +137,46 @@ echo "== go list -export -trimpath ./... (compiles what the tests' programs impo
 go list -export -trimpath ./... >/dev/null 2>&1
 
 pkgs=${PKGS:-./...}
+
+# The copied examples build in go commands of their own, which the race
+# detector does not reach: under -race that test skips, and runs once
+# without it. Most of its time is spent waiting for the module proxy and
+# for those go commands, so when the whole module is tested it runs beside
+# the race detector's tests instead of after them, and its output is shown
+# after theirs. Whatever became of it is said.
+copyTest=TestEveryExampleBuildsWhenCopiedAlone
+copyArgs=(./examples "$@" -run "^$copyTest\$")
+beside=
+if [ -n "$race" ] && [ "$pkgs" = ./... ]; then
+  (
+    go test -json -timeout=60m "${copyArgs[@]}" | "$tmp/testreport" -save "$tmp/2.json"
+    echo "${PIPESTATUS[0]} ${PIPESTATUS[1]}" >"$tmp/2.codes"
+  ) >"$tmp/2.out" 2>&1 </dev/null &
+  beside=$!
+fi
+
 echo
-echo "== go test ${race:+$race }$pkgs${*:+ $*}"
+echo "== go test ${race:+$race }$pkgs${*:+ $*}${beside:+ (and, beside it, go test ${copyArgs[*]} without -race)}"
 # shellcheck disable=SC2086 # PKGS is a list of package patterns
 gotest 1.json $race $pkgs "$@"
 
-# The copied examples build in go commands of their own, which the race
-# detector does not reach: under -race that test skips, and runs here once
-# without it. Whatever became of it is said.
-copyTest=TestEveryExampleBuildsWhenCopiedAlone
 if [ -n "$race" ]; then
   copied=$("$tmp/testreport" -status "$copyTest" "$tmp/1.json") || copied=error
   echo
+  if [ -n "$beside" ]; then
+    wait "$beside"
+    echo "== go test ${copyArgs[*]} (without -race, run beside the tests above; under -race: $copied)"
+    cat "$tmp/2.out"
+    read -r gocode reportcode <"$tmp/2.codes" 2>/dev/null || { gocode=unknown reportcode=unknown; }
+    checkcodes "$gocode" "$reportcode" "${copyArgs[*]}"
+    copied=beside
+  fi
   case $copied in
-    skip)
-      echo "== go test ./examples${*:+ $*} -run '^$copyTest\$' (without -race)"
-      gotest 2.json ./examples "$@" -run "^$copyTest\$"
+    skip | beside)
+      if [ "$copied" = skip ]; then
+        echo "== go test ${copyArgs[*]} (without -race)"
+        gotest 2.json "${copyArgs[@]}"
+      fi
       case $("$tmp/testreport" -status "$copyTest" "$tmp/2.json") in
         pass | fail) ;;
         *) fail 1 "$copyTest did not run without -race either: the copied examples were not built" ;;
