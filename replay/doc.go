@@ -23,9 +23,9 @@
 // resource it was about, the payloads, the error, when it started and how
 // long it took. [Call.Messages] decodes the payloads as the protocol's
 // messages; [Call.Changes] says what a call changed, property by property
-// (old → new, secrets hidden unless asked for); [Call.Outcome] sums it up in
-// a word: changed, unchanged, ok, refused, retry, no retry, migrated,
-// failed.
+// (old → new, secrets hidden unless [ShowSecrets] is asked for);
+// [Call.Outcome] sums it up in an [Outcome]: changed, unchanged, ok,
+// refused, retry, no retry, migrated, failed, or unanswered.
 //
 // [Run] turns a log into a Go test: it runs the program's body (the
 // function given to pulumi.Run) against an engine of its own, in the test's
