@@ -28,7 +28,7 @@ import (
 // old one for a resource the migration removed) and "successors[URN]" for a
 // state migration, "retry" and "error" for hooks. A key that is not a plain
 // identifier is quoted: properties["a.b"]; an index is in brackets:
-// properties.items[0].
+// properties.items[0]. [IgnorePaths] takes paths in the same form.
 //
 // Old and New are the values rendered in a JSON-like form (strings quoted);
 // "" means absent. A secret value is "[secret]" unless ShowSecrets was

@@ -35,6 +35,16 @@
 // CALLBACKS_REPLAY_UPDATE=1 it rewrites the recorded answers instead, as
 // golden files are updated.
 //
+// An [Option] tunes Run. [IgnorePaths] passes the differences at the property
+// paths it names, written as the diff prints them, with "*" for any one
+// key or index ("properties.tags.deployedAt", "properties.items[*].id"),
+// for values that change on every run; it logs each difference it ignores,
+// and fails the test for a path that names no value in any answer the
+// replay compared, so that a misspelt path is seen:
+//
+//	replay.Run(t, "testdata/up.jsonl", deploy,
+//		replay.IgnorePaths("properties.tags.deployedAt", "properties.items[*].id"))
+//
 // A log holds secrets in plain text: the stack's configuration, and secret
 // values inside the callback payloads. [Scrub] replaces them, and every
 // configuration value wherever it appears, with placeholders ("[secret 1]",
