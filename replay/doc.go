@@ -40,10 +40,15 @@
 // key or index ("properties.tags.deployedAt", "properties.items[*].id"),
 // for values that change on every run; it logs each difference it ignores,
 // and fails the test for a path that names no value in any answer the
-// replay compared, so that a misspelt path is seen:
+// replay compared, so that a misspelt path is seen. After each run of the
+// program, Run lists by URN the resources the program registers now that
+// the recording lacks, and those recorded that it no longer registers (a
+// renamed resource), with t.Logf; [RequireSameResources] makes them fail
+// the test:
 //
 //	replay.Run(t, "testdata/up.jsonl", deploy,
-//		replay.IgnorePaths("properties.tags.deployedAt", "properties.items[*].id"))
+//		replay.IgnorePaths("properties.tags.deployedAt", "properties.items[*].id"),
+//		replay.RequireSameResources())
 //
 // A log holds secrets in plain text: the stack's configuration, and secret
 // values inside the callback payloads. [Scrub] replaces them, and every

@@ -14,15 +14,16 @@ import (
 	"github.com/langhost/callbacks"
 )
 
-// An Option changes what [Run] does: [IgnorePaths].
+// An Option changes what [Run] does: [IgnorePaths], [RequireSameResources].
 type Option interface {
 	apply(*settings)
 }
 
 // settings is what a Run's options ask for.
 type settings struct {
-	ignore []*pattern
-	errs   []error // patterns that do not parse
+	ignore        []*pattern
+	errs          []error // patterns that do not parse
+	sameResources bool
 }
 
 type optionFunc func(*settings)
@@ -62,6 +63,14 @@ func IgnorePaths(paths ...string) Option {
 			s.ignore = append(s.ignore, &pattern{text: p, segs: segs})
 		}
 	})
+}
+
+// RequireSameResources makes [Run] fail the test when the program
+// registers a resource the recording lacks, or no longer registers one it
+// recorded (a rename without an alias, a resource added or removed).
+// Without it, Run reports these with t.Logf.
+func RequireSameResources() Option {
+	return optionFunc(func(s *settings) { s.sameResources = true })
 }
 
 // segKind is what a segment of a property path is.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
@@ -36,7 +37,7 @@ const runLimit = 5 * time.Minute
 // PULUMI_DEBUG_GRPC=FILE) against the functions program registers now, and
 // fails t with a readable diff wherever the answer differs from the
 // recorded one. program is the body given to pulumi.Run; opts are
-// [IgnorePaths].
+// [IgnorePaths] and [RequireSameResources].
 //
 // Run runs program as pulumi.Run does, against an engine of its own in
 // this process, with the project, stack, organization, configuration and
@@ -79,6 +80,16 @@ const runLimit = 5 * time.Minute
 // current registration the log never called is reported with t.Logf,
 // never silently skipped. A log that cannot be read, lines that cannot be
 // understood, and a program that fails or panics fail t too.
+//
+// After each run of the program, Run compares by URN the resources it
+// registered or read with those of the recording's run (the monitor's
+// RegisterResource and ReadResource entries, less the resources a remote
+// component's provider registered under it, which the replay does not
+// construct). The resources registered now that the recording lacks, and
+// the recorded ones the program no longer registers (a resource renamed
+// without an alias passes every call, since hooks are matched by name and
+// stack transforms by order), are reported with t.Logf, under a line that
+// counts them; with [RequireSameResources] they fail t.
 //
 // [IgnorePaths] passes the differences at the property paths it names, for
 // values that change on every run, and still logs them.
@@ -129,7 +140,7 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc, opts ...Option) {
 	}
 	r := &replayer{t: t, file: logFile, program: program, update: update, answers: map[int]answer{},
 		truncated: facts.truncated, several: len(runs) > 1,
-		ignore: set.ignore, matched: make([]bool, len(set.ignore))}
+		ignore: set.ignore, matched: make([]bool, len(set.ignore)), sameResources: set.sameResources}
 	deadline := time.Now().Add(runLimit)
 	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
 		if dl, ok := d.Deadline(); ok {
@@ -208,6 +219,7 @@ type replayer struct {
 	ignore        []*pattern     // IgnorePaths
 	matched       []bool         // the patterns of ignore that named a value
 	compared      int            // the calls whose answers were compared
+	sameResources bool           // RequireSameResources
 
 	mu       sync.Mutex
 	findings []finding // what replayRun found, for the test's goroutine
@@ -267,6 +279,9 @@ func (r *replayer) runOnce(run *logRun, first bool, deadline time.Time) bool {
 	}
 	if err == nil && shutdowns == 0 {
 		t.Errorf("replay: %s never signalled the engine; nothing was replayed", what)
+	}
+	if err == nil {
+		r.compareResources(run, eng.registered())
 	}
 	return finished
 }
@@ -428,6 +443,33 @@ func (r *replayer) notePresent(c *Call, current []byte, currentErr string) {
 				break
 			}
 		}
+	}
+}
+
+// compareResources reports the resources the program registers now that
+// the run's recording lacks, and those it recorded that the program no
+// longer registers: with t.Errorf under RequireSameResources, else with
+// t.Logf.
+func (r *replayer) compareResources(run *logRun, now []resource.URN) {
+	t := r.t
+	t.Helper()
+	in := ""
+	if r.several {
+		in = ", in " + run.name()
+	}
+	recorded := run.recordedResources()
+	if len(recorded) == 0 {
+		t.Logf("replay: %s records no resource registration%s (the monitor's RegisterResource or ReadResource): "+
+			"the resources are not compared", r.file, in)
+		return
+	}
+	msg := resourceReport(resourceChanges(recorded, now))
+	switch {
+	case msg == "":
+	case r.sameResources:
+		t.Errorf("replay: the resources differ from the recording%s: %s", in, msg)
+	default:
+		t.Logf("replay: the resources differ from the recording%s: %s\n(replay.RequireSameResources() makes this fail the test)", in, msg)
 	}
 }
 
