@@ -79,7 +79,7 @@ type step struct {
 	Order    int
 	Resource string // the resource the callback is attached to
 	URN      string
-	Outcome  string
+	Outcome  replay.Outcome
 	Message  string
 }
 
@@ -155,8 +155,8 @@ func TestReplayReadsAPlainGoSDKProgram(t *testing.T) {
 		{callbacks.KindResourceHook, "RegisterResourceHook", "freeze", 0, "", pet, "refused", "creates are frozen"},
 	}, steps(calls))
 	if len(calls) == 3 {
-		assert.Equal(t, []replay.Change{{Path: "properties.separator", New: `"_"`}}, calls[0].Changes(false))
-		assert.Equal(t, []replay.Change{{Path: "properties.prefix", New: `"plain"`}}, calls[1].Changes(false))
+		assert.Equal(t, []replay.Change{{Path: "properties.separator", New: `"_"`}}, calls[0].Changes(replay.HideSecrets))
+		assert.Equal(t, []replay.Change{{Path: "properties.prefix", New: `"plain"`}}, calls[1].Changes(replay.HideSecrets))
 		assert.Equal(t, "pet", calls[2].Name)
 		assert.Equal(t, petType, calls[2].Type)
 		assert.Positive(t, calls[2].Duration)
@@ -198,7 +198,7 @@ func TestReplayReadsErrorHookRetries(t *testing.T) {
 		req, _, err := calls[1].Messages()
 		require.NoError(t, err)
 		assert.Contains(t, req.(interface{ String() string }).String(), "throttled: too many requests")
-		assert.Equal(t, []replay.Change{{Path: "retry", New: "true"}}, calls[1].Changes(false))
+		assert.Equal(t, []replay.Change{{Path: "retry", New: "true"}}, calls[1].Changes(replay.HideSecrets))
 	}
 }
 
@@ -229,9 +229,9 @@ func TestReplayReadsAStateMigration(t *testing.T) {
 	assert.Equal(t, replay.Registration{Method: "RegisterResource", Order: 1, Resource: "urn:pulumi:dev::migrations::" + petType + "::pet"}, m.Registration)
 	assert.Equal(t, pet, string(m.URN))
 	word, _ := m.Outcome()
-	assert.Equal(t, "migrated", word)
+	assert.Equal(t, replay.OutcomeMigrated, word)
 	var paths []string
-	for _, ch := range m.Changes(false) {
+	for _, ch := range m.Changes(replay.HideSecrets) {
 		paths = append(paths, ch.Path+": "+ch.Old+" -> "+ch.New)
 	}
 	assert.Subset(t, paths, []string{

@@ -27,10 +27,11 @@ import (
 // transform, "state[0].outputs.x" (the index in the new state, or in the
 // old one for a resource the migration removed) and "successors[URN]" for a
 // state migration, "retry" and "error" for hooks. A key that is not a plain
-// identifier is quoted: properties["a.b"].
+// identifier is quoted: properties["a.b"]; an index is in brackets:
+// properties.items[0]. [IgnorePaths] takes paths in the same form.
 //
 // Old and New are the values rendered in a JSON-like form (strings quoted);
-// "" means absent. A secret value is "[secret]" unless the secrets were
+// "" means absent. A secret value is "[secret]" unless ShowSecrets was
 // asked for (then secret("…") where it is not a secret on both sides); two
 // different secrets are "[secret]" and "[another secret]"; an unknown value
 // is "[unknown]".
@@ -39,14 +40,27 @@ type Change struct {
 	Old, New string
 }
 
+// Secrets says whether [Call.Changes] shows secret values. The zero value
+// is HideSecrets.
+type Secrets int
+
+const (
+	// HideSecrets shows every secret value as "[secret]".
+	HideSecrets Secrets = iota
+	// ShowSecrets shows secret values in full, as secret("…").
+	ShowSecrets
+)
+
 // Changes returns what the call changed: the properties (then the options)
 // a transform changed, each in path order (an option at its zero value
-// counts as absent, and an output value as the value it holds) (old is the request, new the response), the
-// state a migration changed, an error hook's retry decision (always one
-// Change, "retry"), a hook's refusal ("error"). A failed call, or payloads
-// that do not decode, changed nothing. Secret values are shown as "[secret]"
-// unless secrets is true.
-func (c *Call) Changes(secrets bool) []Change {
+// counts as absent, and an output value as the value it holds; old is the
+// request, new the response), the state a migration changed, an error
+// hook's retry decision (always one Change, "retry"), a hook's refusal
+// ("error"). A failed call, or payloads that do not decode, changed
+// nothing. Secret values are shown as "[secret]" unless show is
+// ShowSecrets.
+func (c *Call) Changes(show Secrets) []Change {
+	secrets := show == ShowSecrets
 	if c.Err != "" {
 		return nil
 	}
@@ -77,52 +91,81 @@ func newResponse(k callbacks.Kind) proto.Message {
 	return res
 }
 
+// Outcome is how a call ended, in a word, as [Call.Outcome] sums it up.
+type Outcome string
+
+// The outcomes of a call. A Pending call is OutcomeUnanswered, a call the
+// engine got an error from is OutcomeFailed; otherwise the word depends on
+// the kind.
+const (
+	// OutcomeUnanswered: the log holds no answer to the call (Pending).
+	OutcomeUnanswered Outcome = "unanswered"
+	// OutcomeFailed: the engine got an error, or an error hook answered
+	// with one, or the payloads do not decode.
+	OutcomeFailed Outcome = "failed"
+	// OutcomeChanged: a transform changed its properties or options.
+	OutcomeChanged Outcome = "changed"
+	// OutcomeUnchanged: a transform or a state migration changed nothing.
+	OutcomeUnchanged Outcome = "unchanged"
+	// OutcomeOK: a resource hook let the step go on.
+	OutcomeOK Outcome = "ok"
+	// OutcomeRefused: a resource hook refused the step.
+	OutcomeRefused Outcome = "refused"
+	// OutcomeRetry: an error hook asked for the failed step again.
+	OutcomeRetry Outcome = "retry"
+	// OutcomeNoRetry: an error hook let the failure stand.
+	OutcomeNoRetry Outcome = "no retry"
+	// OutcomeMigrated: a state migration changed the state.
+	OutcomeMigrated Outcome = "migrated"
+)
+
 // Outcome sums the call up in a word, and the message that goes with it:
-//   - "unanswered" for a Pending call, which the log holds no answer to;
-//   - "failed" and the error, for a call the engine got an error from;
-//   - "changed" or "unchanged" for a transform;
-//   - "refused" and the hook's message, or "ok", for a resource hook;
-//   - "retry" or "no retry" for an error hook ("failed" and its message if
-//     it answered with an error);
-//   - "migrated" or "unchanged" for a state migration.
-func (c *Call) Outcome() (word, message string) {
+//   - OutcomeUnanswered for a Pending call, which the log holds no answer to;
+//   - OutcomeFailed and the error, for a call the engine got an error from;
+//   - OutcomeChanged or OutcomeUnchanged for a transform;
+//   - OutcomeRefused and the hook's message, or OutcomeOK, for a resource
+//     hook;
+//   - OutcomeRetry or OutcomeNoRetry for an error hook (OutcomeFailed and
+//     its message if it answered with an error);
+//   - OutcomeMigrated or OutcomeUnchanged for a state migration.
+func (c *Call) Outcome() (word Outcome, message string) {
 	if c.Pending {
-		return "unanswered", ""
+		return OutcomeUnanswered, ""
 	}
 	if c.Err != "" {
-		return "failed", c.Err
+		return OutcomeFailed, c.Err
 	}
 	_, res, err := c.Messages()
 	if err != nil {
-		return "failed", err.Error()
+		return OutcomeFailed, err.Error()
 	}
 	if res == nil {
-		return "failed", ""
+		return OutcomeFailed, ""
 	}
 	switch res := res.(type) {
 	case *pulumirpc.ResourceHookResponse:
 		if res.GetError() != "" {
-			return "refused", res.GetError()
+			return OutcomeRefused, res.GetError()
 		}
-		return "ok", ""
+		return OutcomeOK, ""
 	case *pulumirpc.ErrorHookResponse:
 		if res.GetError() != "" {
-			return "failed", res.GetError()
+			return OutcomeFailed, res.GetError()
 		}
 		if res.GetRetry() {
-			return "retry", ""
+			return OutcomeRetry, ""
 		}
-		return "no retry", ""
+		return OutcomeNoRetry, ""
 	case *pulumirpc.StateMigrationResponse:
-		if len(c.Changes(false)) == 0 {
-			return "unchanged", ""
+		if len(c.Changes(HideSecrets)) == 0 {
+			return OutcomeUnchanged, ""
 		}
-		return "migrated", ""
+		return OutcomeMigrated, ""
 	}
-	if len(c.Changes(false)) == 0 {
-		return "unchanged", ""
+	if len(c.Changes(HideSecrets)) == 0 {
+		return OutcomeUnchanged, ""
 	}
-	return "changed", ""
+	return OutcomeChanged, ""
 }
 
 // diffResponses compares two responses a and b of the same kind, answers to

@@ -62,27 +62,27 @@ func TestChangesByPath(t *testing.T) {
 		{Path: "properties.token", Old: `"plain"`, New: "[secret]"},
 		{Path: "options.ignoreChanges", New: `["tags"]`},
 		{Path: "options.protect", New: "true"},
-	}, c.Changes(false))
-	shown := c.Changes(true)
+	}, c.Changes(HideSecrets))
+	shown := c.Changes(ShowSecrets)
 	assert.Contains(t, shown, Change{Path: "properties.password", Old: `"old-pw"`, New: `"new-pw"`})
 	assert.Contains(t, shown, Change{Path: "properties.token", Old: `"plain"`, New: `secret("plain")`})
 	word, _ := c.Outcome()
-	assert.Equal(t, "changed", word)
+	assert.Equal(t, OutcomeChanged, word)
 
 	same := transformCall(t, in, in, nil, nil)
-	assert.Empty(t, same.Changes(true))
+	assert.Empty(t, same.Changes(ShowSecrets))
 	word, _ = same.Outcome()
-	assert.Equal(t, "unchanged", word)
+	assert.Equal(t, OutcomeUnchanged, word)
 
 	// A response that leaves properties and options out keeps the request's.
 	req, _ := proto.Marshal(&pulumirpc.TransformRequest{Properties: mustStruct(t, in)})
 	kept := &Call{Kind: callbacks.KindResourceTransform, Request: req, Response: []byte{}}
-	assert.Empty(t, kept.Changes(false))
+	assert.Empty(t, kept.Changes(HideSecrets))
 
 	failed := &Call{Kind: callbacks.KindResourceTransform, Request: req, Err: "boom"}
 	word, msg := failed.Outcome()
-	assert.Equal(t, []string{"failed", "boom"}, []string{word, msg})
-	assert.Empty(t, failed.Changes(false))
+	assert.Equal(t, []string{"failed", "boom"}, []string{string(word), msg})
+	assert.Empty(t, failed.Changes(HideSecrets))
 }
 
 // TestDiffResponses compares a recorded answer with a current one, the way

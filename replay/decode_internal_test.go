@@ -109,7 +109,7 @@ func TestPropertiesDecodeAsTheSDK(t *testing.T) {
 func TestChangesAtDepth(t *testing.T) {
 	t.Parallel()
 	const depth = 3000
-	got := deepCall(t, depth).Changes(false)
+	got := deepCall(t, depth).Changes(HideSecrets)
 	want := []Change{{Path: "properties.a" + strings.Repeat(".a", depth), Old: `"old"`, New: `"new"`}}
 	assert.Equal(t, want, got)
 }
@@ -123,7 +123,7 @@ func BenchmarkChangesDeep(b *testing.B) {
 			c := deepCall(b, depth)
 			b.ReportAllocs()
 			for b.Loop() {
-				if n := len(c.Changes(false)); n != 1 {
+				if n := len(c.Changes(HideSecrets)); n != 1 {
 					b.Fatalf("%d changes, want 1", n)
 				}
 			}

@@ -23,9 +23,9 @@
 // resource it was about, the payloads, the error, when it started and how
 // long it took. [Call.Messages] decodes the payloads as the protocol's
 // messages; [Call.Changes] says what a call changed, property by property
-// (old → new, secrets hidden unless asked for); [Call.Outcome] sums it up in
-// a word: changed, unchanged, ok, refused, retry, no retry, migrated,
-// failed.
+// (old → new, secrets hidden unless [ShowSecrets] is asked for);
+// [Call.Outcome] sums it up in an [Outcome]: changed, unchanged, ok,
+// refused, retry, no retry, migrated, failed, or unanswered.
 //
 // [Run] turns a log into a Go test: it runs the program's body (the
 // function given to pulumi.Run) against an engine of its own, in the test's
@@ -34,6 +34,21 @@
 // wherever the answer differs from the recorded one. With
 // CALLBACKS_REPLAY_UPDATE=1 it rewrites the recorded answers instead, as
 // golden files are updated.
+//
+// An [Option] tunes Run. [IgnorePaths] passes the differences at the property
+// paths it names, written as the diff prints them, with "*" for any one
+// key or index ("properties.tags.deployedAt", "properties.items[*].id"),
+// for values that change on every run; it logs each difference it ignores,
+// and fails the test for a path that names no value in any answer the
+// replay compared, so that a misspelt path is seen. After each run of the
+// program, Run lists by URN the resources the program registers now that
+// the recording lacks, and those recorded that it no longer registers (a
+// renamed resource), with t.Logf; [RequireSameResources] makes them fail
+// the test:
+//
+//	replay.Run(t, "testdata/up.jsonl", deploy,
+//		replay.IgnorePaths("properties.tags.deployedAt", "properties.items[*].id"),
+//		replay.RequireSameResources())
 //
 // A log holds secrets in plain text: the stack's configuration, and secret
 // values inside the callback payloads. [Scrub] replaces them, and every

@@ -89,6 +89,8 @@ type engine struct {
 	invokeXforms int
 	logs         []string // the program's warnings and errors
 	shutdowns    int
+	resources    []resource.URN // registered or read, in order
+	seen         map[resource.URN]bool
 }
 
 // newEngine starts the engine's services on 127.0.0.1.
@@ -101,7 +103,7 @@ func newEngine(info runInfo, opts ...grpc.ServerOption) (*engine, error) {
 		grpc.MaxRecvMsgSize(callbacks.DefaultMaxMessageSize),
 		grpc.MaxSendMsgSize(callbacks.DefaultMaxMessageSize),
 	}, opts...)
-	e := &engine{info: info, lis: lis, srv: grpc.NewServer(opts...), regs: map[regKey]target{}}
+	e := &engine{info: info, lis: lis, srv: grpc.NewServer(opts...), regs: map[regKey]target{}, seen: map[resource.URN]bool{}}
 	pulumirpc.RegisterResourceMonitorServer(e.srv, e)
 	pulumirpc.RegisterEngineServer(e.srv, &engineService{e: e})
 	go func() { _ = e.srv.Serve(lis) }()
@@ -134,6 +136,22 @@ func (e *engine) addLocked(k regKey, cb *pulumirpc.Callback) {
 		e.order = append(e.order, k)
 	}
 	e.regs[k] = target{Target: cb.GetTarget(), Token: cb.GetToken()}
+}
+
+// resourceLocked notes a resource the program registered or read.
+func (e *engine) resourceLocked(urn resource.URN) {
+	if !e.seen[urn] {
+		e.seen[urn] = true
+		e.resources = append(e.resources, urn)
+	}
+}
+
+// registered returns the resources the program registered or read, in
+// order.
+func (e *engine) registered() []resource.URN {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]resource.URN(nil), e.resources...)
 }
 
 func (e *engine) add(k regKey, cb *pulumirpc.Callback) {
@@ -236,6 +254,7 @@ func (e *engine) urnOf(parent, typ, name string) resource.URN {
 func (e *engine) RegisterResource(_ context.Context, req *pulumirpc.RegisterResourceRequest) (*pulumirpc.RegisterResourceResponse, error) {
 	urn := e.urnOf(req.GetParent(), req.GetType(), req.GetName())
 	e.mu.Lock()
+	e.resourceLocked(urn)
 	for i, cb := range req.GetTransforms() {
 		e.addLocked(regKey{Method: "RegisterResource", Kind: callbacks.KindResourceTransform, Order: i + 1, Resource: urn}, cb)
 	}
@@ -262,6 +281,9 @@ func (e *engine) RegisterResourceOutputs(context.Context, *pulumirpc.RegisterRes
 
 func (e *engine) ReadResource(_ context.Context, req *pulumirpc.ReadResourceRequest) (*pulumirpc.ReadResourceResponse, error) {
 	urn := e.urnOf(req.GetParent(), req.GetType(), req.GetName())
+	e.mu.Lock()
+	e.resourceLocked(urn)
+	e.mu.Unlock()
 	return &pulumirpc.ReadResourceResponse{Urn: string(urn), Properties: req.GetProperties()}, nil
 }
 

@@ -24,7 +24,7 @@ func Example() {
 		}
 		word, _ := call.Outcome()
 		fmt.Printf("%d. %v %s of %s: %s\n", call.Seq, call.Kind, call.Registration.Method, call.Name, word)
-		for _, c := range call.Changes(false) {
+		for _, c := range call.Changes(replay.HideSecrets) {
 			fmt.Printf("   %s: %q -> %s\n", c.Path, c.Old, c.New)
 		}
 	}

@@ -96,8 +96,8 @@ func FuzzRead(f *testing.F) {
 				t.Fatalf("bad call %+v", c)
 			}
 			_, _, _ = c.Messages()
-			c.Changes(false)
-			c.Changes(true)
+			c.Changes(HideSecrets)
+			c.Changes(ShowSecrets)
 			c.Outcome()
 		}
 		var out bytes.Buffer

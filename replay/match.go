@@ -11,24 +11,32 @@ import (
 	"github.com/langhost/callbacks"
 )
 
+// difference is one way a call's current outcome differs from the
+// recorded one: at a property path, or, with path "", about the call as a
+// whole (an error now and none then, or the reverse).
+type difference struct {
+	path string
+	text string // the line that says it
+}
+
 // diffCall compares a call's recorded outcome with the current one and
-// returns the lines that say how they differ, none if they agree: the
-// answers' differences by property path (old → new), or an error now and
-// not then, or the reverse. token is the current registration's token,
-// which may appear in an error in place of the recorded one.
-func diffCall(c *Call, token string, current []byte, currentErr string) []string {
+// returns how they differ, nothing if they agree: the answers' differences
+// by property path (old → new), or an error now and not then, or the
+// reverse. token is the current registration's token, which may appear in
+// an error in place of the recorded one.
+func diffCall(c *Call, token string, current []byte, currentErr string) []difference {
 	was := c.Err
 	if c.Token != "" {
 		was = strings.ReplaceAll(was, c.Token, token)
 	}
 	switch {
 	case was == "" && currentErr != "":
-		return []string{"an error now, none in the recording: " + currentErr}
+		return []difference{{text: "an error now, none in the recording: " + currentErr}}
 	case was != "" && currentErr == "":
-		return []string{"no error now; the recording failed with: " + c.Err}
+		return []difference{{text: "no error now; the recording failed with: " + c.Err}}
 	case was != "":
 		if was != currentErr {
-			return []string{"error: " + strconv.Quote(c.Err) + " → " + strconv.Quote(currentErr)}
+			return []difference{{text: "error: " + strconv.Quote(c.Err) + " → " + strconv.Quote(currentErr)}}
 		}
 		return nil
 	}
@@ -39,7 +47,7 @@ func diffCall(c *Call, token string, current []byte, currentErr string) []string
 // by property path, as the reader's Changes does between a request and its
 // answer; answers that do not decode as the kind's response are compared as
 // bytes.
-func diffAnswers(c *Call, current []byte) []string {
+func diffAnswers(c *Call, current []byte) []difference {
 	if bytes.Equal(c.Response, current) {
 		return nil
 	}
@@ -47,16 +55,16 @@ func diffAnswers(c *Call, current []byte) []string {
 	now := newResponse(c.Kind)
 	if req == nil || proto.Unmarshal(c.Request, req) != nil ||
 		proto.Unmarshal(c.Response, was) != nil || proto.Unmarshal(current, now) != nil {
-		return []string{fmt.Sprintf("answer: %d bytes → %d other bytes", len(c.Response), len(current))}
+		return []difference{{text: fmt.Sprintf("answer: %d bytes → %d other bytes", len(c.Response), len(current))}}
 	}
-	var lines []string
+	var out []difference
 	for _, ch := range diffResponses(req, was, now, false) {
 		if c.Kind == callbacks.KindResourceHook && ch.Path == "error" {
 			ch.Path = "refusal" // a resource hook's error is its refusal of the step
 		}
-		lines = append(lines, fmt.Sprintf("%s: %s → %s", ch.Path, orAbsent(ch.Old), orAbsent(ch.New)))
+		out = append(out, difference{path: ch.Path, text: fmt.Sprintf("%s: %s → %s", ch.Path, orAbsent(ch.Old), orAbsent(ch.New))})
 	}
-	return lines
+	return out
 }
 
 func orAbsent(s string) string {

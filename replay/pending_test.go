@@ -61,8 +61,8 @@ func TestReadReportsCallsNeverAnswered(t *testing.T) {
 	assert.Nil(t, p.Response)
 	assert.Empty(t, p.Err)
 	word, _ := p.Outcome()
-	assert.Equal(t, "unanswered", word)
-	assert.Empty(t, p.Changes(false))
+	assert.Equal(t, replay.OutcomeUnanswered, word)
+	assert.Empty(t, p.Changes(replay.HideSecrets))
 	// It is the call the whole log completes last, with its registration
 	// and resource.
 	want := whole[len(whole)-1]

@@ -37,7 +37,7 @@ type summary struct {
 	Name     string
 	Order    int
 	URN      string
-	Outcome  string
+	Outcome  replay.Outcome
 	Message  string
 	Changes  []replay.Change
 	HasStart bool
@@ -49,7 +49,7 @@ func summarize(calls []*replay.Call) []summary {
 		word, msg := c.Outcome()
 		out = append(out, summary{
 			Kind: c.Kind, Method: c.Registration.Method, Name: c.Registration.Name, Order: c.Registration.Order,
-			URN: string(c.URN), Outcome: word, Message: msg, Changes: c.Changes(false),
+			URN: string(c.URN), Outcome: word, Message: msg, Changes: c.Changes(replay.HideSecrets),
 			HasStart: !c.Start.IsZero() && c.Duration > 0,
 		})
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
 	"github.com/langhost/callbacks/integration/programs/plainsdk/app"
 )
 
@@ -24,6 +26,23 @@ func TestReplayOfRecordedPlainSDKLogs(t *testing.T) {
 			Run(ft, log, app.Program(app.Prefix))
 			if len(ft.errors) > 0 {
 				t.Fatalf("the same body differs:\n%s", ft.report())
+			}
+			// It registers the resources the CLI logged, stack and pet.
+			for _, l := range ft.logs {
+				if strings.Contains(l, "resources differ") || strings.Contains(l, "no resource registration") {
+					t.Errorf("the same body's resources are reported:\n%s", l)
+				}
+			}
+			ft = &fakeT{TB: t}
+			Run(ft, log, func(ctx *pulumi.Context) error {
+				if err := app.Program(app.Prefix)(ctx); err != nil {
+					return err
+				}
+				var extra pulumi.CustomResourceState
+				return ctx.RegisterResource("random:index/randomPet:RandomPet", "extra", pulumi.Map{}, &extra)
+			}, RequireSameResources())
+			if len(ft.errors) != 1 || !strings.Contains(ft.errors[0], "new:  urn:pulumi:dev::plainsdk::random:index/randomPet:RandomPet::extra") {
+				t.Errorf("a body with another pet does not fail RequireSameResources:\n%s", ft.report())
 			}
 			ft = &fakeT{TB: t}
 			Run(ft, log, app.Program("other"))

@@ -59,7 +59,7 @@ func TestReadRecordedLogs(t *testing.T) {
 				}
 				word, msg := c.Outcome()
 				var changes []string
-				for _, ch := range c.Changes(false) {
+				for _, ch := range c.Changes(replay.HideSecrets) {
 					changes = append(changes, fmt.Sprintf("%s: %q -> %s", ch.Path, ch.Old, ch.New))
 				}
 				got = append(got, fmt.Sprintf("%v %s/%s/%d %s: %s %s [%s]", c.Kind, c.Registration.Method, c.Registration.Name,
@@ -112,7 +112,7 @@ func TestReadBothFormsOfRecordedLogs(t *testing.T) {
 		Registration replay.Registration
 		URN, Type    string
 		Name         string
-		Outcome      string
+		Outcome      replay.Outcome
 		Changes      []replay.Change
 		Request      []byte
 		Duration     time.Duration
@@ -126,7 +126,7 @@ func TestReadBothFormsOfRecordedLogs(t *testing.T) {
 				continue
 			}
 			word, _ := c.Outcome()
-			out = append(out, view{c.Seq, c.Kind.String(), c.Registration, string(c.URN), c.Type, c.Name, word, c.Changes(true), c.Request, c.Duration})
+			out = append(out, view{c.Seq, c.Kind.String(), c.Registration, string(c.URN), c.Type, c.Name, word, c.Changes(replay.ShowSecrets), c.Request, c.Duration})
 		}
 		return out
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
@@ -35,7 +36,8 @@ const runLimit = 5 * time.Minute
 // Run replays the callback calls of the engine gRPC log logFile (written by
 // PULUMI_DEBUG_GRPC=FILE) against the functions program registers now, and
 // fails t with a readable diff wherever the answer differs from the
-// recorded one. program is the body given to pulumi.Run.
+// recorded one. program is the body given to pulumi.Run; opts are
+// [IgnorePaths] and [RequireSameResources].
 //
 // Run runs program as pulumi.Run does, against an engine of its own in
 // this process, with the project, stack, organization, configuration and
@@ -79,6 +81,19 @@ const runLimit = 5 * time.Minute
 // never silently skipped. A log that cannot be read, lines that cannot be
 // understood, and a program that fails or panics fail t too.
 //
+// After each run of the program, Run compares by URN the resources it
+// registered or read with those of the recording's run (the monitor's
+// RegisterResource and ReadResource entries, less the resources a remote
+// component's provider registered under it, which the replay does not
+// construct). The resources registered now that the recording lacks, and
+// the recorded ones the program no longer registers (a resource renamed
+// without an alias passes every call, since hooks are matched by name and
+// stack transforms by order), are reported with t.Logf, under a line that
+// counts them; with [RequireSameResources] they fail t.
+//
+// [IgnorePaths] passes the differences at the property paths it names, for
+// values that change on every run, and still logs them.
+//
 // With CALLBACKS_REPLAY_UPDATE=1 in the environment, Run instead rewrites
 // each recorded answer that differs (the response and errors of the call's
 // completing entry) with the current one, keeping every other line byte
@@ -94,10 +109,24 @@ const runLimit = 5 * time.Minute
 // this module's program.Migrations) are replayed as well; the SDK never
 // stops that server for a plain SDK program, after Run as after any
 // deployment. Run calls t.Helper and may be used from parallel tests.
-func Run(t testing.TB, logFile string, program pulumi.RunFunc) {
+func Run(t testing.TB, logFile string, program pulumi.RunFunc, opts ...Option) {
 	t.Helper()
 	if program == nil {
 		t.Errorf("replay: nil program")
+		return
+	}
+	var set settings
+	for _, o := range opts {
+		if o == nil {
+			t.Errorf("replay: a nil Option")
+			return
+		}
+		o.apply(&set)
+	}
+	if len(set.errs) > 0 {
+		for _, err := range set.errs {
+			t.Errorf("replay: %v", err)
+		}
 		return
 	}
 	update := os.Getenv(envUpdate) == "1"
@@ -110,7 +139,8 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc) {
 		return
 	}
 	r := &replayer{t: t, file: logFile, program: program, update: update, answers: map[int]answer{},
-		truncated: facts.truncated, several: len(runs) > 1}
+		truncated: facts.truncated, several: len(runs) > 1,
+		ignore: set.ignore, matched: make([]bool, len(set.ignore)), sameResources: set.sameResources}
 	deadline := time.Now().Add(runLimit)
 	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
 		if dl, ok := d.Deadline(); ok {
@@ -124,6 +154,15 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc) {
 	}
 	if r.calls == 0 && r.readErrs == 0 && !r.programFailed {
 		t.Errorf("replay: %s holds no callback call to replay%s", logFile, noCalls)
+	}
+	if r.compared > 0 {
+		for i, p := range r.ignore {
+			if !r.matched[i] {
+				t.Errorf("replay: IgnorePaths(%q) names no value in any answer of the %d call(s) compared, recorded or current: "+
+					"a misspelt path? Paths are written as the differences print them: properties.tags.team, properties[\"a.b\"], "+
+					"properties.items[0].id, options.protect, args.x, state[0].outputs.x, retry, refusal", p.text, r.compared)
+			}
+		}
 	}
 	if update && len(r.answers) > 0 {
 		if err := rewrite(logFile, r.answers); err != nil {
@@ -177,6 +216,10 @@ type replayer struct {
 	readErrs      int
 	programFailed bool
 	answers       map[int]answer // update mode: the current answers, by log line
+	ignore        []*pattern     // IgnorePaths
+	matched       []bool         // the patterns of ignore that named a value
+	compared      int            // the calls whose answers were compared
+	sameResources bool           // RequireSameResources
 
 	mu       sync.Mutex
 	findings []finding // what replayRun found, for the test's goroutine
@@ -236,6 +279,9 @@ func (r *replayer) runOnce(run *logRun, first bool, deadline time.Time) bool {
 	}
 	if err == nil && shutdowns == 0 {
 		t.Errorf("replay: %s never signalled the engine; nothing was replayed", what)
+	}
+	if err == nil {
+		r.compareResources(run, eng.registered())
 	}
 	return finished
 }
@@ -323,7 +369,12 @@ func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, firs
 		}
 		used[key] = true
 		res, callErr := conns.invoke(ctx, tgt, c.Request)
-		diff := diffCall(c, tgt.Token, res, callErr)
+		r.compared++
+		r.notePresent(c, res, callErr)
+		diff, ignored := r.sift(diffCall(c, tgt.Token, res, callErr))
+		if len(ignored) > 0 {
+			r.log("replay: %s: differences ignored (IgnorePaths):\n\t%s", name, strings.Join(ignored, "\n\t"))
+		}
 		switch {
 		case len(diff) == 0:
 		case r.update:
@@ -340,6 +391,85 @@ func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, firs
 		if !used[k] {
 			r.log("replay: the program registers %s, which the log never called", k)
 		}
+	}
+}
+
+// sift splits a call's differences into those IgnorePaths leaves to fail
+// the test and those it ignores, each as its line, an ignored one naming
+// the path that ignored it.
+func (r *replayer) sift(diffs []difference) (kept, ignored []string) {
+	for _, d := range diffs {
+		by := -1
+		if d.path != "" && len(r.ignore) > 0 {
+			if segs, err := parsePath(d.path); err == nil {
+				for i, p := range r.ignore {
+					if p.covers(segs) {
+						by = i
+						break
+					}
+				}
+			}
+		}
+		if by < 0 {
+			kept = append(kept, d.text)
+			continue
+		}
+		r.matched[by] = true
+		ignored = append(ignored, fmt.Sprintf("%s (by %q)", d.text, r.ignore[by].text))
+	}
+	return kept, ignored
+}
+
+// notePresent marks the IgnorePaths patterns that name a value in the
+// call's recorded or current answer.
+func (r *replayer) notePresent(c *Call, current []byte, currentErr string) {
+	var trees []map[string]any
+	for i, p := range r.ignore {
+		if r.matched[i] {
+			continue
+		}
+		if trees == nil {
+			trees = make([]map[string]any, 0, 2)
+			if c.Err == "" && c.Response != nil {
+				trees = append(trees, answerTree(c.Kind, c.Request, c.Response))
+			}
+			if currentErr == "" {
+				trees = append(trees, answerTree(c.Kind, c.Request, current))
+			}
+		}
+		for _, t := range trees {
+			if t != nil && present(p.segs, t) {
+				r.matched[i] = true
+				break
+			}
+		}
+	}
+}
+
+// compareResources reports the resources the program registers now that
+// the run's recording lacks, and those it recorded that the program no
+// longer registers: with t.Errorf under RequireSameResources, else with
+// t.Logf.
+func (r *replayer) compareResources(run *logRun, now []resource.URN) {
+	t := r.t
+	t.Helper()
+	in := ""
+	if r.several {
+		in = ", in " + run.name()
+	}
+	recorded := run.recordedResources()
+	if len(recorded) == 0 {
+		t.Logf("replay: %s records no resource registration%s (the monitor's RegisterResource or ReadResource): "+
+			"the resources are not compared", r.file, in)
+		return
+	}
+	msg := resourceReport(resourceChanges(recorded, now))
+	switch {
+	case msg == "":
+	case r.sameResources:
+		t.Errorf("replay: the resources differ from the recording%s: %s", in, msg)
+	default:
+		t.Logf("replay: the resources differ from the recording%s: %s\n(replay.RequireSameResources() makes this fail the test)", in, msg)
 	}
 }
 

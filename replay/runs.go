@@ -17,9 +17,10 @@ import (
 // the log lines of its callback calls, (from, to], to 0 for the rest of
 // the log.
 type logRun struct {
-	info     runInfo
-	line     int // the line that completed LanguageRuntime/Run, 0 if none
-	from, to int
+	info      runInfo
+	line      int // the line that completed LanguageRuntime/Run, 0 if none
+	from, to  int
+	resources []resEntry // the resources the run registered or read
 }
 
 // holds reports whether a call completed on line belongs to the run.
@@ -59,8 +60,9 @@ type logEntry struct {
 
 // scanRuns reads the runs of the program from a log: each
 // LanguageRuntime/Run the engine made, with the monitor's features of that
-// run. A run's calls are those completed after the previous run completed
-// and before it does; calls after the last run belong to it. A run is
+// run and the resources it registered. A run's calls and resources are
+// those of the entries after the previous run completed and before it
+// does; those after the last run belong to it. A run is
 // taken from the entry that completes it, or, when the log ends before
 // that entry (cut short), from the entry that started it, which carries
 // the same request. A log with no run (one written by a test engine) is
@@ -88,6 +90,7 @@ func scanRuns(file string) ([]logRun, logFacts, error) {
 		features, haveFeatures = nil, false
 	}
 	opts := protojson.UnmarshalOptions{DiscardUnknown: true}
+	var resources []resEntry
 	for {
 		line, ended, err := lines.next()
 		if errors.Is(err, io.EOF) {
@@ -114,6 +117,9 @@ func scanRuns(file string) ([]logRun, logFacts, error) {
 		isInfo := !isRun && bytes.Contains(line, []byte(`"method":"/pulumirpc.ResourceMonitor/GetDeploymentInfo"`))
 		facts.invokes = facts.invokes || !isRun && !isInfo && bytes.Contains(line, []byte(invokeMethod))
 		if !isRun && !isInfo {
+			if e, ok := resourceEntry(lines.line, line); ok {
+				resources = append(resources, e)
+			}
 			continue
 		}
 		var e logEntry
@@ -159,13 +165,21 @@ func scanRuns(file string) ([]logRun, logFacts, error) {
 	}
 	if len(runs) > 0 {
 		runs[len(runs)-1].to = 0
+		for _, e := range resources {
+			for i := range runs {
+				if runs[i].holds(e.line) {
+					runs[i].resources = append(runs[i].resources, e)
+					break
+				}
+			}
+		}
 		return runs, facts, nil
 	}
 	// No run: the project and stack of the first call's resource.
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, facts, err
 	}
-	run := logRun{}
+	run := logRun{resources: resources}
 	for c, err := range Read(f) {
 		if err == nil && c.URN != "" && resource.URN(c.URN).IsValid() {
 			run.info.Project, run.info.Stack = string(c.URN.Project()), string(c.URN.Stack())

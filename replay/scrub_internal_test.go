@@ -76,7 +76,7 @@ type callView struct {
 	Registration Registration
 	URN          string
 	Invoke       string
-	Outcome      string
+	Outcome      Outcome
 	Changes      []Change
 }
 
@@ -86,7 +86,7 @@ func views(t *testing.T, log []byte) ([]callView, []int) {
 	var out []callView
 	for _, c := range calls {
 		w, _ := c.Outcome()
-		out = append(out, callView{c.Seq, c.Line, c.Kind.String(), c.Registration, string(c.URN), c.Invoke, w, c.Changes(false)})
+		out = append(out, callView{c.Seq, c.Line, c.Kind.String(), c.Registration, string(c.URN), c.Invoke, w, c.Changes(HideSecrets)})
 	}
 	var lines []int
 	for _, e := range errs {

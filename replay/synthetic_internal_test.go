@@ -63,13 +63,13 @@ func TestReadSyntheticBothForms(t *testing.T) {
 		assert.Equal(t, "pet-0", mig.Name)
 		assert.Equal(t, synthPetType, mig.Type)
 		word, _ := mig.Outcome()
-		assert.Equal(t, "unchanged", word)
+		assert.Equal(t, OutcomeUnchanged, word)
 		word, _ = calls[2].Outcome()
-		assert.Equal(t, "changed", word)
+		assert.Equal(t, OutcomeChanged, word)
 		assert.Equal(t, []Change{
 			{Path: "properties.prefix", New: `"tx"`},
 			{Path: "options.hooks", New: `{"beforeCreate":["audit"]}`},
-		}, calls[2].Changes(false))
+		}, calls[2].Changes(HideSecrets))
 		// Calls come in completion order, each after its line.
 		for i := 1; i < len(calls); i++ {
 			assert.Greater(t, calls[i].Seq, calls[i-1].Seq)
@@ -97,5 +97,5 @@ func TestReadLongLines(t *testing.T) {
 	assert.Equal(t, big, calls[0].Name)
 	assert.Equal(t, "small", calls[1].Name)
 	word, msg := calls[1].Outcome()
-	assert.Equal(t, []string{"refused", "no"}, []string{word, msg})
+	assert.Equal(t, []string{"refused", "no"}, []string{string(word), msg})
 }

@@ -72,6 +72,15 @@ func orAbsent(v string) string {
 	return v
 }
 
+// shown is what replay's Changes is asked to show of secrets: all of them
+// with -secrets, none without.
+func shown(secrets bool) replay.Secrets {
+	if secrets {
+		return replay.ShowSecrets
+	}
+	return replay.HideSecrets
+}
+
 // newRecord is what the command shows of one call.
 func newRecord(c *replay.Call, secrets bool) *record {
 	r := &record{
@@ -80,14 +89,15 @@ func newRecord(c *replay.Call, secrets bool) *record {
 		URN: string(c.URN), Type: c.Type, Name: c.Name, Invoke: c.Invoke,
 		Err: c.Err, Start: c.Start, Duration: c.Duration, Pending: c.Pending,
 	}
-	r.Outcome, _ = c.Outcome()
+	word, _ := c.Outcome()
+	r.Outcome = string(word)
 	if m := c.Registration.Method; m == "RegisterResourceHook" || m == "RegisterErrorHook" {
 		r.HookName = c.Registration.Name
 	}
 	// A hook's refusal and an error hook's decision are shown as such, not
 	// as changes.
 	if c.Kind != callbacks.KindResourceHook && c.Kind != callbacks.KindErrorHook {
-		for _, ch := range c.Changes(secrets) {
+		for _, ch := range c.Changes(shown(secrets)) {
 			r.Changes = append(r.Changes, change{Path: ch.Path, Old: orAbsent(ch.Old), New: orAbsent(ch.New)})
 		}
 	}

@@ -495,7 +495,7 @@ func propertyChanges(kind callbacks.Kind, before, after *structpb.Struct, secret
 	}
 	c := &replay.Call{Kind: kind, Request: reqb, Response: resb}
 	var out []change
-	for _, ch := range c.Changes(secrets) {
+	for _, ch := range c.Changes(shown(secrets)) {
 		if ch.Path == prefix || strings.HasPrefix(ch.Path, prefix+".") || strings.HasPrefix(ch.Path, prefix+"[") {
 			out = append(out, change{Path: ch.Path, Old: orAbsent(ch.Old), New: orAbsent(ch.New)})
 		}

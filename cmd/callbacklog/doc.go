@@ -106,7 +106,7 @@
 // a hook's refusal, the failed operation, attempt and error an error hook
 // saw (its outcome, retry or no retry, is its decision), and the error the
 // engine got, if any. Invoke transforms, which are about no resource, come
-// last. The outcome words are those of replay.Call.Outcome, and "unknown"
+// last. The outcome words are those of replay.Outcome, and "unknown"
 // where an automatic log does not tell.
 //
 // Lines of the log that could not be read (a truncated or corrupt line, a

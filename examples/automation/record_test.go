@@ -38,7 +38,7 @@ func TestInlineDeploymentRecordsItsCallbacks(t *testing.T) {
 		kind     callbacks.Kind
 		name     string
 		resource string
-		outcome  string
+		outcome  replay.Outcome
 	}
 	var calls []seen
 	for c, err := range replay.Read(f) {

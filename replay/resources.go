@@ -1,0 +1,165 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+)
+
+// resEntry is a resource's registration as the log records it: an entry
+// of the monitor's RegisterResource or ReadResource.
+type resEntry struct {
+	line              int
+	urn               resource.URN // the response's; "" in an entry without one
+	typ, name, parent string
+	remote            bool // a component a provider constructs
+}
+
+var (
+	registerResMethod = []byte(`"method":"` + monitorPrefix + registerRes + `"`)
+	readResMethod     = []byte(`"method":"` + monitorPrefix + `ReadResource"`)
+)
+
+// resourceEntry returns the registration a log line records, if it is the
+// monitor's RegisterResource or ReadResource entry.
+func resourceEntry(n int, line []byte) (resEntry, bool) {
+	if !bytes.Contains(line, registerResMethod) && !bytes.Contains(line, readResMethod) {
+		return resEntry{}, false
+	}
+	var e struct {
+		Request struct {
+			Type   string `json:"type"`
+			Name   string `json:"name"`
+			Parent string `json:"parent"`
+			Remote bool   `json:"remote"`
+		} `json:"request"`
+		Response struct {
+			URN string `json:"urn"`
+		} `json:"response"`
+	}
+	if json.Unmarshal(line, &e) != nil || e.Request.Type == "" {
+		return resEntry{}, false
+	}
+	return resEntry{line: n, urn: resource.URN(e.Response.URN), typ: e.Request.Type, name: e.Request.Name,
+		parent: e.Request.Parent, remote: e.Request.Remote}, true
+}
+
+// recordedResources returns the resources the run registered or read in
+// the recording, in the order the log first names them, leaving out those
+// that a remote component's provider registered under it (the replay
+// constructs no component). A registration whose entry has no URN (the
+// log ends before its answer) gets the one the engine computes from its
+// parent, type and name.
+func (r *logRun) recordedResources() []resource.URN {
+	var root resource.URN
+	for _, e := range r.resources {
+		if e.typ == rootStackType && e.parent == "" {
+			root = e.urn
+			if root == "" && r.info.Stack != "" {
+				root = resource.NewURN(tokens.QName(r.info.Stack), tokens.PackageName(r.info.Project), "", tokens.Type(e.typ), e.name)
+			}
+			if root != "" {
+				break
+			}
+		}
+	}
+	var order []resource.URN
+	parentOf := map[resource.URN]resource.URN{}
+	remote := map[resource.URN]bool{}
+	for _, e := range r.resources {
+		parent := resource.URN(e.parent)
+		if parent == "" && e.typ != rootStackType {
+			parent = root
+		}
+		urn := e.urn
+		if urn == "" {
+			if e.typ == rootStackType && e.parent == "" {
+				urn = root
+			} else {
+				urn = childURN(parent, e.typ, e.name)
+			}
+		}
+		if urn == "" {
+			continue
+		}
+		if _, seen := parentOf[urn]; !seen {
+			order = append(order, urn)
+		}
+		parentOf[urn] = parent
+		remote[urn] = remote[urn] || e.remote
+	}
+	out := order[:0]
+	for _, u := range order {
+		if !underRemote(u, parentOf, remote) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// underRemote reports whether a remote component is among u's ancestors.
+func underRemote(u resource.URN, parentOf map[resource.URN]resource.URN, remote map[resource.URN]bool) bool {
+	p := parentOf[u]
+	for range len(parentOf) { // a loop in a corrupt log ends
+		if p == "" {
+			return false
+		}
+		if remote[p] {
+			return true
+		}
+		p = parentOf[p]
+	}
+	return false
+}
+
+// resourceChanges compares the resources a run recorded with those the
+// program registers now: those registered now that the recording lacks,
+// and those recorded that the program no longer registers, each in order.
+func resourceChanges(recorded, now []resource.URN) (added, gone []resource.URN) {
+	was := make(map[resource.URN]bool, len(recorded))
+	for _, u := range recorded {
+		was[u] = true
+	}
+	is := make(map[resource.URN]bool, len(now))
+	for _, u := range now {
+		is[u] = true
+		if !was[u] {
+			added = append(added, u)
+		}
+	}
+	for _, u := range recorded {
+		if !is[u] {
+			gone = append(gone, u)
+		}
+	}
+	return added, gone
+}
+
+// maxListed bounds the URNs a report of resource changes lists each way.
+const maxListed = 20
+
+// resourceReport says how the resources differ, or "" if they do not.
+func resourceReport(added, gone []resource.URN) string {
+	if len(added) == 0 && len(gone) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "the program registers %d resource(s) the recording lacks and no longer registers %d it recorded "+
+		"(a rename without an alias, a resource added or removed)", len(added), len(gone))
+	list := func(what string, urns []resource.URN) {
+		for i, u := range urns {
+			if i == maxListed {
+				fmt.Fprintf(&b, "\n\t%s and %d more", what, len(urns)-maxListed)
+				break
+			}
+			fmt.Fprintf(&b, "\n\t%s %s", what, u)
+		}
+	}
+	list("new: ", added)
+	list("gone:", gone)
+	return b.String()
+}
