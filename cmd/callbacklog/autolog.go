@@ -413,8 +413,8 @@ func (a *autoReader) transform(n int, e autoEntry, msg string) {
 		c.props = props
 		a.given[rec] = props
 		req := newObject().setString("name", m[1]).setString("type", m[2])
-		if custom, err := strconv.ParseBool(m[3]); err == nil {
-			req.set("custom", &value{kind: vBool, flag: custom})
+		if custom, _ := strconv.ParseBool(m[3]); custom { // false left out, as the protocol's JSON leaves it
+			req.set("custom", &value{kind: vBool, flag: true})
 		}
 		req.setString("parent", m[4])
 		if props != nil {

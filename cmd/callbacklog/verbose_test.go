@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -545,5 +546,113 @@ func TestRedactedValues(t *testing.T) {
 	}
 	if string(v.rawJSON()) == got {
 		t.Errorf("the value itself was changed: redacting must copy")
+	}
+}
+
+// TestVerboseDetailInABrowser: with -v, selecting a call on the page shows
+// its request and answer, every row the page was given, and nothing of the
+// secret.
+func TestVerboseDetailInABrowser(t *testing.T) {
+	chromium(t)
+	const secret = "hunter2-Hunter2"
+	page := t.TempDir() + "/timeline.html"
+	if code, _, stderr := callbacklog(everyKindLog(t, secret), "show", "-v", "-html", page, "-"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	html := string(readTestFile(t, page))
+	_, data, _ := strings.Cut(html, "const DATA = ")
+	data, _, _ = strings.Cut(data, ";\n")
+	var p struct {
+		Groups []struct {
+			Calls []struct {
+				Seq             int
+				Request, Answer []field
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(data), &p); err != nil {
+		t.Fatal(err)
+	}
+	shown := 0
+	for _, g := range p.Groups {
+		for _, c := range g.Calls {
+			dom, logged := browse(t, page+"#call="+strconv.Itoa(c.Seq), "--dump-dom")
+			if strings.Contains(logged, "Uncaught") || strings.Contains(dom, "data-error=") {
+				t.Errorf("call #%d: the page's script failed:\n%s", c.Seq, logged)
+			}
+			detail := section(dom, `<div id="detail"`)
+			for part, rows := range map[string][]field{"request": c.Request, "answer": c.Answer} {
+				if len(rows) > 0 && !strings.Contains(detail, `data-part="`+part+`"`) {
+					t.Errorf("call #%d: the details have no %s table:\n%s", c.Seq, part, detail)
+				}
+				for _, f := range rows {
+					if !strings.Contains(detail, "<code>"+htmlText(f.Path)+"</code>") || !strings.Contains(detail, "<code>"+htmlText(f.Value)+"</code>") {
+						t.Errorf("call #%d: the details do not show %s %s:\n%s", c.Seq, f.Path, f.Value, detail)
+					}
+					shown++
+				}
+			}
+			if strings.Contains(dom, secret) {
+				t.Errorf("call #%d: the page shows the secret", c.Seq)
+			}
+		}
+	}
+	if shown == 0 {
+		t.Fatalf("the page was given no request or answer:\n%s", data)
+	}
+}
+
+// htmlText is s as a browser serializes text.
+func htmlText(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\u00a0", "&nbsp;").Replace(s)
+}
+
+// TestVerboseOfRecordedAutomaticLogs: of the real automatic logs in
+// testdata/autologs, -v shows each transform's request with its
+// properties, says of each hook's request that the log does not hold it,
+// and shows the same in every view.
+func TestVerboseOfRecordedAutomaticLogs(t *testing.T) {
+	files, _ := filepath.Glob("testdata/autologs/*.jsonl")
+	if len(files) == 0 {
+		t.Fatal("no recorded automatic log in testdata/autologs")
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			data := string(readTestFile(t, file))
+			v := views(t, data, "-v")
+			calls, hooks := 0, 0
+			for _, line := range strings.Split(strings.TrimSpace(v["json"]), "\n") {
+				var c map[string]any
+				if err := json.Unmarshal([]byte(line), &c); err != nil {
+					t.Fatal(err)
+				}
+				switch c["kind"] {
+				case "resource transform", "invoke transform":
+					calls++
+					if req, _ := c["request"].(map[string]any); req == nil || (req["properties"] == nil && req["args"] == nil) {
+						t.Errorf("line %v: the transform's request has no properties: %v", c["line"], c["request"])
+					}
+				case "resource hook", "error hook":
+					calls++
+					hooks++
+					if c["request"] != nil || c["requestMissing"] != missingHookReq {
+						t.Errorf("line %v: the hook's request is %v (%v), want it said to be missing", c["line"], c["request"], c["requestMissing"])
+					}
+				}
+			}
+			if calls == 0 {
+				t.Fatalf("no transform or hook call:\n%s", v["json"])
+			}
+			text := payloadRows(v["text"])
+			if page := pageRows(t, v["html"]); !slices.Equal(page, text) {
+				t.Errorf("the page shows other requests and answers than the text:\npage: %q\ntext: %q", page, text)
+			}
+			if js := jsonRows(t, v["json"]); !slices.Equal(js, text) {
+				t.Errorf("-json shows other requests and answers than the text:\njson: %q\ntext: %q", js, text)
+			}
+			if n := strings.Count(v["text"], "request: "+missingHookReq); n != hooks {
+				t.Errorf("the text account says of %d hooks' requests that the log does not hold them, want %d:\n%s", n, hooks, v["text"])
+			}
+		})
 	}
 }
