@@ -25,8 +25,9 @@ import (
 //
 // The deployment around the calls (its runs, who ran it, the providers'
 // steps) is read from the same bytes as they pass to replay.Read, and each
-// record is given its run.
-func readLog(r io.Reader, secrets bool) ([]*record, []problem, *deployment) {
+// record is given its run. With payloads, each record also holds what its
+// call was asked and answered (show -v).
+func readLog(r io.Reader, secrets, payloads bool) ([]*record, []problem, *deployment) {
 	var recs []*record
 	var problems []problem
 	found := secretSet{}
@@ -39,7 +40,7 @@ func readLog(r io.Reader, secrets bool) ([]*record, []problem, *deployment) {
 			problems = append(problems, toProblem(err))
 		}
 		if c != nil {
-			recs = append(recs, newRecord(c, secrets))
+			recs = append(recs, newRecord(c, secrets, payloads))
 			if !secrets {
 				found.collect(c)
 			}
@@ -76,8 +77,9 @@ func orAbsent(v string) string {
 	return v
 }
 
-// newRecord is what the command shows of one call.
-func newRecord(c *replay.Call, secrets bool) *record {
+// newRecord is what the command shows of one call; with payloads, what it
+// was asked and answered too.
+func newRecord(c *replay.Call, secrets, payloads bool) *record {
 	r := &record{
 		Seq: c.Seq, Line: c.Line, Kind: kindName(c.Kind),
 		Method: c.Registration.Method, Registration: registration(c),
@@ -100,17 +102,21 @@ func newRecord(c *replay.Call, secrets bool) *record {
 		if r.Err == "" {
 			r.Err = "the payload does not decode: " + err.Error()
 		}
-		r.Payload = &exchange{RequestMissing: missingNoDecode, AnswerMissing: missingNoDecode}
+		if payloads {
+			r.Payload = &exchange{RequestMissing: missingNoDecode, AnswerMissing: missingNoDecode}
+		}
 		return r
 	}
-	r.Payload = &exchange{Request: fromMessage(req.ProtoReflect(), secrets)}
-	switch {
-	case res != nil:
-		r.Payload.Answer = fromMessage(res.ProtoReflect(), secrets)
-	case c.Pending:
-		r.Payload.AnswerMissing = missingPending
-	default:
-		r.Payload.AnswerMissing = missingFailed
+	if payloads {
+		r.Payload = &exchange{Request: fromMessage(req.ProtoReflect(), secrets)}
+		switch {
+		case res != nil:
+			r.Payload.Answer = fromMessage(res.ProtoReflect(), secrets)
+		case c.Pending:
+			r.Payload.AnswerMissing = missingPending
+		default:
+			r.Payload.AnswerMissing = missingFailed
+		}
 	}
 	changeValues(req, res, r.Changes, secrets)
 	switch req := req.(type) {

@@ -52,7 +52,7 @@ func readAccount(name string, stdin io.Reader, secrets bool) (*account, error) {
 			err = in.checkAuto(info)
 		}
 	} else {
-		a.recs, a.problems, _ = readLog(bytes.NewReader(data), secrets)
+		a.recs, a.problems, _ = readLog(bytes.NewReader(data), secrets, false)
 		if len(a.recs) == 0 {
 			err = in.check()
 		}

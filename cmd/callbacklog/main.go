@@ -180,7 +180,7 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			err = in.checkAuto(info)
 		}
 	} else {
-		recs, problems, d = readLog(in, *secrets)
+		recs, problems, d = readLog(in, *secrets, *verbose)
 		if len(recs) == 0 {
 			err = in.check()
 		}
