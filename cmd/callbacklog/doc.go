@@ -120,16 +120,18 @@
 // migration's old state, and its new state and successors). A field at its
 // zero value (false, 0, "", none) is left out, as in the protocol's JSON
 // mapping, and an answer holds only what the function sent: a transform
-// that leaves its properties out keeps the request's. The text account prints one line per value, by property path, as
-// it prints changes:
+// that leaves its properties out keeps the request's. The text account
+// prints one line per value, by property path, as it prints changes:
 //
 //	#1  +0.021s  resource transform  stack transform #1  changed  1.91ms  line 22
 //	             properties.prefix  (absent) → "tx"
 //	             request:
-//	               type               "random:index/randomPet:RandomPet"
-//	               name               "pet"
-//	               custom             true
-//	               properties.length  2
+//	               type                    "random:index/randomPet:RandomPet"
+//	               name                    "pet"
+//	               custom                  true
+//	               parent                  "urn:pulumi:dev::transform::pulumi:pulumi:Stack::transform-dev"
+//	               properties.length       2
+//	               options.customTimeouts  {}
 //	             answer:
 //	               properties.length  2
 //	               properties.prefix  "tx"
@@ -302,11 +304,11 @@
 // ("resource hook: before-create"), with its outcome, changes ("path: old →
 // new"), refusal or error, log line and order in "args" (with -v, also
 // "request" and "answer" as -json gives them, or "requestMissing" and
-// "answerMissing"). A call that starts
-// before the previous call about its resource ended goes on another lane of
-// the resource, named with (2), (3), since the viewers draw one lane's
-// events nested or not at all. A call whose duration the log does not give
-// is an instant event ("ph": "i"). Secrets are hidden as in the account.
+// "answerMissing"). A call that starts before the previous call about its
+// resource ended goes on another lane of the resource, named with (2), (3),
+// since the viewers draw one lane's events nested or not at all. A call
+// whose duration the log does not give is an instant event ("ph": "i").
+// Secrets are hidden as in the account.
 //
 // # Two recordings compared
 //
