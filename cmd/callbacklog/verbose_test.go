@@ -16,6 +16,8 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/asset"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 const thingURN = "urn:pulumi:dev::demo::test:index:Thing::db"
@@ -655,4 +657,90 @@ func TestVerboseOfRecordedAutomaticLogs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// payloadLog is a log of one call of kind k (0 to 4: resource transform,
+// invoke transform, resource hook, error hook, state migration) whose
+// payloads are req and res as they are, res nil for a call that failed.
+func payloadLog(tb testing.TB, k uint8, req, res []byte) string {
+	tb.Helper()
+	l := newTestLog(tb)
+	switch k % 5 {
+	case 0:
+		l.register("RegisterStackTransform", "", "tok")
+	case 1:
+		l.register("RegisterStackInvokeTransform", "", "tok")
+	case 2:
+		l.register("RegisterResourceHook", "h", "tok")
+	case 3:
+		l.register("RegisterErrorHook", "e", "tok")
+	case 4:
+		l.add(logEntry{Method: "/pulumirpc.ResourceMonitor/RegisterResource",
+			Request: map[string]any{"type": "test:index:Thing", "name": "db", "custom": true,
+				"stateMigrations": []any{map[string]any{"target": "127.0.0.1:1", "token": "tok"}}},
+			Response: map[string]any{"urn": thingURN}, Metadata: map[string]string{"mode": "server"}})
+	}
+	e := logEntry{Method: "/pulumirpc.Callbacks/Invoke", Request: map[string]any{"token": "tok", "request": req},
+		Metadata: map[string]string{"kind": "callbacks", "mode": "client"}, Timestamp: "2026-11-28T03:25:23Z", Duration: 1500000}
+	if res != nil {
+		e.Response = map[string]any{"response": res}
+	} else {
+		e.Errors = []string{"the call failed"}
+	}
+	l.add(e)
+	return l.String()
+}
+
+// FuzzVerboseOfAnyPayload gives show -v a call of each kind with payloads
+// of any bytes: every view is written, with no panic, and -json's lines are
+// JSON.
+func FuzzVerboseOfAnyPayload(f *testing.F) {
+	marshal := func(m proto.Message) []byte {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		return b
+	}
+	odd, err := structpb.NewStruct(map[string]any{
+		"asset":   map[string]any{sig.Key: sig.AssetSig, "hash": "abc", "text": "hi"},
+		"archive": map[string]any{sig.Key: sig.ArchiveSig, "assets": map[string]any{"a": map[string]any{sig.Key: sig.AssetSig, "path": "x"}}},
+		"ref":     map[string]any{sig.Key: sig.ResourceReference, "urn": thingURN, "id": "db-1"},
+		"out":     map[string]any{sig.Key: sig.OutputValue, "value": 1, "secret": true},
+		"unknown": "04da6b54-80e4-46f7-96ec-b56ff0331ba9",
+		"secret":  map[string]any{sig.Key: sig.Secret, "value": map[string]any{"deep": []any{1, "x"}}},
+		"bad":     map[string]any{sig.Key: "no such signature"},
+	})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(uint8(0), marshal(&pulumirpc.TransformRequest{Type: "t", Name: "n", Properties: odd}), marshal(&pulumirpc.TransformResponse{Properties: odd}))
+	f.Add(uint8(1), marshal(&pulumirpc.TransformInvokeRequest{Token: "f", Args: odd}), marshal(&pulumirpc.TransformInvokeResponse{}))
+	f.Add(uint8(2), marshal(&pulumirpc.ResourceHookRequest{Urn: thingURN, NewInputs: odd, OldOutputs: odd}), marshal(&pulumirpc.ResourceHookResponse{Error: "no"}))
+	f.Add(uint8(3), marshal(&pulumirpc.ErrorHookRequest{Urn: thingURN, Errors: []string{"a"}}), []byte(nil))
+	f.Add(uint8(4), marshal(&pulumirpc.StateMigrationRequest{Urn: thingURN, OldState: []byte(`[{"urn":"u","inputs":{"a":1}}]`)}),
+		marshal(&pulumirpc.StateMigrationResponse{NewState: []byte(`[{"urn":"u","inputs":{"a":2}}, 3, "x"]`), Successors: map[string]string{"u": "v"}}))
+	f.Add(uint8(4), marshal(&pulumirpc.StateMigrationRequest{OldState: []byte(`{"not": "an array"`)}), []byte{0xff, 0x01})
+	f.Fuzz(func(t *testing.T, k uint8, req, res []byte) {
+		log := payloadLog(t, k, req, res)
+		dir := t.TempDir()
+		for _, args := range [][]string{
+			{"show", "-v", "-html", filepath.Join(dir, "page.html"), "-trace", filepath.Join(dir, "trace.json"), "-"},
+			{"show", "-v", "-secrets", "-"},
+			{"show", "-v", "-json", "-"},
+		} {
+			code, out, stderr := callbacklog(log, args...)
+			if code != exitOK && code != exitUnreadable {
+				t.Fatalf("%v: exit %d: %s", args, code, stderr)
+			}
+			if args[2] != "-json" {
+				continue
+			}
+			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				if !json.Valid([]byte(line)) {
+					t.Fatalf("-json wrote a line that is not JSON: %s", line)
+				}
+			}
+		}
+	})
 }
