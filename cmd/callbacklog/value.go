@@ -596,7 +596,8 @@ const (
 	missingNoDecode = "the payload does not decode (see the error)"
 )
 
-// textLines is how the text account shows the payload under a call.
+// textLines are the lines the text account prints under a call for its
+// request and answer.
 func (p *exchange) textLines() []string {
 	var out []string
 	part := func(name string, v *value, missing string) {
