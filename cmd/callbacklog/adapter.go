@@ -1,12 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/replay"
@@ -21,8 +25,9 @@ import (
 //
 // The deployment around the calls (its runs, who ran it, the providers'
 // steps) is read from the same bytes as they pass to replay.Read, and each
-// record is given its run.
-func readLog(r io.Reader, secrets bool) ([]*record, []problem, *deployment) {
+// record is given its run. With payloads, each record also holds what its
+// call was asked and answered (show -v).
+func readLog(r io.Reader, secrets, payloads bool) ([]*record, []problem, *deployment) {
 	var recs []*record
 	var problems []problem
 	found := secretSet{}
@@ -35,7 +40,7 @@ func readLog(r io.Reader, secrets bool) ([]*record, []problem, *deployment) {
 			problems = append(problems, toProblem(err))
 		}
 		if c != nil {
-			recs = append(recs, newRecord(c, secrets))
+			recs = append(recs, newRecord(c, secrets, payloads))
 			if !secrets {
 				found.collect(c)
 			}
@@ -81,8 +86,9 @@ func shown(secrets bool) replay.Secrets {
 	return replay.HideSecrets
 }
 
-// newRecord is what the command shows of one call.
-func newRecord(c *replay.Call, secrets bool) *record {
+// newRecord is what the command shows of one call; with payloads, what it
+// was asked and answered too.
+func newRecord(c *replay.Call, secrets, payloads bool) *record {
 	r := &record{
 		Seq: c.Seq, Line: c.Line, Kind: kindName(c.Kind),
 		Method: c.Registration.Method, Registration: registration(c),
@@ -106,8 +112,23 @@ func newRecord(c *replay.Call, secrets bool) *record {
 		if r.Err == "" {
 			r.Err = "the payload does not decode: " + err.Error()
 		}
+		if payloads {
+			r.Payload = &exchange{RequestMissing: missingNoDecode, AnswerMissing: missingNoDecode}
+		}
 		return r
 	}
+	if payloads {
+		r.Payload = &exchange{Request: fromMessage(req.ProtoReflect(), secrets)}
+		switch {
+		case res != nil:
+			r.Payload.Answer = fromMessage(res.ProtoReflect(), secrets)
+		case c.Pending:
+			r.Payload.AnswerMissing = missingPending
+		default:
+			r.Payload.AnswerMissing = missingFailed
+		}
+	}
+	changeValues(req, res, r.Changes, secrets)
 	switch req := req.(type) {
 	case *pulumirpc.TransformRequest:
 		// The resource, when the log gives no URN for it (the stack's own
@@ -130,6 +151,115 @@ func newRecord(c *replay.Call, secrets bool) *record {
 		}
 	}
 	return r
+}
+
+// changeValues gives each change the values it names, from the call's
+// messages: the request's before, the answer's after (the request's where
+// the answer leaves a field out, as the engine reads it), by the paths
+// replay.Change gives them.
+func changeValues(req, res proto.Message, changes []change, secrets bool) {
+	if len(changes) == 0 {
+		return
+	}
+	before, after := map[string]*value{}, map[string]*value{}
+	switch req := req.(type) {
+	case *pulumirpc.TransformRequest:
+		res, _ := res.(*pulumirpc.TransformResponse)
+		structValues("properties", req.GetProperties(), cmp.Or(res.GetProperties(), req.GetProperties()), before, after, secrets)
+		optionValues(req.GetOptions(), res.GetOptions(), before, after, secrets)
+	case *pulumirpc.TransformInvokeRequest:
+		res, _ := res.(*pulumirpc.TransformInvokeResponse)
+		structValues("args", req.GetArgs(), cmp.Or(res.GetArgs(), req.GetArgs()), before, after, secrets)
+		optionValues(req.GetOptions(), res.GetOptions(), before, after, secrets)
+	case *pulumirpc.StateMigrationRequest:
+		res, _ := res.(*pulumirpc.StateMigrationResponse)
+		newState := res.GetNewState()
+		if len(newState) == 0 {
+			newState = req.GetOldState()
+		}
+		stateValues(req.GetOldState(), newState, before, after, secrets)
+		for k, v := range res.GetSuccessors() {
+			after["successors["+k+"]"] = strValue(v)
+		}
+	}
+	for i := range changes {
+		ch := &changes[i]
+		if ch.Old != absent {
+			ch.OldValue = before[ch.Path]
+		}
+		if ch.New != absent {
+			ch.NewValue = after[ch.Path]
+		}
+	}
+}
+
+// structValues indexes two property maps under root, as replay compares
+// them: as property values, or as plain JSON when either is not.
+func structValues(root string, a, b *structpb.Struct, before, after map[string]*value, secrets bool) {
+	_, okA := propertyMap(a)
+	_, okB := propertyMap(b)
+	if okA && okB {
+		fromStruct(a, secrets).index(root, before)
+		fromStruct(b, secrets).index(root, after)
+		return
+	}
+	fromPlainJSON(a.AsMap(), secrets).index(root, before)
+	fromPlainJSON(b.AsMap(), secrets).index(root, after)
+}
+
+// optionValues indexes a transform's options before and after: the
+// answer's, or the request's where the answer has none.
+func optionValues[M proto.Message](req, res M, before, after map[string]*value, secrets bool) {
+	if req.ProtoReflect().IsValid() {
+		fromMessage(req.ProtoReflect(), secrets).index("options", before)
+	}
+	switch {
+	case res.ProtoReflect().IsValid():
+		fromMessage(res.ProtoReflect(), secrets).index("options", after)
+	case req.ProtoReflect().IsValid():
+		fromMessage(req.ProtoReflect(), secrets).index("options", after)
+	}
+}
+
+// stateValues indexes a migration's states as replay compares them: each
+// resource of the new state at its index there (state[i]), and the old
+// resource of the same URN at the same path; an old resource the new
+// state lacks at its index in the old.
+func stateValues(oldB, newB []byte, before, after map[string]*value, secrets bool) {
+	oldX, errOld := decodeJSON(oldB)
+	newX, errNew := decodeJSON(newB)
+	olds, okOld := oldX.([]any)
+	news, okNew := newX.([]any)
+	if errOld != nil || errNew != nil || !okOld || !okNew {
+		before["state"], after["state"] = fromBytes(oldB, secrets), fromBytes(newB, secrets)
+		return
+	}
+	urnOf := func(x any) (string, bool) {
+		m, _ := x.(map[string]any)
+		u, ok := m["urn"].(string)
+		return u, ok
+	}
+	at := map[string]int{}
+	for i, x := range olds {
+		if u, ok := urnOf(x); ok {
+			at[u] = i
+		}
+	}
+	kept := map[int]bool{}
+	for i, x := range news {
+		p := "state[" + strconv.Itoa(i) + "]"
+		fromJSON(x, secrets).index(p, after)
+		u, _ := urnOf(x)
+		if j, ok := at[u]; ok {
+			kept[j] = true
+			fromJSON(olds[j], secrets).index(p, before)
+		}
+	}
+	for j, x := range olds {
+		if !kept[j] {
+			fromJSON(x, secrets).index("state["+strconv.Itoa(j)+"]", before)
+		}
+	}
 }
 
 func kindName(k callbacks.Kind) string { return k.String() }

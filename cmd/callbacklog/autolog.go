@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -411,6 +412,15 @@ func (a *autoReader) transform(n int, e autoEntry, msg string) {
 		}
 		c.props = props
 		a.given[rec] = props
+		req := newObject().setString("name", m[1]).setString("type", m[2])
+		if custom, _ := strconv.ParseBool(m[3]); custom { // false left out, as the protocol's JSON leaves it
+			req.set("custom", &value{kind: vBool, flag: true})
+		}
+		req.setString("parent", m[4])
+		if props != nil {
+			req.set("properties", fromStruct(props, a.secrets))
+		}
+		rec.Payload = &exchange{Request: req.setString("options", m[6]), AnswerMissing: missingUnknown}
 		if u := resource.URN(rec.URN); u.IsValid() {
 			a.anyURN = u
 		}
@@ -441,6 +451,11 @@ func (a *autoReader) invoke(n int, e autoEntry, msg string) {
 		}
 		c.props = props
 		a.given[rec] = props
+		req := newObject().setString("token", m[1])
+		if props != nil {
+			req.set("args", fromStruct(props, a.secrets))
+		}
+		rec.Payload = &exchange{Request: req.setString("options", m[3]), AnswerMissing: missingUnknown}
 		a.add(rec)
 		a.invokes.start(c)
 	}
@@ -459,6 +474,17 @@ func (a *autoReader) transformEnded(p *pairer, n int, e autoEntry, props, opts s
 	}
 	rec := c.rec
 	rec.Duration = e.Time.Sub(rec.Start)
+	if rec.Payload != nil {
+		root := "properties"
+		if kind == callbacks.KindInvokeTransform {
+			root = "args"
+		}
+		answer := newObject()
+		if err == nil {
+			answer.set(root, fromStruct(after, a.secrets))
+		}
+		rec.Payload.Answer, rec.Payload.AnswerMissing = answer.setString("options", opts), ""
+	}
 	if err != nil || c.props == nil {
 		rec.Note = fmt.Sprintf("its properties do not decode (line %d): what it changed is not known", n)
 		return
@@ -473,6 +499,9 @@ func (a *autoReader) transformEnded(p *pairer, n int, e autoEntry, props, opts s
 func (a *autoReader) transformFailed(p *pairer, n int, e autoEntry, err string) {
 	if c := p.end(n); c != nil {
 		c.rec.Outcome, c.rec.Err, c.rec.Duration = "failed", err, e.Time.Sub(c.rec.Start)
+		if c.rec.Payload != nil {
+			c.rec.Payload.AnswerMissing = missingFailed
+		}
 	}
 }
 
@@ -498,6 +527,20 @@ func propertyChanges(kind callbacks.Kind, before, after *structpb.Struct, secret
 	for _, ch := range c.Changes(shown(secrets)) {
 		if ch.Path == prefix || strings.HasPrefix(ch.Path, prefix+".") || strings.HasPrefix(ch.Path, prefix+"[") {
 			out = append(out, change{Path: ch.Path, Old: orAbsent(ch.Old), New: orAbsent(ch.New)})
+		}
+	}
+	if len(out) > 0 {
+		old, nw := map[string]*value{}, map[string]*value{}
+		fromStruct(before, secrets).index(prefix, old)
+		fromStruct(after, secrets).index(prefix, nw)
+		for i := range out {
+			ch := &out[i]
+			if ch.Old != absent {
+				ch.OldValue = old[ch.Path]
+			}
+			if ch.New != absent {
+				ch.NewValue = nw[ch.Path]
+			}
 		}
 	}
 	return out
@@ -621,6 +664,7 @@ func (a *autoReader) openHook(n int, e autoEntry, kind callbacks.Kind, name, urn
 	if name == "" {
 		rec.Registration = "(a hook the log does not name)"
 	}
+	rec.Payload = &exchange{RequestMissing: missingHookReq, AnswerMissing: missingUnknown}
 	if kind == callbacks.KindErrorHook {
 		if f := a.failures[urn]; f != nil {
 			rec.Op, rec.Attempt, rec.Message = f.op, f.count, f.msg
@@ -683,6 +727,11 @@ func (a *autoReader) hookLine(n int, e autoEntry, msg string) {
 			default:
 				r.Outcome = "no retry"
 			}
+			answer := newObject()
+			if retry {
+				answer.set("retry", &value{kind: vBool, flag: true})
+			}
+			r.Payload.Answer, r.Payload.AnswerMissing = answer.setString("error", errText), ""
 		}
 	default:
 		if m := reHookReturned.FindStringSubmatch(msg); m != nil {
@@ -694,6 +743,7 @@ func (a *autoReader) hookLine(n int, e autoEntry, msg string) {
 				if errText != "" {
 					r.Outcome, r.Message = "refused", errText
 				}
+				r.Payload.Answer, r.Payload.AnswerMissing = newObject().setString("error", errText), ""
 			}
 		} else if m := reHookCallError.FindStringSubmatch(msg); m != nil {
 			kind = callbacks.KindResourceHook
@@ -702,7 +752,7 @@ func (a *autoReader) hookLine(n int, e autoEntry, msg string) {
 			}
 			resName, _ := strconv.Unquote(m[2])
 			c = a.hookPairer(kind, resName).end(n)
-			end = func(r *record) { r.Outcome, r.Err = "failed", m[3] }
+			end = func(r *record) { r.Outcome, r.Err, r.Payload.AnswerMissing = "failed", m[3], missingFailed }
 		} else {
 			return
 		}
@@ -731,6 +781,7 @@ func (a *autoReader) migration(n int, e autoEntry, msg string) {
 		if u := resource.URN(e.URN); u.IsValid() {
 			rec.Type, rec.Name = string(u.Type()), u.Name()
 		}
+		rec.Payload = &exchange{RequestMissing: missingMigration, AnswerMissing: missingMigration}
 		a.add(rec)
 		a.migrations[e.URN] = &pending{rec: rec, urn: e.URN}
 		return
@@ -766,6 +817,7 @@ func (a *autoReader) migration(n int, e autoEntry, msg string) {
 			if u := resource.URN(m[1]); u.IsValid() {
 				rec.Type, rec.Name = string(u.Type()), u.Name()
 			}
+			rec.Payload = &exchange{RequestMissing: missingMigration, AnswerMissing: missingMigration}
 			a.add(rec)
 			a.migrations[m[1]] = &pending{rec: rec, urn: m[1]}
 		}
@@ -797,6 +849,48 @@ func (a *autoReader) closeMigration(e autoEntry, urn, outcome, note string) {
 		}
 	}
 	c.rec.Outcome, c.rec.Note = outcome, note
+	if outcome != "unknown" {
+		a.migrationPayload(c.rec, urn)
+	}
+	if outcome == "failed" && c.rec.Payload != nil {
+		c.rec.Payload.Answer, c.rec.Payload.AnswerMissing = nil, missingFailed
+	}
+}
+
+// missingMigration is why a migration's states are not shown.
+const missingMigration = "not in this log: Pulumi's automatic log gives the states of a chain of migrations only before its first and after its last, under the last"
+
+// migrationPayload is what the log gives of the states of the chain of
+// migrations of root: before its first migration (the request's oldState)
+// and after its last (the answer's newState), each resource's URN, inputs
+// and outputs.
+func (a *autoReader) migrationPayload(rec *record, root string) {
+	side := func(key string, states map[string][2]string) *value {
+		if len(states) == 0 {
+			return nil
+		}
+		arr := &value{kind: vArray}
+		for _, u := range slices.Sorted(maps.Keys(states)) {
+			r := newObject().setString("urn", u)
+			for i, name := range []string{"inputs", "outputs"} {
+				if st, err := decodeProperties(states[u][i]); err == nil {
+					r.set(name, fromStruct(st, a.secrets))
+				}
+			}
+			arr.elems = append(arr.elems, r)
+		}
+		return newObject().set(key, arr)
+	}
+	p := rec.Payload
+	if p == nil {
+		return
+	}
+	if req := side("oldState", a.prior[root]); req != nil {
+		p.Request, p.RequestMissing = req, ""
+	}
+	if ans := side("newState", a.result[root]); ans != nil {
+		p.Answer, p.AnswerMissing = ans, ""
+	}
 }
 
 // migrationChanges is what a chain of migrations changed in the state of

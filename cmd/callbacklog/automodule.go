@@ -24,6 +24,10 @@ import (
 // taken only where the engine's call and the record's are certainly the
 // same call.
 
+// missingModule is why a call told from the module's records alone shows
+// no request or answer.
+const missingModule = "not in this log: the module's records hold no payload, and no line of the engine's is certainly about this call"
+
 // modCall is a call the module's records show.
 type modCall struct {
 	rec        *record
@@ -81,7 +85,7 @@ func (a *autoReader) moduleLine(n int, line []byte, e autoEntry) bool {
 	}
 	c := a.modByID[id]
 	if c == nil {
-		c = &modCall{id: id, rec: &record{Line: n}}
+		c = &modCall{id: id, rec: &record{Line: n, Payload: &exchange{RequestMissing: missingModule, AnswerMissing: missingModule}}}
 		a.modByID[id] = c
 		a.mods = append(a.mods, c)
 	}
@@ -273,6 +277,9 @@ func (a *autoReader) fromEngine(c *modCall, e *record, certain bool) {
 	r := c.rec
 	if certain && r.URN == "" {
 		r.URN = e.URN // a transform's, which the engine's line makes from the parent's
+	}
+	if certain && e.Payload != nil {
+		r.Payload = e.Payload
 	}
 	if r.Kind == callbacks.KindErrorHook.String() {
 		// What the engine had seen fail: the provider's lines about the

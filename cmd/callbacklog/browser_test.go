@@ -214,7 +214,7 @@ func TestTimelinesOfRecordedLogsInABrowser(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			recs, problems, d := readLog(f, false)
+			recs, problems, d := readLog(f, false, false)
 			f.Close()
 			page := filepath.Join(t.TempDir(), "timeline.html")
 			if code, _, stderr := callbacklog("", "show", "-html", page, file); code != exitOK {

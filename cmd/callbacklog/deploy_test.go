@@ -249,7 +249,7 @@ func TestDeploymentAroundTheCalls(t *testing.T) {
 		t.Fatalf("-html: exit %d: %s", code, stderr)
 	}
 	dom, logged := browse(t, page, "--dump-dom")
-	recs, _, d := readLog(strings.NewReader(log), false)
+	recs, _, d := readLog(strings.NewReader(log), false, false)
 	checkPage(t, dom, logged, recs, d.Steps)
 	if strings.Contains(dom, demoSecret) {
 		t.Errorf("the page shows the secret")

@@ -11,7 +11,7 @@
 //
 // Usage:
 //
-//	callbacklog show [-json] [-html FILE] [-trace FILE] [-secrets] [filters] LOG
+//	callbacklog show [-v] [-json] [-html FILE] [-trace FILE] [-secrets] [filters] LOG
 //	callbacklog diff [-json] [-secrets] OLD NEW
 //	callbacklog scrub [-o FILE] LOG
 //
@@ -109,6 +109,44 @@
 // last. The outcome words are those of replay.Outcome, and "unknown"
 // where an automatic log does not tell.
 //
+// # Requests and answers
+//
+// -v shows, under each call and in every view, what the call was asked and
+// what it answered: its whole request and its whole answer, as the
+// protocol's messages hold them (a transform's type, name, parent,
+// properties and options; an invoke transform's token, arguments and
+// options; a hook's resource and its old and new inputs, outputs and
+// options; an error hook's failed operation and errors, newest first; a
+// migration's old state, and its new state and successors). A field at its
+// zero value (false, 0, "", none) is left out, as in the protocol's JSON
+// mapping, and an answer holds only what the function sent: a transform
+// that leaves its properties out keeps the request's. The text account
+// prints one line per value, by property path, as it prints changes:
+//
+//	#1  +0.021s  resource transform  stack transform #1  changed  1.91ms  line 22
+//	             properties.prefix  (absent) → "tx"
+//	             request:
+//	               type                    "random:index/randomPet:RandomPet"
+//	               name                    "pet"
+//	               custom                  true
+//	               parent                  "urn:pulumi:dev::transform::pulumi:pulumi:Stack::transform-dev"
+//	               properties.length       2
+//	               options.customTimeouts  {}
+//	             answer:
+//	               properties.length  2
+//	               properties.prefix  "tx"
+//
+// An empty object is {} and an empty array []; a secret is [secret] (with
+// -secrets, secret(its value)), a value not yet known [unknown], an asset,
+// archive or resource reference asset({...}), archive({...}) or
+// resource({...}) with its fields. Where the log does not hold the request
+// or the answer the account says why instead ("answer: none: the call
+// failed"). Pulumi's automatic log holds a transform's properties before
+// and after it ran, with its options as the engine prints them (Go's
+// map[key:value] text), a hook's answer and the states before and after a
+// chain of migrations, but not a hook's request: the account says so. The
+// HTML page shows the same in a call's details, and the trace in its args.
+//
 // Lines of the log that could not be read (a truncated or corrupt line, a
 // payload or logged property value that does not decode, a token no
 // registration names) are listed
@@ -152,7 +190,10 @@
 // providers' requests and answers are gathered too, and hidden as well in
 // provider steps' errors and in the header (a run's error). Booleans and
 // nulls are not looked for. The words
-// of the account's own, a kind or an outcome, are never hidden.
+// of the account's own, a kind or an outcome, are never hidden. The same
+// holds of the requests and answers -v shows: a secret they mark is
+// [secret], a string or number that is a secret whole is shown as a secret,
+// and a secret inside a longer string or a key is replaced.
 //
 // # Exit status
 //
@@ -197,17 +238,43 @@
 //	start         when the call started (RFC 3339), if the log says
 //	durationNs    how long it took, in nanoseconds; absent when the log does
 //	              not give it
-//	changes       [{"path", "old", "new"}], values as printed in the account
-//	              ("(absent)" for none, "[secret]" for a secret)
+//	changes       [{"path", "old", "new", "oldValue", "newValue"}]: old and new
+//	              as printed in the account ("(absent)" for none, "[secret]"
+//	              for a secret), oldValue and newValue the same values as
+//	              JSON values (below), absent where old or new is "(absent)"
+//	              and where the log gives the value only as text (an
+//	              automatic log's options)
 //	message       a hook's refusal, or the error an error hook saw
 //	attempt       an error hook's attempt, 1 for the first failure
 //	operation     the operation an error hook was called for
 //	error         the error the engine got from the call
 //	given         what a transform whose answer is not known was given
 //	note          what the log leaves uncertain about the call
+//	request       with -v: what the call was asked, as a JSON value (below):
+//	              the request message as an object, its fields by the
+//	              protocol's JSON names (properties, options, newInputs,
+//	              failedOperation, oldState), a field at its zero value left
+//	              out
+//	answer        with -v: what the call answered, likewise
+//	requestMissing, answerMissing
+//	              with -v, in place of request or answer where the log does
+//	              not hold it: why ("none: the call failed", "not in this
+//	              log: ...")
 //
 // then one object {"unreadable": {"line", "reason"}} per line that could not
 // be read. Empty fields are left out.
+//
+// A value (oldValue, newValue, and what request and answer hold) is a
+// property value mapped to JSON: objects, arrays, numbers, strings,
+// booleans and null as themselves; a migration's state as the JSON it is;
+// and the values JSON has no type for as objects of one member that names
+// their kind: a secret {"secret": "[secret]"} (with -secrets, {"secret":
+// its value}), a value not yet known {"unknown": true}, an asset {"asset":
+// {"hash", "path", "text", "uri"}}, an archive {"archive": {"hash", "path",
+// "uri", "assets"}}, a resource reference {"resource": {"urn", "id",
+// "packageVersion"}}, each with the members it has. An object property
+// whose only member has one of these names reads the same. An
+// automatic log's transform options are the engine's text, a string.
 //
 // # Timeline
 //
@@ -221,7 +288,8 @@
 // resources waited on which hook (a thin line joins a resource's first call
 // to the end of its last: the gaps along it are waits), with a table of the
 // time each registration took. Hovering or clicking a bar shows the call's
-// details; FILE#call=N opens the page with call N selected.
+// details (with -v, its request and answer by property path, as the text
+// account prints them); FILE#call=N opens the page with call N selected.
 //
 // # Trace
 //
@@ -234,11 +302,13 @@
 // ("ph": "X") whose "ts" is its start after the first call's and "dur" its
 // duration, both in microseconds, named by its kind and registration
 // ("resource hook: before-create"), with its outcome, changes ("path: old →
-// new"), refusal or error, log line and order in "args". A call that starts
-// before the previous call about its resource ended goes on another lane of
-// the resource, named with (2), (3), since the viewers draw one lane's
-// events nested or not at all. A call whose duration the log does not give
-// is an instant event ("ph": "i"). Secrets are hidden as in the account.
+// new"), refusal or error, log line and order in "args" (with -v, also
+// "request" and "answer" as -json gives them, or "requestMissing" and
+// "answerMissing"). A call that starts before the previous call about its
+// resource ended goes on another lane of the resource, named with (2), (3),
+// since the viewers draw one lane's events nested or not at all. A call
+// whose duration the log does not give is an instant event ("ph": "i").
+// Secrets are hidden as in the account.
 //
 // # Two recordings compared
 //

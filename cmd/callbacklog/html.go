@@ -76,6 +76,12 @@ type pageCall struct {
 	Step, Provider     string // a provider step's method and provider
 	Run                string
 	About              string
+
+	// With -v: the request and the answer by property path, or why the log
+	// does not hold them.
+	Verbose                       bool
+	Request, Answer               []field
+	RequestMissing, AnswerMissing string
 }
 
 func writeHTML(w io.Writer, source string, from origin, recs []*record, problems []problem, d *deployment) error {
@@ -128,13 +134,18 @@ func writeHTML(w io.Writer, source string, from origin, recs []*record, problems
 		if r.RunLine != 0 {
 			label = r.Run + " (log line " + strconv.Itoa(r.RunLine) + ")"
 		}
-		return pageCall{
+		c := pageCall{
 			Seq: r.Seq, Line: r.Line, Kind: r.Kind, Registration: r.Registration,
 			Outcome: r.Outcome, Invoke: r.Invoke, AtNs: at(r.Start), DurNs: int64(r.Duration),
 			Changes: r.Changes, Message: r.Message, Err: r.Err, Op: r.Op, Attempt: r.Attempt,
 			Note: r.Note, Given: r.Given, NoDuration: r.NoDuration,
 			Pending: r.Pending, Step: r.Step, Provider: r.Provider, Run: label, About: about(r),
 		}
+		if p := r.Payload; p != nil {
+			c.Verbose, c.RequestMissing, c.AnswerMissing = true, p.RequestMissing, p.AnswerMissing
+			c.Request, c.Answer = payloadFields(p.Request), payloadFields(p.Answer)
+		}
+		return c
 	}
 	for _, r := range unanswered(recs, d) {
 		p.Unanswered = append(p.Unanswered, call(r))
@@ -153,4 +164,13 @@ func writeHTML(w io.Writer, source string, from origin, recs []*record, problems
 		}
 	}
 	return timeline.Execute(w, p)
+}
+
+// payloadFields is a request or answer as the page shows it: its lines by
+// property path, none for an empty one, nil where the log does not hold it.
+func payloadFields(v *value) []field {
+	if v == nil {
+		return nil
+	}
+	return append([]field{}, v.lines()...)
 }

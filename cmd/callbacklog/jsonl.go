@@ -22,13 +22,30 @@ type jsonCall struct {
 	Outcome      string           `json:"outcome"`
 	Start        *time.Time       `json:"start,omitempty"`
 	DurationNs   *int64           `json:"durationNs,omitempty"`
-	Changes      []change         `json:"changes,omitempty"`
+	Changes      []jsonChange     `json:"changes,omitempty"`
 	Message      string           `json:"message,omitempty"`
 	Attempt      int              `json:"attempt,omitempty"`
 	Operation    string           `json:"operation,omitempty"`
 	Error        string           `json:"error,omitempty"`
 	Given        string           `json:"given,omitempty"`
 	Note         string           `json:"note,omitempty"`
+
+	// With -v: what the call was asked and what it answered, or why the
+	// log does not hold it.
+	Request        any    `json:"request,omitempty"`
+	Answer         any    `json:"answer,omitempty"`
+	RequestMissing string `json:"requestMissing,omitempty"`
+	AnswerMissing  string `json:"answerMissing,omitempty"`
+}
+
+// jsonChange is a change as -json prints it: the values as the account
+// prints them, and as JSON values (absent where the value is).
+type jsonChange struct {
+	Path     string          `json:"path"`
+	Old      string          `json:"old"`
+	New      string          `json:"new"`
+	OldValue json.RawMessage `json:"oldValue,omitempty"`
+	NewValue json.RawMessage `json:"newValue,omitempty"`
 }
 
 // jsonProvider is a provider step's provider and method.
@@ -95,12 +112,25 @@ func toJSON(from origin, r *record) jsonCall {
 		Seq: r.Seq, Line: r.Line, Kind: r.Kind,
 		Registration: jsonRegistration{Label: r.Registration, Method: r.Method, Name: r.HookName},
 		Invoke:       r.Invoke, Outcome: r.Outcome,
-		Changes: r.Changes, Message: r.Message, Attempt: r.Attempt, Operation: r.Op, Error: r.Err,
+		Message: r.Message, Attempt: r.Attempt, Operation: r.Op, Error: r.Err,
 		Run: r.Run,
 	}
 	if r.Pending {
 		no := false
 		j.Answered = &no
+	}
+	for _, ch := range r.Changes {
+		j.Changes = append(j.Changes, jsonChange{Path: ch.Path, Old: ch.Old, New: ch.New,
+			OldValue: ch.OldValue.rawJSON(), NewValue: ch.NewValue.rawJSON()})
+	}
+	if p := r.Payload; p != nil {
+		j.RequestMissing, j.AnswerMissing = p.RequestMissing, p.AnswerMissing
+		if p.Request != nil {
+			j.Request = p.Request.jsonValue()
+		}
+		if p.Answer != nil {
+			j.Answer = p.Answer.jsonValue()
+		}
 	}
 	if r.Step != "" {
 		j.Provider = &jsonProvider{Name: r.Provider, Method: r.Step}

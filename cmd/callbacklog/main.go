@@ -26,7 +26,7 @@ pulumi command writes (pulumi logs decrypt --latest | callbacklog show -) or
 the engine's gRPC log (PULUMI_DEBUG_GRPC=FILE pulumi up), told by content.
 
 Usage:
-  callbacklog show [-json] [-html FILE] [-trace FILE] [-secrets] [filters] LOG
+  callbacklog show [-v] [-json] [-html FILE] [-trace FILE] [-secrets] [filters] LOG
   callbacklog diff [-json] [-secrets] OLD NEW
   callbacklog scrub [-o FILE] LOG
 
@@ -38,6 +38,9 @@ show    prints an account of every callback call, resource by resource: which
         answered (first), the runs (preview, update) the calls are grouped by,
         a header (project, stack, versions, each run's result and first
         error), and each resource's provider steps (Check, Create, ...).
+          -v          also show, under each call, its whole request and its
+                      whole answer, by property path (as JSON values with
+                      -json)
           -json       one JSON object per call instead (JSON Lines)
           -html FILE  also write a timeline of the calls per resource, as one
                       self-contained HTML file
@@ -149,6 +152,7 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	htmlFile := fs.String("html", "", "")
 	traceFile := fs.String("trace", "", "")
 	secrets := fs.Bool("secrets", false, "")
+	verbose := fs.Bool("v", false, "")
 	var only filter
 	only.flags(fs)
 	name, code := parse(fs, args, stderr)
@@ -176,7 +180,7 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			err = in.checkAuto(info)
 		}
 	} else {
-		recs, problems, d = readLog(in, *secrets)
+		recs, problems, d = readLog(in, *secrets, *verbose)
 		if len(recs) == 0 {
 			err = in.check()
 		}
@@ -184,6 +188,9 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "callbacklog: %v\n", err)
 		return exitFile
+	}
+	if !*verbose {
+		dropPayloads(recs)
 	}
 	source := in.source
 	if only.on() {

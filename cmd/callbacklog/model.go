@@ -52,14 +52,31 @@ type record struct {
 	// Step is the provider's method ("Create", ...) for a provider call,
 	// "" for a callback call; Provider is the provider's name.
 	Step, Provider string
+
+	// Payload is what the call was asked and what it answered, which the
+	// views show with -v; nil without -v, and for a provider step.
+	Payload *exchange
 }
 
-// change is one difference a call made, by property path.
+// change is one difference a call made, by property path. Old and New are
+// the values as the account prints them; OldValue and NewValue the same
+// values for -json's typed form, nil where Old or New is absent (or the log
+// gives the value only as text: an automatic log's options).
 type change struct {
 	Path string `json:"path"`
 	Old  string `json:"old"`
 	New  string `json:"new"`
+
+	OldValue *value `json:"-"`
+	NewValue *value `json:"-"`
 }
+
+// String is the change as the account says it: {path old new}.
+func (c change) String() string { return "{" + c.Path + " " + c.Old + " " + c.New + "}" }
+
+// same reports whether two changes say the same: the same path, old and
+// new values.
+func (c change) same(o change) bool { return c.Path == o.Path && c.Old == o.Old && c.New == o.New }
 
 // absent stands for a value that was not there, before or after.
 const absent = "(absent)"

@@ -118,7 +118,7 @@ func readFile(t *testing.T, path string, secrets bool) []*record {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, problems, _ := readLog(f, secrets)
+	recs, problems, _ := readLog(f, secrets, false)
 	for _, p := range problems {
 		t.Errorf("%s line %d: %s", filepath.Base(path), p.Line, p.Reason)
 	}
@@ -134,7 +134,7 @@ func readDeployment(t *testing.T, path string) *deployment {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	_, _, d := readLog(f, false)
+	_, _, d := readLog(f, false, false)
 	return d
 }
 

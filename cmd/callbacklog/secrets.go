@@ -238,6 +238,11 @@ func (r *redactor) redact(recs []*record, problems []problem) {
 		for i := range rec.Changes {
 			ch := &rec.Changes[i]
 			ch.Path, ch.Old, ch.New = r.str(ch.Path), r.str(ch.Old), r.str(ch.New)
+			ch.OldValue, ch.NewValue = r.value(ch.OldValue), r.value(ch.NewValue)
+		}
+		if p := rec.Payload; p != nil {
+			rec.Payload = &exchange{Request: r.value(p.Request), Answer: r.value(p.Answer),
+				RequestMissing: p.RequestMissing, AnswerMissing: p.AnswerMissing}
 		}
 	}
 	for i := range problems {
@@ -254,4 +259,42 @@ func (r *redactor) deployment(d *deployment) {
 	for _, run := range d.Runs {
 		run.Err, run.Program = r.str(run.Err), r.str(run.Program)
 	}
+}
+
+// value returns v with the secrets hidden in a copy: a string or number
+// that is a secret whole becomes a hidden secret, a longer string has each
+// secret in it replaced by "[secret]", and so has every key. A value is
+// copied rather than changed, since a change's values are also inside the
+// call's request and answer, and hiding twice is not hiding once.
+func (r *redactor) value(v *value) *value {
+	if v == nil {
+		return nil
+	}
+	switch v.kind {
+	case vString, vNumber:
+		if r.exact[v.text] {
+			return &value{kind: vSecret}
+		}
+		if v.kind == vString {
+			return strValue(r.str(v.text))
+		}
+		return v
+	case vNull, vBool, vUnknown, vSecret:
+		// A secret here is hidden: the redactor runs only without -secrets.
+		return v
+	}
+	out := &value{kind: v.kind}
+	seen := map[string]int{}
+	for i, k := range v.keys {
+		k = r.str(k)
+		if seen[k]++; seen[k] > 1 {
+			k += " #" + strconv.Itoa(seen[k]) // two keys that hide the same way
+		}
+		out.keys = append(out.keys, k)
+		out.elems = append(out.elems, r.value(v.elems[i]))
+	}
+	for _, e := range v.elems[len(v.keys):] {
+		out.elems = append(out.elems, r.value(e))
+	}
+	return out
 }

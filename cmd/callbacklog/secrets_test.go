@@ -312,7 +312,8 @@ func TestRedactor(t *testing.T) {
 
 // FuzzNoSecretInAnyView places a random secret in a random place of a log
 // (and at a random offset in the words there): no view prints it without
-// -secrets, and the JSON view does with it.
+// -secrets, with -v (every request and answer in full) or without, and the
+// JSON view does with it.
 func FuzzNoSecretInAnyView(f *testing.F) {
 	f.Add("hunter2-Hunter2", uint8(inErrorHooksError), uint8(3))
 	f.Add("s3cr\"et\n<x>&\u2028", uint8(inHooksRefusal), uint8(0))
@@ -336,16 +337,32 @@ func FuzzNoSecretInAnyView(f *testing.F) {
 		}
 		const neutral = "QZQZQZ"
 		// The same log with another secret: if it prints the secret, that is
-		// the account's own words (a kind, the page's script).
-		for form, out := range views(t, secretLog(t, neutral, text(neutral), place)) {
-			if leak(t, form, out, secret) != "" {
-				return
+		// the account's own words (a kind, a field's name, the page's script).
+		for _, args := range [][]string{nil, {"-v"}} {
+			for form, out := range views(t, secretLog(t, neutral, text(neutral), place), args...) {
+				if leak(t, form, out, secret) != "" {
+					return
+				}
 			}
 		}
 		log := secretLog(t, secret, text(secret), place)
-		for form, out := range views(t, log) {
-			if f := leak(t, form, out, secret); f != "" {
-				t.Fatalf("the %s view prints the secret %q as %q, placed in the %s:\n%s", form, secret, f, placeNames[place], out)
+		for _, args := range [][]string{nil, {"-v"}} {
+			for form, out := range views(t, log, args...) {
+				if f := leak(t, form, out, secret); f != "" {
+					t.Fatalf("show %v: the %s view prints the secret %q as %q, placed in the %s:\n%s", args, form, secret, f, placeNames[place], out)
+				}
+			}
+		}
+		// A secret marked in the requests of every kind, which -v shows.
+		neutralSays := false
+		for form, out := range views(t, everyKindLog(t, neutral), "-v") {
+			neutralSays = neutralSays || leak(t, form, out, secret) != ""
+		}
+		if !neutralSays {
+			for form, out := range views(t, everyKindLog(t, secret), "-v") {
+				if f := leak(t, form, out, secret); f != "" {
+					t.Fatalf("show -v: the %s view prints the secret %q of the requests as %q:\n%s", form, secret, f, out)
+				}
 			}
 		}
 		// The words with the secret are where they were put.

@@ -247,7 +247,8 @@ func (p *printer) group(g *group, c columns, first time.Time) {
 }
 
 // details are the lines shown under a call: what it was about, what it
-// changed, what it said, what went wrong.
+// changed, what it said, what went wrong; with -v, what it was asked and
+// what it answered.
 func details(r *record) []string {
 	var out []string
 	if r.URN == "" && r.Invoke != "" {
@@ -288,6 +289,9 @@ func details(r *record) []string {
 	}
 	if r.Pending {
 		out = append(out, fmt.Sprintf("never answered: started on this line, had run %s when the log ended", duration(r.Duration)))
+	}
+	if r.Payload != nil {
+		out = append(out, r.Payload.textLines()...)
 	}
 	return out
 }

@@ -126,6 +126,16 @@ func callEvent(r *record, first time.Time, tid int) traceEvent {
 		}
 		args["changes"] = changes
 	}
+	if p := r.Payload; p != nil {
+		set("requestMissing", p.RequestMissing)
+		set("answerMissing", p.AnswerMissing)
+		if p.Request != nil {
+			args["request"] = p.Request.jsonValue()
+		}
+		if p.Answer != nil {
+			args["answer"] = p.Answer.jsonValue()
+		}
+	}
 	e.Args = args
 	return e
 }
