@@ -293,16 +293,21 @@
 //
 // # Trace
 //
-// -trace FILE also writes the calls as a trace in the Trace Event Format,
-// which Perfetto (ui.perfetto.dev) and Chrome's about://tracing open, for
-// zooming into where the time went: {"traceEvents": [...]}, with a process
-// (pid 1) for the deployment, a lane (a thread, named by a "thread_name"
-// metadata event) per resource in the account's order, with "stack-wide"
-// last, and an event per call on its resource's lane: a complete event
-// ("ph": "X") whose "ts" is its start after the first call's and "dur" its
-// duration, both in microseconds, named by its kind and registration
-// ("resource hook: before-create"), with its outcome, changes ("path: old →
-// new"), refusal or error, log line and order in "args" (with -v, also
+// -trace FILE also writes the calls and the provider steps as a trace in
+// the Trace Event Format, which Perfetto (ui.perfetto.dev) and Chrome's
+// about://tracing open, for zooming into where the time went:
+// {"traceEvents": [...]}, with a process per run of the program, named as
+// the account names the run ("update (log line 11)", pid 2 on, in the
+// runs' order), and one for the deployment (pid 1: "deployment (LOG)") for
+// what the log places in no run (all of it, for a log without runs). In
+// each, a lane (a thread, named by a "thread_name" metadata event) per
+// resource in the account's order, with "stack-wide" last, and an event per
+// call or step on its resource's lane: a complete event ("ph": "X") whose
+// "ts" is its start after the first one's and "dur" its duration, both in
+// microseconds, named by its kind and registration ("resource hook:
+// before-create", "provider step: Create (random)"), with its outcome,
+// changes ("path: old → new"), refusal or error, run, log line and order
+// ("seq"; a step has "step" and "provider" instead) in "args" (with -v, also
 // "request" and "answer" as -json gives them, or "requestMissing" and
 // "answerMissing"). A call that starts before the previous call about its
 // resource ended goes on another lane of the resource, named with (2), (3),

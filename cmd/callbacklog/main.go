@@ -225,7 +225,7 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	if *traceFile != "" {
-		if err := writeTraceFile(*traceFile, source, recs); err != nil {
+		if err := writeTraceFile(*traceFile, source, recs, d); err != nil {
 			fmt.Fprintf(stderr, "callbacklog: %v\n", err)
 			return exitFile
 		}

@@ -31,9 +31,6 @@ type traceFile struct {
 	DisplayTimeUnit string       `json:"displayTimeUnit"`
 }
 
-// tracePid is the process of the deployment the log is of: a log holds one.
-const tracePid = 1
-
 // micros is d in microseconds, as the trace gives times.
 func micros(d time.Duration) *float64 {
 	us := float64(d) / float64(time.Microsecond)
@@ -48,49 +45,88 @@ func laneName(g *group) string {
 	return g.Type + " " + strconv.Quote(g.Name)
 }
 
-// buildTrace is the trace of the calls: a lane (thread) per resource, in the
-// order of the account, and one event per call in it, placed by its start
-// after the first call's and as long as its duration. A call about a
-// resource that starts before the resource's previous call ended takes
-// another lane of the resource, named with (2), (3), so that no lane holds
-// calls that overlap. A call whose duration the log does not give is an
-// instant event.
-func buildTrace(source string, recs []*record) traceFile {
+// buildTrace is the trace of the calls and of the provider steps (d.Steps;
+// d may be nil): a process per run of the program, named as the account
+// names the run ("update (log line 11)"), in the runs' order, and one
+// named after the deployment for what the log places in no run (a log
+// without runs has only that one). In each process, a lane (thread) per
+// resource, in the order of the account, and one event per call or step
+// in it, placed by its start after the first one's and as long as its
+// duration. A call about a resource that starts before the resource's
+// previous call ended takes another lane of the resource, named with (2),
+// (3), so that no lane holds calls that overlap. A call whose duration the
+// log does not give is an instant event.
+func buildTrace(source string, recs []*record, d *deployment) traceFile {
 	t := traceFile{TraceEvents: []traceEvent{}, DisplayTimeUnit: "ms"}
-	t.TraceEvents = append(t.TraceEvents, traceEvent{Name: "process_name", Ph: "M", Pid: tracePid,
-		Args: map[string]any{"name": "deployment (" + source + ")"}})
-	first := summarize(recs).First
-	tid := 0
-	for _, g := range groups(recs) {
-		calls := slices.Clone(g.Calls)
-		slices.SortStableFunc(calls, func(a, b *record) int { return a.Start.Compare(b.Start) })
-		var ends []time.Time // of the resource's lanes: when each is free
-		var tids []int
-		for _, r := range calls {
-			end := r.Start.Add(r.Duration)
-			lane := slices.IndexFunc(ends, func(e time.Time) bool { return !e.After(r.Start) })
-			if lane < 0 {
-				tid++
-				lane = len(ends)
-				ends, tids = append(ends, end), append(tids, tid)
-				name := laneName(g)
-				if lane > 0 {
-					name += fmt.Sprintf(" (%d)", lane+1)
-				}
-				t.TraceEvents = append(t.TraceEvents,
-					traceEvent{Name: "thread_name", Ph: "M", Pid: tracePid, Tid: tid, Args: map[string]any{"name": name}},
-					traceEvent{Name: "thread_sort_index", Ph: "M", Pid: tracePid, Tid: tid, Args: map[string]any{"sort_index": tid}})
+	all := recs
+	var runs []*progRun
+	if d != nil {
+		all = append(slices.Clone(recs), d.Steps...)
+		runs = d.Runs
+	}
+	first := summarize(all).First
+	pids := map[int]int{} // a run's first log line: its process
+	byPid := map[int][]*record{}
+	for _, r := range all {
+		pid, ok := pids[r.RunLine]
+		if !ok {
+			pid = 1 // the deployment's: the log places the call in no run
+			if i := slices.IndexFunc(runs, func(run *progRun) bool { return run.Line == r.RunLine }); r.RunLine != 0 && i >= 0 {
+				pid = i + 2
 			}
-			ends[lane] = end
-			t.TraceEvents = append(t.TraceEvents, callEvent(r, first, tids[lane]))
+			pids[r.RunLine] = pid
+		}
+		byPid[pid] = append(byPid[pid], r)
+	}
+	tid := 0
+	for pid := 1; pid <= len(runs)+1; pid++ {
+		in, ok := byPid[pid]
+		if !ok {
+			continue
+		}
+		name := "deployment (" + source + ")"
+		if pid > 1 {
+			name = runs[pid-2].label()
+		}
+		t.TraceEvents = append(t.TraceEvents,
+			traceEvent{Name: "process_name", Ph: "M", Pid: pid, Args: map[string]any{"name": name}},
+			traceEvent{Name: "process_sort_index", Ph: "M", Pid: pid, Args: map[string]any{"sort_index": pid}})
+		for _, g := range groups(in) {
+			calls := slices.Clone(g.Calls)
+			slices.SortStableFunc(calls, func(a, b *record) int { return a.Start.Compare(b.Start) })
+			var ends []time.Time // of the resource's lanes: when each is free
+			var tids []int
+			for _, r := range calls {
+				end := r.Start.Add(r.Duration)
+				lane := slices.IndexFunc(ends, func(e time.Time) bool { return !e.After(r.Start) })
+				if lane < 0 {
+					tid++
+					lane = len(ends)
+					ends, tids = append(ends, end), append(tids, tid)
+					name := laneName(g)
+					if lane > 0 {
+						name += fmt.Sprintf(" (%d)", lane+1)
+					}
+					t.TraceEvents = append(t.TraceEvents,
+						traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: tid, Args: map[string]any{"name": name}},
+						traceEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: tid, Args: map[string]any{"sort_index": tid}})
+				}
+				ends[lane] = end
+				t.TraceEvents = append(t.TraceEvents, callEvent(r, first, pid, tids[lane]))
+			}
 		}
 	}
 	return t
 }
 
-func callEvent(r *record, first time.Time, tid int) traceEvent {
-	e := traceEvent{Name: r.Kind + ": " + r.Registration, Cat: r.Kind, Ph: "X", Pid: tracePid, Tid: tid}
-	args := map[string]any{"seq": r.Seq, "line": r.Line, "outcome": r.Outcome, "registration": r.Registration}
+func callEvent(r *record, first time.Time, pid, tid int) traceEvent {
+	e := traceEvent{Name: r.Kind + ": " + r.Registration, Cat: r.Kind, Ph: "X", Pid: pid, Tid: tid}
+	args := map[string]any{"line": r.Line, "outcome": r.Outcome, "registration": r.Registration}
+	if r.Step == "" {
+		args["seq"] = r.Seq
+	} else {
+		args["step"], args["provider"] = r.Step, r.Provider
+	}
 	if r.Start.IsZero() || first.IsZero() {
 		e.Ts = micros(0)
 		args["start"] = "not in the log"
@@ -108,6 +144,7 @@ func callEvent(r *record, first time.Time, tid int) traceEvent {
 			args[k] = v
 		}
 	}
+	set("run", r.Run)
 	set("urn", r.URN)
 	set("invoke", r.Invoke)
 	set("hook", r.HookName)
@@ -140,12 +177,12 @@ func callEvent(r *record, first time.Time, tid int) traceEvent {
 	return e
 }
 
-func writeTrace(w io.Writer, source string, recs []*record) error {
+func writeTrace(w io.Writer, source string, recs []*record, d *deployment) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(buildTrace(source, recs))
+	return enc.Encode(buildTrace(source, recs, d))
 }
 
-func writeTraceFile(name, source string, recs []*record) error {
-	return writeBuffered(name, func(w io.Writer) error { return writeTrace(w, source, recs) })
+func writeTraceFile(name, source string, recs []*record, d *deployment) error {
+	return writeBuffered(name, func(w io.Writer) error { return writeTrace(w, source, recs, d) })
 }
