@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -66,8 +67,9 @@ diff    compares the accounts of two logs, resource by resource: the calls
           -json       one JSON object per call that differs instead
           -secrets    as for show; a value either log marks secret is
                       hidden in both
-scrub   writes LOG with every secret and configuration value replaced by a
-        placeholder, so that it can be shared or committed as test data.
+scrub   writes LOG, either log, with every secret and configuration value
+        replaced by a placeholder, so that it can be shared or committed as
+        test data.
           -o FILE     write FILE (replaced whole, at once; it may be LOG)
                       instead of standard output
 
@@ -291,9 +293,7 @@ func scrub(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer in.close()
 	if in.auto {
-		fmt.Fprintf(stderr, "callbacklog: %s is Pulumi's automatic log (pulumi logs decrypt): scrub reads only the engine's gRPC log "+
-			"(PULUMI_DEBUG_GRPC), and cannot yet vouch for the secrets inside an automatic log's property values; share it with care\n", in.source)
-		return exitFile
+		return scrubAuto(name, in, *outFile, stdout, stderr)
 	}
 	if *outFile != "" {
 		err := writeAtomically(*outFile, func(w io.Writer) error {
@@ -331,6 +331,61 @@ func scrub(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "callbacklog: %v\n", err)
 	return exitFile
+}
+
+// scrubAuto scrubs Pulumi's automatic log in, read from the file name
+// (or standard input, "-"), which it reads twice: standard input is held
+// in memory for the second reading.
+func scrubAuto(name string, in *input, outFile string, stdout, stderr io.Writer) int {
+	first := io.Reader(in)
+	again := func() (io.ReadCloser, error) { return os.Open(name) }
+	if name == "-" {
+		data, err := io.ReadAll(in)
+		if err != nil {
+			fmt.Fprintf(stderr, "callbacklog: reading %s: %v\n", in.source, err)
+			return exitFile
+		}
+		first = bytes.NewReader(data)
+		again = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+	}
+	if outFile != "" {
+		err := writeAtomically(outFile, func(w io.Writer) error {
+			if err := scrubAutoLog(w, first, again); err != nil {
+				return fmt.Errorf("scrubbing %s: %w", in.source, err)
+			}
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "callbacklog: %v\n", err)
+			return exitFile
+		}
+		return exitOK
+	}
+	out := &errWriter{w: stdout}
+	err := scrubAutoLog(out, first, again)
+	switch {
+	case err == nil:
+		return exitOK
+	case out.err != nil:
+		fmt.Fprintf(stderr, "callbacklog: writing the scrubbed log: %v\n", out.err)
+		return exitWrite
+	}
+	fmt.Fprintf(stderr, "callbacklog: scrubbing %s: %v\n", in.source, err)
+	return exitFile
+}
+
+// errWriter writes to w and keeps the error writing to it.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
 }
 
 // heldWriter writes to w once in has shown an entry of a log, holding back
