@@ -82,7 +82,7 @@ type autoScrubber struct {
 	exact   map[string]string // a secret string, in any form it is written, → its placeholder
 	long    []string          // the forms of exact of minSecret bytes or more, longest first
 	sorted  bool              // long is sorted
-	prints  map[string]bool   // the base64 text only a secret's bytes make, at each alignment
+	prints  map[string]bool   // the base64 text only the bytes of a form of long make, at each alignment
 }
 
 func newAutoScrubber() *autoScrubber {
@@ -154,10 +154,13 @@ func decodeAutoLine(line []byte) (map[string]any, bool) {
 // learnLine learns the secrets a line marks: inside its property values,
 // its text lines' secrets and the secret envelopes of its members.
 func (s *autoScrubber) learnLine(line []byte) {
-	m, ok := decodeAutoLine(line)
-	if !ok {
-		return
+	if m, ok := decodeAutoLine(line); ok {
+		s.learnMap(m)
 	}
+}
+
+// learnMap learns the secrets of a line, decoded.
+func (s *autoScrubber) learnMap(m map[string]any) {
 	for _, k := range sortedKeys(m) {
 		if !autoEnvelope[k] {
 			s.learnJSON(m[k])
@@ -207,6 +210,9 @@ func (s *autoScrubber) learnText(str string) {
 		if v, err := decodePropertyValue(run); err == nil {
 			s.learnValue(v)
 		}
+	}
+	if !strings.Contains(str, "Element:map[V:") {
+		return
 	}
 	for _, m := range reSecretText.FindAllStringSubmatch(str, -1) {
 		if m[1] != "" {
@@ -287,11 +293,9 @@ func (s *autoScrubber) remember(v any) {
 			if len(x) >= minSecret {
 				s.long = append(s.long, f)
 				s.sorted = false
-			}
-		}
-		if len(x) >= minSecret {
-			for _, p := range base64Prints([]byte(x)) {
-				s.prints[p] = true
+				for _, p := range base64Prints([]byte(f)) {
+					s.prints[p] = true
+				}
 			}
 		}
 	case map[string]any:
@@ -396,7 +400,7 @@ func (s *autoScrubber) scrubLine(n int, line []byte, last bool) []byte {
 	}
 	// A secret the line marks is known already (the first pass), unless
 	// the log is scrubbed in one pass.
-	s.learnLine(line)
+	s.learnMap(m)
 	msg, _ := m["msg"].(string)
 	config := isConfigLine(msg)
 	changed := false
@@ -533,7 +537,9 @@ func (s *autoScrubber) scrubText(text string, config bool) string {
 				text = strings.ReplaceAll(text, f, s.exact[f])
 			}
 		}
-		text = reBase64.ReplaceAllStringFunc(text, s.scrubBase64)
+		if s.printed(text) {
+			text = reBase64.ReplaceAllStringFunc(text, s.scrubBase64)
+		}
 	}
 	if config {
 		text = s.configText(text)
@@ -552,7 +558,7 @@ func (s *autoScrubber) lastly(out string) string {
 			out = strings.ReplaceAll(out, f, s.exact[f])
 		}
 	}
-	if len(s.prints) == 0 {
+	if !s.printed(out) {
 		return out
 	}
 	return reBase64.ReplaceAllStringFunc(out, func(run string) string {
@@ -563,6 +569,17 @@ func (s *autoScrubber) lastly(out string) string {
 		}
 		return run
 	})
+}
+
+// printed reports whether text shows the bytes of a secret in base64: a
+// run of base64 can hold a secret of minSecret bytes or more only then.
+func (s *autoScrubber) printed(text string) bool {
+	for p := range s.prints {
+		if strings.Contains(text, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // base64Encodings are the encodings a run of base64 is tried with, padded

@@ -97,8 +97,14 @@ func survivors(log, secret string) []string {
 			}
 			for _, run := range reBase64.FindAllString(str, -1) {
 				for _, enc := range base64Encodings {
-					if raw, err := enc.DecodeString(run); err == nil && bytes.Contains(raw, []byte(secret)) {
-						found = append(found, fmt.Sprintf("line %d: base64 holds it: %q", n+1, run))
+					raw, err := enc.DecodeString(run)
+					if err != nil {
+						continue
+					}
+					for _, f := range forms {
+						if bytes.Contains(raw, []byte(f)) {
+							found = append(found, fmt.Sprintf("line %d: base64 holds %q: %q", n+1, f, run))
+						}
 					}
 				}
 			}
@@ -130,7 +136,7 @@ func TestScrubAutoLog(t *testing.T) {
 		after(t, map[string]any{"length": 2.0, "password": secretValue(pw), "note": secretValue(quoted)}, "map[custom_timeouts:map[]]"),
 		"Marshaling property for RPC[ResourceMonitor.RegisterResource(random:index/randomPet:RandomPet,pet)]: value="+pvOf(t, pw),
 		"Unmarshaling property for RPC[ResourceMonitor.Transform(x, random:index/randomPet:RandomPet, pet)]: token=map[V:map[Element:map[V:"+text+"]]]",
-		"token was "+text+" then",
+		"token was "+text+" then "+base64.StdEncoding.EncodeToString(must(json.Marshal(map[string]string{"note": quoted}))),
 		"payload "+base64.StdEncoding.EncodeToString([]byte(pw))+" and "+withPrefix+" and x"+withPrefix,
 		fmt.Sprintf("ResourceHook pet returned %q", "bad note: "+quoted),
 		"Marshaling property for RPC[Provider[0x1].CheckConfig(urn:pulumi:dev::demo::pulumi:providers:random::default).news]: apiKey="+
