@@ -134,7 +134,8 @@ func TestScrubAutoLog(t *testing.T) {
 		`ResourceHook pet returned "the password `+pw+` is wrong"`,
 		before(t, "pet", map[string]any{"length": 2.0}),
 		after(t, map[string]any{"length": 2.0, "password": secretValue(pw), "note": secretValue(quoted)}, "map[custom_timeouts:map[]]"),
-		"Marshaling property for RPC[ResourceMonitor.RegisterResource(random:index/randomPet:RandomPet,pet)]: value="+pvOf(t, pw),
+		"Marshaling property for RPC[ResourceMonitor.RegisterResource(random:index/randomPet:RandomPet,pet)]: value="+pvOf(t, pw)+
+			" keyed="+pvOf(t, map[string]any{pw: 1.0}),
 		"Unmarshaling property for RPC[ResourceMonitor.Transform(x, random:index/randomPet:RandomPet, pet)]: token=map[V:map[Element:map[V:"+text+"]]]",
 		"token was "+text+" then "+base64.StdEncoding.EncodeToString(must(json.Marshal(map[string]string{"note": quoted}))),
 		"payload "+base64.StdEncoding.EncodeToString([]byte(pw))+" and "+withPrefix+" and x"+withPrefix,
@@ -149,6 +150,7 @@ func TestScrubAutoLog(t *testing.T) {
 	lines += `{"level":"INFO","msg":"migration state","state":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","value":"` + env + `"},"note":"` + env + ` again","time":"2026-11-29T09:44:22Z"}` + "\n"
 	lines += `{"callbacks.call_id":"c-1","callbacks.error":"hook failed: ` + pw + `","callbacks.module":"github.com/langhost/callbacks","callbacks.outcome":"error","callbacks.schema":1,"level":"WARN","msg":"callbacks: call finished","pulumi.callback.kind":"resource_hook","pulumi.callback.name":"audit","time":"2026-11-29T09:44:23Z"}` + "\n"
 	lines += "this line is not JSON: " + pw + "\n"
+	lines += `{"level":"INFO","msg":"the log ends inside ` + pw
 
 	out := scrubAutoString(t, lines)
 	for _, s := range []string{pw, quoted, text, env, key, region} {
@@ -183,6 +185,8 @@ func TestScrubAutoLog(t *testing.T) {
 		base64.StdEncoding.EncodeToString([]byte("x:" + pwPH + ";")),
 		autoScrubbed + "base64-holding-a-secret]",
 		autoScrubbed + " line 17 was not a JSON object and was removed]",
+		autoScrubbed + " line 18 was cut short and was removed]",
+		"keyed=" + autoScrubbed + "base64-holding-a-secret]", // a secret as a key: the value is removed whole
 		"region=map[V:[config-1]] retries=map[V:[config-2]]",
 	} {
 		if !strings.Contains(out, want) {
