@@ -309,8 +309,8 @@
 // A gRPC log is scrubbed by replay.Scrub: the secrets inside the callback
 // payloads too, and the configuration of the program and of the providers.
 //
-// An automatic log is read twice (standard input is held in memory for
-// it): first to learn every secret the log marks, wherever it first marks
+// An automatic log is read twice (what is not a regular file, standard
+// input or a pipe, is held in memory for it): first to learn every secret the log marks, wherever it first marks
 // it, then to write it, so that a secret is replaced in the lines before
 // that one too. A secret is marked by its signature inside a logged
 // property value (the pulumiPv... values show decodes), by a secret

@@ -334,12 +334,12 @@ func scrub(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // scrubAuto scrubs Pulumi's automatic log in, read from the file name
-// (or standard input, "-"), which it reads twice: standard input is held
-// in memory for the second reading.
+// (or standard input, "-"), which it reads twice: what is not a regular
+// file (standard input, a pipe) is held in memory for the second reading.
 func scrubAuto(name string, in *input, outFile string, stdout, stderr io.Writer) int {
 	first := io.Reader(in)
 	again := func() (io.ReadCloser, error) { return os.Open(name) }
-	if name == "-" {
+	if fi, err := os.Stat(name); name == "-" || err != nil || !fi.Mode().IsRegular() {
 		data, err := io.ReadAll(in)
 		if err != nil {
 			fmt.Fprintf(stderr, "callbacklog: reading %s: %v\n", in.source, err)
