@@ -308,6 +308,9 @@
 //
 // A gRPC log is scrubbed by replay.Scrub: the secrets inside the callback
 // payloads too, and the configuration of the program and of the providers.
+// A file is read twice, so that a secret is replaced even before the entry
+// that marks it; standard input and a pipe are read once (see
+// replay.Scrub).
 //
 // An automatic log is read twice (what is not a regular file, standard
 // input or a pipe, is held in memory for it): first to learn every secret the log marks, wherever it first marks

@@ -295,9 +295,18 @@ func scrub(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if in.auto {
 		return scrubAuto(name, in, *outFile, stdout, stderr)
 	}
+	// replay.Scrub reads a log it can go back in twice, so that a secret is
+	// replaced even before the entry that marks it: a file is given to it
+	// so, still counted as in counts.
+	src := io.Reader(in)
+	if f := openRegular(name); f != nil {
+		defer f.Close()
+		in.counter = &counter{r: f}
+		src = &seekableLog{counter: in.counter, f: f}
+	}
 	if *outFile != "" {
 		err := writeAtomically(*outFile, func(w io.Writer) error {
-			if err := scrubLog(w, in); err != nil {
+			if err := scrubLog(w, src); err != nil {
 				return fmt.Errorf("scrubbing %s: %w", in.source, err)
 			}
 			return in.check()
@@ -311,7 +320,7 @@ func scrub(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Nothing is written before the input shows itself a log: what comes
 	// before its first entry is held back.
 	out := &heldWriter{w: stdout, in: in}
-	err = scrubLog(out, in)
+	err = scrubLog(out, src)
 	if err == nil && in.entries == 0 {
 		err = in.check()
 	}
@@ -331,6 +340,39 @@ func scrub(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "callbacklog: %v\n", err)
 	return exitFile
+}
+
+// openRegular opens the file name again if it is a regular file, which can
+// be read twice; it returns nil for standard input, a pipe, or a file that
+// cannot be opened.
+func openRegular(name string) *os.File {
+	if name == "-" {
+		return nil
+	}
+	if fi, err := os.Stat(name); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil
+	}
+	return f
+}
+
+// seekableLog is a log file read through a counter that can go back to its
+// start, as replay.Scrub wants of a log it reads twice.
+type seekableLog struct {
+	*counter
+	f *os.File
+}
+
+// Seek seeks the file; back at its start, the counter is at a line's start.
+func (s *seekableLog) Seek(offset int64, whence int) (int64, error) {
+	n, err := s.f.Seek(offset, whence)
+	if err == nil && n == 0 {
+		s.pos = 0
+	}
+	return n, err
 }
 
 // scrubAuto scrubs Pulumi's automatic log in, read from the file name
