@@ -19,11 +19,30 @@ import (
 // it marshals), the account does not.
 
 // decryptedUp runs `pulumi up` of the program pkg and returns the path of
-// its automatic log, decrypted, and the stack.
+// its automatic log, decrypted, and the stack. It scrubs the log too, and
+// fails t if a secret the log marks survives scrub or the scrubbed log's
+// account differs.
 func decryptedUp(t *testing.T, name, pkg string, env ...string) (string, *clitest.Stack) {
 	t.Helper()
+	return decryptedUpAfter(t, name, pkg, nil, env...)
+}
+
+// decryptedUpAfter is decryptedUp with setup run on the stack before the
+// update.
+func decryptedUpAfter(t *testing.T, name, pkg string, setup func(*clitest.Stack), env ...string) (string, *clitest.Stack) {
+	t.Helper()
 	clitest.RequireCLI(t)
-	s := clitest.NewStack(t, project(t, name, pkg, "", env...))
+	return decryptedUpOf(t, project(t, name, pkg, "", env...), setup)
+}
+
+// decryptedUpOf is decryptedUpAfter of the project p.
+func decryptedUpOf(t *testing.T, p clitest.Project, setup func(*clitest.Stack)) (string, *clitest.Stack) {
+	t.Helper()
+	name := p.Name
+	s := clitest.NewStack(t, p)
+	if setup != nil {
+		setup(s)
+	}
 	s.Up().MustSucceed(t)
 	r := s.Run("logs", "decrypt", "--latest").MustSucceed(t)
 	if !strings.Contains(r.Stderr, "organization+"+name+"+dev-") {
@@ -34,6 +53,7 @@ func decryptedUp(t *testing.T, name, pkg string, env ...string) (string, *clites
 		t.Fatal(err)
 	}
 	keep(t, log)
+	checkAutoScrub(t, log, secret.Value)
 	return log, s
 }
 
@@ -239,4 +259,37 @@ func TestAutoLogsThatAreNotOfADeployment(t *testing.T) {
 		!strings.Contains(stderr.String(), "ran no deployment") || stdout.Len() > 0 {
 		t.Errorf("callbacklog show of the stack creation's log: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
+}
+
+// TestScrubOfARealAutoLog runs the plain Go SDK program, which writes a
+// secret into a resource's inputs, with the provider configured (a secret
+// value and a plain one) and the program's own configuration set (a secret
+// and a plain value), decrypts the update's automatic log and scrubs it:
+// none of the values survives, in any line or any value decoded from one,
+// and the account of the scrubbed log is the account of the log.
+func TestScrubOfARealAutoLog(t *testing.T) {
+	t.Parallel()
+	const (
+		providerKey    = "random-provider-key-51d2"
+		providerRegion = "random-provider-region-8e07"
+		programSecret  = "program-config-secret-c3a9"
+		programPlain   = "program-config-plain-74b0"
+	)
+	log, _ := decryptedUpAfter(t, "scrubconfig", "./testdata/sdkprogram", func(s *clitest.Stack) {
+		s.Run("config", "set", "--secret", "random:apiKey", providerKey).MustSucceed(t)
+		s.SetConfig("random:region", providerRegion)
+		s.Run("config", "set", "--secret", "dbPassword", programSecret).MustSucceed(t)
+		s.SetConfig("owner", programPlain)
+	})
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Else the test shows nothing.
+	for _, v := range []string{secret.Value, providerKey, providerRegion} {
+		if len(survivors(string(data), v)) == 0 {
+			t.Errorf("the automatic log does not hold %q", v)
+		}
+	}
+	checkAutoScrub(t, log, secret.Value, providerKey, providerRegion, programSecret, programPlain)
 }

@@ -287,6 +287,34 @@ func TestScrubKeepsAScrubbedLog(t *testing.T) {
 	}
 }
 
+// TestScrubReadsAFileTwice: a secret that a gRPC log repeats in clear
+// before the entry that marks it (a provider's error) is replaced when the
+// log is a file, which scrub reads twice, to standard output and with -o;
+// from standard input, read once, it stays, as replay.Scrub documents.
+func TestScrubReadsAFileTwice(t *testing.T) {
+	const secret = "hunter2-before"
+	log := `{"method":"/pulumirpc.ResourceProvider/Create","request":{"properties":{"name":"db-hunter2-before"}},"errors":["failed with hunter2-before as the password"]}` + "\n" +
+		`{"method":"/pulumirpc.ResourceMonitor/RegisterResource","request":{"object":{"pw":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","value":"hunter2-before"}}}}` + "\n"
+	file := filepath.Join(t.TempDir(), "up.jsonl")
+	if err := os.WriteFile(file, []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := callbacklog("", "scrub", file)
+	if code != exitOK || strings.Contains(out, secret) || !strings.Contains(out, "failed with [secret 1] as the password") {
+		t.Errorf("scrub FILE: exit %d %s\n%s", code, stderr, out)
+	}
+	scrubbed := filepath.Join(t.TempDir(), "scrubbed.jsonl")
+	if code, _, stderr := callbacklog("", "scrub", "-o", scrubbed, file); code != exitOK {
+		t.Fatalf("scrub -o: exit %d %s", code, stderr)
+	}
+	if got, err := os.ReadFile(scrubbed); err != nil || string(got) != out {
+		t.Errorf("scrub -o wrote otherwise than to standard output (%v):\n%s", err, got)
+	}
+	if code, out, _ := callbacklog(log, "scrub", "-"); code != exitOK || strings.Count(out, secret) != 2 {
+		t.Errorf("scrub - (read once): exit %d, want the secret left in the first entry's two strings:\n%s", code, out)
+	}
+}
+
 // failingWriter fails every write, as standard output does when its reader
 // is gone or its disk full.
 type failingWriter struct{}

@@ -27,7 +27,7 @@
 //
 // # Two logs
 //
-// show reads either log, and tells which by its content:
+// show, diff and scrub read either log, and tell which by its content:
 //
 //   - Pulumi's automatic log, which every pulumi command writes, encrypted,
 //     to $PULUMI_HOME/logs; `pulumi logs decrypt --latest` (in the project's
@@ -373,13 +373,54 @@
 //
 // # Scrub
 //
-// scrub writes the log with every secret value (inside callback payloads
-// too) and every configuration value replaced by a stable placeholder
-// (replay.Scrub), so that it can be attached to an issue or committed as
-// test data. It writes standard output, or with -o FILE the file FILE,
-// which is replaced whole or not at all (through a temporary file in its
-// directory), so that FILE may be LOG itself. What is not a log is refused
-// and nothing is written. It takes the engine's gRPC log only: Pulumi's
-// automatic log is refused, since scrub cannot yet vouch for the secrets
-// inside its property values.
+// scrub writes the log with every secret value and every configuration
+// value replaced by a placeholder, the same for the same value throughout
+// the log, so that it can be attached to an issue or committed as test
+// data. It writes standard output, or with -o FILE the file FILE, which is
+// replaced whole or not at all (through a temporary file in its directory),
+// so that FILE may be LOG itself. What is not a log is refused and nothing
+// is written.
+//
+// A gRPC log is scrubbed by replay.Scrub: the secrets inside the callback
+// payloads too, and the configuration of the program and of the providers.
+// A file is read twice, so that a secret is replaced even before the entry
+// that marks it; standard input and a pipe are read once (see
+// replay.Scrub).
+//
+// An automatic log is read twice (what is not a regular file, standard
+// input or a pipe, is held in memory for it): first to learn every secret the log marks, wherever it first marks
+// it, then to write it, so that a secret is replaced in the lines before
+// that one too. A secret is marked by its signature inside a logged
+// property value (the pulumiPv... values show decodes), by a secret
+// envelope among a line's JSON members, or as a secret in the engine's
+// text of a property value (map[Element:map[V:...]]). It is then replaced
+// by "[secret-N]" in every line, in every form it is in:
+//
+//   - inside property values, which are decoded, scrubbed and encoded
+//     again, so that show still reads them; a secret stays marked secret,
+//     with the placeholder as its value;
+//   - as text, in messages and members (the engine's lines, the records of
+//     this module's servers), as it is, Go-quoted or JSON-escaped;
+//   - in base64: a run of base64 that decodes and holds it in its bytes
+//     has it replaced there and is encoded again; a run that shows its
+//     bytes but does not decode on its own is removed whole
+//     ("[scrubbed:base64-holding-a-secret]").
+//
+// A secret shorter than 6 bytes is replaced only where a whole string is
+// the secret, as show hides it. The values of a provider's configuration
+// are replaced by "[config-N]" in the lines about it: its CheckConfig,
+// DiffConfig and Configure, and those about the provider's own resource,
+// whose inputs are its configuration; its secret values are secrets, and
+// are replaced everywhere. The program's configuration is not in the log
+// (the engine writes how many values there are, not what they are), but
+// where the program puts a value into a resource's inputs: a secret is
+// then marked, and replaced; a value that is not secret is an input like
+// any other, and stays. What the log never marks secret (a value a program
+// logs without marking it) cannot be told from any other text, and stays.
+//
+// The placeholders hold no space, so that the engine's lines whose fields
+// show reads by spaces (a name, a type, a URN) stay readable. A line that
+// is not JSON is removed whole, and its placeholder names it. Times, levels
+// and verbosities are kept, and a line with nothing to replace is copied
+// as it was.
 package main

@@ -110,14 +110,3 @@ func TestShowFilters(t *testing.T) {
 		t.Errorf("a filter that keeps nothing printed %q and said %q", out.String(), errs.String())
 	}
 }
-
-// TestScrubRefusesAnAutomaticLog: scrub cannot vouch for an automatic log's
-// secrets, so it refuses one and says which log it takes, writing nothing.
-func TestScrubRefusesAnAutomaticLog(t *testing.T) {
-	var out, errs bytes.Buffer
-	code := run([]string{"scrub", filepath.Join("testdata", "autologs", "errorhook-3.274.1.jsonl")}, nil, &out, &errs)
-	if code != exitFile || out.Len() != 0 || !strings.Contains(errs.String(), "automatic log") || !strings.Contains(errs.String(), "PULUMI_DEBUG_GRPC") {
-		t.Errorf("scrub of an automatic log: exit %d, %d bytes written, said %q; want %d, none, and which log scrub takes",
-			code, out.Len(), errs.String(), exitFile)
-	}
-}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -69,8 +70,9 @@ diff    compares the accounts of two logs, resource by resource: the calls
           -json       one JSON object per call that differs instead
           -secrets    as for show; a value either log marks secret is
                       hidden in both
-scrub   writes LOG with every secret and configuration value replaced by a
-        placeholder, so that it can be shared or committed as test data.
+scrub   writes LOG, either log, with every secret and configuration value
+        replaced by a placeholder, so that it can be shared or committed as
+        test data.
           -o FILE     write FILE (replaced whole, at once; it may be LOG)
                       instead of standard output
 
@@ -298,13 +300,20 @@ func scrub(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer in.close()
 	if in.auto {
-		fmt.Fprintf(stderr, "callbacklog: %s is Pulumi's automatic log (pulumi logs decrypt): scrub reads only the engine's gRPC log "+
-			"(PULUMI_DEBUG_GRPC), and cannot yet vouch for the secrets inside an automatic log's property values; share it with care\n", in.source)
-		return exitFile
+		return scrubAuto(name, in, *outFile, stdout, stderr)
+	}
+	// replay.Scrub reads a log it can go back in twice, so that a secret is
+	// replaced even before the entry that marks it: a file is given to it
+	// so, still counted as in counts.
+	src := io.Reader(in)
+	if f := openRegular(name); f != nil {
+		defer f.Close()
+		in.counter = &counter{r: f}
+		src = &seekableLog{counter: in.counter, f: f}
 	}
 	if *outFile != "" {
 		err := writeAtomically(*outFile, func(w io.Writer) error {
-			if err := scrubLog(w, in); err != nil {
+			if err := scrubLog(w, src); err != nil {
 				return fmt.Errorf("scrubbing %s: %w", in.source, err)
 			}
 			return in.check()
@@ -318,7 +327,7 @@ func scrub(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Nothing is written before the input shows itself a log: what comes
 	// before its first entry is held back.
 	out := &heldWriter{w: stdout, in: in}
-	err = scrubLog(out, in)
+	err = scrubLog(out, src)
 	if err == nil && in.entries == 0 {
 		err = in.check()
 	}
@@ -338,6 +347,94 @@ func scrub(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "callbacklog: %v\n", err)
 	return exitFile
+}
+
+// openRegular opens the file name again if it is a regular file, which can
+// be read twice; it returns nil for standard input, a pipe, or a file that
+// cannot be opened.
+func openRegular(name string) *os.File {
+	if name == "-" {
+		return nil
+	}
+	if fi, err := os.Stat(name); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil
+	}
+	return f
+}
+
+// seekableLog is a log file read through a counter that can go back to its
+// start, as replay.Scrub wants of a log it reads twice.
+type seekableLog struct {
+	*counter
+	f *os.File
+}
+
+// Seek seeks the file; back at its start, the counter is at a line's start.
+func (s *seekableLog) Seek(offset int64, whence int) (int64, error) {
+	n, err := s.f.Seek(offset, whence)
+	if err == nil && n == 0 {
+		s.pos = 0
+	}
+	return n, err
+}
+
+// scrubAuto scrubs Pulumi's automatic log in, read from the file name
+// (or standard input, "-"), which it reads twice: what is not a regular
+// file (standard input, a pipe) is held in memory for the second reading.
+func scrubAuto(name string, in *input, outFile string, stdout, stderr io.Writer) int {
+	first := io.Reader(in)
+	again := func() (io.ReadCloser, error) { return os.Open(name) }
+	if fi, err := os.Stat(name); name == "-" || err != nil || !fi.Mode().IsRegular() {
+		data, err := io.ReadAll(in)
+		if err != nil {
+			fmt.Fprintf(stderr, "callbacklog: reading %s: %v\n", in.source, err)
+			return exitFile
+		}
+		first = bytes.NewReader(data)
+		again = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+	}
+	if outFile != "" {
+		err := writeAtomically(outFile, func(w io.Writer) error {
+			if err := scrubAutoLog(w, first, again); err != nil {
+				return fmt.Errorf("scrubbing %s: %w", in.source, err)
+			}
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "callbacklog: %v\n", err)
+			return exitFile
+		}
+		return exitOK
+	}
+	out := &errWriter{w: stdout}
+	err := scrubAutoLog(out, first, again)
+	switch {
+	case err == nil:
+		return exitOK
+	case out.err != nil:
+		fmt.Fprintf(stderr, "callbacklog: writing the scrubbed log: %v\n", out.err)
+		return exitWrite
+	}
+	fmt.Fprintf(stderr, "callbacklog: scrubbing %s: %v\n", in.source, err)
+	return exitFile
+}
+
+// errWriter writes to w and keeps the error writing to it.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
 }
 
 // heldWriter writes to w once in has shown an entry of a log, holding back
