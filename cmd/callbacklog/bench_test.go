@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -51,6 +52,17 @@ func (h *heapPeak) end() uint64 {
 	return max(h.peak, ms.HeapInuse)
 }
 
+// cpuTime is the CPU time the process has used, in user and system mode:
+// on a machine other work keeps busy it moves far less than the time on the
+// clock.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // countingWriter counts what is written to it.
 type countingWriter struct{ n int64 }
 
@@ -63,11 +75,12 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // resources, as the command runs: each view reads the log and writes the
 // account (text, or JSON Lines with -json) to standard output; -html and
 // -trace write their file besides the text. Beside the standard figures it
-// reports the heap in use at its highest during the operation
+// reports the process's CPU time per operation (cpu-ns/op, the sampler's
+// included), the heap in use at its highest during the operation
 // (peak-heap-B, sampled every 2 ms), the output's size (out-B: standard
 // output and the file) and the log's size (log-B, log-lines).
 //
-//	go test -run '^$' -bench BenchmarkShowAtScale -benchtime 3x -timeout 60m ./cmd/callbacklog
+//	go test -run '^$' -bench BenchmarkShowAtScale -benchtime 1x -timeout 60m ./cmd/callbacklog
 func BenchmarkShowAtScale(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		path, log := writeScaleLog(b, n)
@@ -92,10 +105,13 @@ func BenchmarkShowAtScale(b *testing.B) {
 				runtime.GC()
 				var peak uint64
 				var out int64
+				var cpu time.Duration
 				for b.Loop() {
 					stdout := &countingWriter{}
 					h := startHeapPeak()
+					began := cpuTime(b)
 					code := run(args, nil, stdout, io.Discard)
+					cpu += cpuTime(b) - began
 					peak = max(peak, h.end())
 					if code != exitOK {
 						b.Fatalf("show exited %d", code)
@@ -109,6 +125,7 @@ func BenchmarkShowAtScale(b *testing.B) {
 						out += fi.Size()
 					}
 				}
+				b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 				b.ReportMetric(float64(peak), "peak-heap-B")
 				b.ReportMetric(float64(out), "out-B")
 				b.ReportMetric(float64(fi.Size()), "log-B")
