@@ -34,8 +34,14 @@ func chromium(t *testing.T) string {
 // logged (its console included).
 func browse(t *testing.T, file string, extra ...string) (dom, logged string) {
 	t.Helper()
+	return browseWithin(t, browserLimit, file, extra...)
+}
+
+// browseWithin is browse with its own bound on the browser's run.
+func browseWithin(t *testing.T, limit time.Duration, file string, extra ...string) (dom, logged string) {
+	t.Helper()
 	bin := chromium(t)
-	ctx, cancel := context.WithTimeout(context.Background(), browserLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	args := append([]string{
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -26,7 +26,6 @@ type page struct {
 	Resources int
 	TotalNs   int64
 	SpanNs    int64
-	Groups    []pageGroup
 	ByReg     []pageSpent
 	Problems  []problem
 
@@ -35,6 +34,10 @@ type page struct {
 	Runs       []pageRun
 	Unanswered []pageCall
 	Split      *pageSplit
+
+	// groups are the rows of the timeline, made one at a time as the page
+	// is written (writePage).
+	groups func(yield func(pageGroup) bool)
 }
 
 type pageRun struct {
@@ -104,7 +107,7 @@ func writeHTML(w io.Writer, source string, from origin, recs []*record, problems
 	p := page{
 		Source: source, From: from.Text, Cannot: from.Cannot, Calls: s.Calls, Resources: s.Resources,
 		TotalNs: int64(s.Total), SpanNs: int64(span), Problems: problems,
-		Groups: []pageGroup{}, Runs: []pageRun{}, Unanswered: []pageCall{}, Header: [][2]string{},
+		Runs: []pageRun{}, Unanswered: []pageCall{}, Header: [][2]string{},
 	}
 	if p.Problems == nil {
 		p.Problems = []problem{}
@@ -150,20 +153,24 @@ func writeHTML(w io.Writer, source string, from origin, recs []*record, problems
 	for _, r := range unanswered(recs, d) {
 		p.Unanswered = append(p.Unanswered, call(r))
 	}
-	for _, pt := range parts(recs, d) {
-		run := ""
-		if pt.Run != nil {
-			run = pt.Run.label()
-		}
-		for _, g := range pt.Groups {
-			pg := pageGroup{Run: run, URN: g.URN, Type: g.Type, Name: g.Name, StackWide: g.stackWide()}
-			for _, r := range g.Calls {
-				pg.Calls = append(pg.Calls, call(r))
+	p.groups = func(yield func(pageGroup) bool) {
+		for _, pt := range parts(recs, d) {
+			run := ""
+			if pt.Run != nil {
+				run = pt.Run.label()
 			}
-			p.Groups = append(p.Groups, pg)
+			for _, g := range pt.Groups {
+				pg := pageGroup{Run: run, URN: g.URN, Type: g.Type, Name: g.Name, StackWide: g.stackWide()}
+				for _, r := range g.Calls {
+					pg.Calls = append(pg.Calls, call(r))
+				}
+				if !yield(pg) {
+					return
+				}
+			}
 		}
 	}
-	return timeline.Execute(w, p)
+	return writePage(w, &p)
 }
 
 // payloadFields is a request or answer as the page shows it: its lines by

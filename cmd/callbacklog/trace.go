@@ -57,7 +57,20 @@ func laneName(g *group) string {
 // (3), so that no lane holds calls that overlap. A call whose duration the
 // log does not give is an instant event.
 func buildTrace(source string, recs []*record, d *deployment) traceFile {
-	t := traceFile{TraceEvents: []traceEvent{}, DisplayTimeUnit: "ms"}
+	t := traceFile{TraceEvents: []traceEvent{}, DisplayTimeUnit: traceUnit}
+	eachTraceEvent(source, recs, d, func(e traceEvent) bool {
+		t.TraceEvents = append(t.TraceEvents, e)
+		return true
+	})
+	return t
+}
+
+// traceUnit is the unit the viewers show the trace's times in.
+const traceUnit = "ms"
+
+// eachTraceEvent makes the events of the trace (buildTrace) one at a time,
+// in order, and gives each to yield until it returns false.
+func eachTraceEvent(source string, recs []*record, d *deployment, yield func(traceEvent) bool) {
 	all := recs
 	var runs []*progRun
 	if d != nil {
@@ -88,9 +101,10 @@ func buildTrace(source string, recs []*record, d *deployment) traceFile {
 		if pid > 1 {
 			name = runs[pid-2].label()
 		}
-		t.TraceEvents = append(t.TraceEvents,
-			traceEvent{Name: "process_name", Ph: "M", Pid: pid, Args: map[string]any{"name": name}},
-			traceEvent{Name: "process_sort_index", Ph: "M", Pid: pid, Args: map[string]any{"sort_index": pid}})
+		if !yield(traceEvent{Name: "process_name", Ph: "M", Pid: pid, Args: map[string]any{"name": name}}) ||
+			!yield(traceEvent{Name: "process_sort_index", Ph: "M", Pid: pid, Args: map[string]any{"sort_index": pid}}) {
+			return
+		}
 		for _, g := range groups(in) {
 			calls := slices.Clone(g.Calls)
 			slices.SortStableFunc(calls, func(a, b *record) int { return a.Start.Compare(b.Start) })
@@ -107,16 +121,18 @@ func buildTrace(source string, recs []*record, d *deployment) traceFile {
 					if lane > 0 {
 						name += fmt.Sprintf(" (%d)", lane+1)
 					}
-					t.TraceEvents = append(t.TraceEvents,
-						traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: tid, Args: map[string]any{"name": name}},
-						traceEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: tid, Args: map[string]any{"sort_index": tid}})
+					if !yield(traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: tid, Args: map[string]any{"name": name}}) ||
+						!yield(traceEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: tid, Args: map[string]any{"sort_index": tid}}) {
+						return
+					}
 				}
 				ends[lane] = end
-				t.TraceEvents = append(t.TraceEvents, callEvent(r, first, pid, tids[lane]))
+				if !yield(callEvent(r, first, pid, tids[lane])) {
+					return
+				}
 			}
 		}
 	}
-	return t
 }
 
 func callEvent(r *record, first time.Time, pid, tid int) traceEvent {
@@ -177,10 +193,32 @@ func callEvent(r *record, first time.Time, pid, tid int) traceEvent {
 	return e
 }
 
+// writeTrace writes the trace of the calls and steps an event at a time, so
+// that what it holds beyond the account is one event: the file is
+// buildTrace's, in JSON.
 func writeTrace(w io.Writer, source string, recs []*record, d *deployment) error {
+	if _, err := io.WriteString(w, `{"traceEvents":[`); err != nil {
+		return err
+	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(buildTrace(source, recs, d))
+	var err error
+	n := 0
+	eachTraceEvent(source, recs, d, func(e traceEvent) bool {
+		if n > 0 {
+			if _, err = io.WriteString(w, ","); err != nil {
+				return false
+			}
+		}
+		err = enc.Encode(e)
+		n++
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, `],"displayTimeUnit":"`+traceUnit+`"}`+"\n")
+	return err
 }
 
 func writeTraceFile(name, source string, recs []*record, d *deployment) error {
