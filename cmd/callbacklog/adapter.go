@@ -182,6 +182,12 @@ func changeValues(req, res proto.Message, changes []change, secrets bool) {
 			after["successors["+k+"]"] = strValue(v)
 		}
 	}
+	attachValues(changes, before, after)
+}
+
+// attachValues gives each change its old and new values from the values
+// indexed by path, where the change has them.
+func attachValues(changes []change, before, after map[string]*value) {
 	for i := range changes {
 		ch := &changes[i]
 		if ch.Old != absent {

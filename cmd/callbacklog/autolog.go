@@ -533,15 +533,7 @@ func propertyChanges(kind callbacks.Kind, before, after *structpb.Struct, secret
 		old, nw := map[string]*value{}, map[string]*value{}
 		fromStruct(before, secrets).index(prefix, old)
 		fromStruct(after, secrets).index(prefix, nw)
-		for i := range out {
-			ch := &out[i]
-			if ch.Old != absent {
-				ch.OldValue = old[ch.Path]
-			}
-			if ch.New != absent {
-				ch.NewValue = nw[ch.Path]
-			}
-		}
+		attachValues(out, old, nw)
 	}
 	return out
 }
