@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -163,7 +165,7 @@ func (s *scanner) finish() *deployment {
 	for _, l := range s.starts {
 		pending = append(pending, l...)
 	}
-	sortStarts(pending)
+	slices.SortStableFunc(pending, func(a, b stepStart) int { return cmp.Compare(a.order, b.order) })
 	for _, st := range pending {
 		r := st.rec
 		r.Pending, r.Outcome = true, "unanswered"
@@ -188,14 +190,6 @@ func (s *scanner) finish() *deployment {
 		}
 	}
 	return s.d
-}
-
-func sortStarts(l []stepStart) {
-	for i := 1; i < len(l); i++ {
-		for j := i; j > 0 && l[j].order < l[j-1].order; j-- {
-			l[j], l[j-1] = l[j-1], l[j]
-		}
-	}
 }
 
 func (s *scanner) noteTime(line []byte) {
