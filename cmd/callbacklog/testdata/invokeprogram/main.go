@@ -23,11 +23,23 @@ func main() {
 		if err != nil {
 			return err
 		}
-		var out map[string]any
-		if err := ctx.Invoke("pulumi:pulumi:getResource", map[string]any{"urn": "urn:placeholder"}, &out); err != nil {
+		// The SDK registers the stack resource on a goroutine of its own, so
+		// an invoke sent at once may reach the engine before the stack does
+		// ("unknown resource"). A component's registration waits for its
+		// parent's, the stack's: once the component has its URN, the engine
+		// has the stack.
+		var after pulumi.ResourceState
+		if err := ctx.RegisterComponentResource("invokeprogram:index:AfterStack", "after-stack", &after); err != nil {
 			return err
 		}
-		ctx.Export("found", pulumi.Bool(out != nil))
+		found := after.URN().ApplyT(func(pulumi.URN) (bool, error) {
+			var out map[string]any
+			if err := ctx.Invoke("pulumi:pulumi:getResource", map[string]any{"urn": "urn:placeholder"}, &out); err != nil {
+				return false, err
+			}
+			return out != nil, nil
+		})
+		ctx.Export("found", found)
 		return nil
 	})
 }
