@@ -1,55 +1,170 @@
 package enginetest
 
 import (
-	"github.com/langhost/callbacks/enginetest/internal/engine"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
+// Provider plays the resource provider plugin behind every custom resource
+// and invoke. The engine calls it from many goroutines at once.
+//
+// Properties are in the simulator's stored form: secrets as secret
+// envelopes, unknowns as [UnknownSentinel], byte strings that are not valid
+// UTF-8 as byte-string envelopes.
+type Provider interface {
+	Create(ctx context.Context, req *CreateRequest) (*CreateResponse, error)
+	Update(ctx context.Context, req *UpdateRequest) (*UpdateResponse, error)
+	Delete(ctx context.Context, req *DeleteRequest) error
+	Diff(ctx context.Context, req *DiffRequest) (*DiffResponse, error)
+	Invoke(ctx context.Context, req *InvokeRequest) (*InvokeResponse, error)
+	// Construct builds a remote component (RegisterResource with
+	// remote=true).
+	Construct(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error)
+}
+
+// Checker is implemented by a [Provider] that checks a custom resource's
+// inputs, as a provider plugin's Check does. The engine calls Check before
+// the resource's step (in a preview too, and not for imports or provider
+// resources); the inputs it returns (defaults applied, values normalised)
+// replace the program's: they are what resource hooks, error hooks, Diff,
+// Create and Update see and what the state keeps. An error fails the
+// resource; failures are reported one by one, then the resource is invalid
+// and the deployment fails. A provider that does not implement Checker
+// accepts the inputs unchanged.
+type Checker interface {
+	Check(ctx context.Context, req *CheckRequest) (*CheckResponse, error)
+}
+
 // CheckRequest asks a provider to check a resource's inputs.
-type CheckRequest = engine.CheckRequest
+type CheckRequest struct {
+	URN, Type, Name string
+	// OldInputs are the inputs in the prior state, nil for a new resource.
+	OldInputs *structpb.Struct
+	// NewInputs are the inputs after the transforms, with ignoreChanges
+	// applied.
+	NewInputs *structpb.Struct
+}
 
 // CheckResponse is a provider's answer to Check.
-type CheckResponse = engine.CheckResponse
+type CheckResponse struct {
+	// Inputs are the checked inputs. Nil keeps NewInputs.
+	Inputs *structpb.Struct
+	// Failures, if any, make the resource invalid.
+	Failures []*pulumirpc.CheckFailure
+}
 
 // CreateRequest asks a provider to create a resource.
-type CreateRequest = engine.CreateRequest
+type CreateRequest struct {
+	URN, Type, Name string
+	Inputs          *structpb.Struct
+	// Preview is true during a preview; the provider should create nothing.
+	Preview bool
+	// Attempt counts calls for this step, from 1; it grows when an error
+	// hook asks for a retry.
+	Attempt int
+
+	// replaces is the ID of the resource this one replaces, if any. The
+	// engine's protocol does not tell a provider, so only FakeProvider's
+	// default Create reads it, to give the replacement a new ID.
+	replaces string
+}
 
 // CreateResponse is a provider's answer to Create.
-type CreateResponse = engine.CreateResponse
+type CreateResponse struct {
+	ID      string
+	Outputs *structpb.Struct
+}
 
 // UpdateRequest asks a provider to update a resource in place.
-type UpdateRequest = engine.UpdateRequest
+type UpdateRequest struct {
+	URN, Type, Name, ID   string
+	OldInputs, OldOutputs *structpb.Struct
+	NewInputs             *structpb.Struct
+	Preview               bool
+	Attempt               int
+}
 
 // UpdateResponse is a provider's answer to Update.
-type UpdateResponse = engine.UpdateResponse
+type UpdateResponse struct {
+	Outputs *structpb.Struct
+}
 
 // DeleteRequest asks a provider to delete a resource.
-type DeleteRequest = engine.DeleteRequest
+type DeleteRequest struct {
+	URN, Type, Name, ID string
+	Inputs, Outputs     *structpb.Struct
+	Attempt             int
+}
 
 // DiffRequest asks a provider how a resource changes.
-type DiffRequest = engine.DiffRequest
+type DiffRequest struct {
+	URN, Type, Name, ID   string
+	OldInputs, OldOutputs *structpb.Struct
+	NewInputs             *structpb.Struct
+	IgnoreChanges         []string
+}
 
 // DiffResponse is a provider's answer to Diff. No changed keys means no
 // change. The engine adds a replacement itself when a changed key is listed
 // in the resource's replaceOnChanges option.
-type DiffResponse = engine.DiffResponse
+type DiffResponse struct {
+	Changed             []string
+	Replace             []string
+	DeleteBeforeReplace bool
+}
 
 // InvokeRequest asks a provider to run a function.
-type InvokeRequest = engine.InvokeRequest
+type InvokeRequest struct {
+	Token string
+	Args  *structpb.Struct
+	// Provider is the reference of the provider that serves the invoke:
+	// the one the options name after the invoke transforms, or the default
+	// provider of the token's package.
+	Provider string
+}
 
 // InvokeResponse is a provider's answer to Invoke.
-type InvokeResponse = engine.InvokeResponse
+type InvokeResponse struct {
+	Return   *structpb.Struct
+	Failures []*pulumirpc.CheckFailure
+}
 
 // ConstructRequest asks a provider to build a remote component. The provider
 // registers the component (and its children) through Monitor, a client
 // connected to the engine itself, exactly as a component provider does.
-type ConstructRequest = engine.ConstructRequest
+type ConstructRequest struct {
+	Type, Name, Parent string
+	Inputs             *structpb.Struct
+	// Options are the component's options after the outer transforms.
+	Options *pulumirpc.TransformResourceOptions
+	// Hooks are the hook names the program bound; they fire only if the
+	// provider binds them on its own registration.
+	Hooks *pulumirpc.RegisterResourceRequest_ResourceHooksBinding
+	// Provider is the reference of the provider that constructs the
+	// component: the one the options name, or the default provider of its
+	// package, which the engine creates for it.
+	Provider string
+	Monitor  pulumirpc.ResourceMonitorClient
+}
 
 // ConstructResponse is a provider's answer to Construct.
-type ConstructResponse = engine.ConstructResponse
+type ConstructResponse struct {
+	URN   string
+	State *structpb.Struct
+	// PropertyDependencies lists, by output, the resources it depends on;
+	// the engine adds those of the output values in State and returns them
+	// to the program.
+	PropertyDependencies map[string][]string
+}
 
-// FakeProvider plays the resource provider plugin behind every custom
-// resource and invoke, built from optional functions. A nil function gets
-// the default behaviour:
+// FakeProvider is a [Provider] built from optional functions. A nil function
+// gets the default behaviour:
 //   - Create: ID "<name>-id" (empty in preview), outputs equal to inputs;
 //     a resource that replaces another gets an ID of its own:
 //     "<name>-id-2" replaces "<name>-id", "<name>-id-3" replaces
@@ -65,18 +180,124 @@ type ConstructResponse = engine.ConstructResponse
 //   - Construct: registers the component with the given type, name, parent
 //     and inputs, then its outputs (equal to its inputs).
 //
-// The engine calls the functions from many goroutines at once: a
-// FakeProvider is safe for concurrent use if its functions are.
-// Properties are in the simulator's stored form: secrets as secret
-// envelopes, unknowns as the engine's unknown sentinel string, byte
-// strings that are not valid UTF-8 as byte-string envelopes.
-//
-// OnCheck, when set, checks a custom resource's inputs, as a provider
-// plugin's Check does. The engine calls it before the resource's step (in
-// a preview too, and not for imports or provider resources); the inputs
-// it returns (defaults applied, values normalised) replace the program's:
-// they are what resource hooks, error hooks, Diff, Create and Update see
-// and what the state keeps. An error fails the resource; failures are
-// reported one by one, then the resource is invalid and the deployment
-// fails. A nil OnCheck accepts the inputs unchanged.
-type FakeProvider = engine.FakeProvider
+// A FakeProvider is safe for concurrent use if its functions are.
+type FakeProvider struct {
+	OnCheck     func(ctx context.Context, req *CheckRequest) (*CheckResponse, error)
+	OnCreate    func(ctx context.Context, req *CreateRequest) (*CreateResponse, error)
+	OnUpdate    func(ctx context.Context, req *UpdateRequest) (*UpdateResponse, error)
+	OnDelete    func(ctx context.Context, req *DeleteRequest) error
+	OnDiff      func(ctx context.Context, req *DiffRequest) (*DiffResponse, error)
+	OnInvoke    func(ctx context.Context, req *InvokeRequest) (*InvokeResponse, error)
+	OnConstruct func(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error)
+}
+
+var (
+	_ Provider = (*FakeProvider)(nil)
+	_ Checker  = (*FakeProvider)(nil)
+)
+
+// Check implements [Checker].
+func (p *FakeProvider) Check(ctx context.Context, req *CheckRequest) (*CheckResponse, error) {
+	if p != nil && p.OnCheck != nil {
+		return p.OnCheck(ctx, req)
+	}
+	return &CheckResponse{Inputs: cloneStruct(req.NewInputs)}, nil
+}
+
+// Create implements [Provider].
+func (p *FakeProvider) Create(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {
+	if p != nil && p.OnCreate != nil {
+		return p.OnCreate(ctx, req)
+	}
+	id := req.Name + "-id"
+	switch {
+	case req.Preview:
+		id = ""
+	case req.replaces != "":
+		id = replacementID(req.Name, req.replaces)
+	}
+	return &CreateResponse{ID: id, Outputs: cloneStruct(emptyIfNil(req.Inputs))}, nil
+}
+
+// Update implements [Provider].
+func (p *FakeProvider) Update(ctx context.Context, req *UpdateRequest) (*UpdateResponse, error) {
+	if p != nil && p.OnUpdate != nil {
+		return p.OnUpdate(ctx, req)
+	}
+	return &UpdateResponse{Outputs: cloneStruct(emptyIfNil(req.NewInputs))}, nil
+}
+
+// Delete implements [Provider].
+func (p *FakeProvider) Delete(ctx context.Context, req *DeleteRequest) error {
+	if p != nil && p.OnDelete != nil {
+		return p.OnDelete(ctx, req)
+	}
+	return nil
+}
+
+// Diff implements [Provider].
+func (p *FakeProvider) Diff(ctx context.Context, req *DiffRequest) (*DiffResponse, error) {
+	if p != nil && p.OnDiff != nil {
+		return p.OnDiff(ctx, req)
+	}
+	var changed []string
+	for _, k := range changedKeys(req.OldInputs, req.NewInputs) {
+		if !slices.Contains(req.IgnoreChanges, k) {
+			changed = append(changed, k)
+		}
+	}
+	resp := &DiffResponse{Changed: changed}
+	if slices.Contains(changed, replacingKey) {
+		resp.Replace = []string{replacingKey}
+	}
+	return resp, nil
+}
+
+// replacingKey is the input whose change makes FakeProvider's default Diff
+// replace a resource.
+const replacingKey = "keepers"
+
+// replacementID is the ID FakeProvider's default Create gives a resource
+// named name that replaces the one with ID old.
+func replacementID(name, old string) string {
+	n := 2
+	if s, ok := strings.CutPrefix(old, name+"-id-"); ok {
+		if k, err := strconv.Atoi(s); err == nil && k >= 2 {
+			n = k + 1
+		}
+	}
+	return name + "-id-" + strconv.Itoa(n)
+}
+
+// Invoke implements [Provider].
+func (p *FakeProvider) Invoke(ctx context.Context, req *InvokeRequest) (*InvokeResponse, error) {
+	if p != nil && p.OnInvoke != nil {
+		return p.OnInvoke(ctx, req)
+	}
+	return &InvokeResponse{Return: cloneStruct(emptyIfNil(req.Args))}, nil
+}
+
+// Construct implements [Provider].
+func (p *FakeProvider) Construct(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error) {
+	if p != nil && p.OnConstruct != nil {
+		return p.OnConstruct(ctx, req)
+	}
+	resp, err := req.Monitor.RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
+		Type:            req.Type,
+		Name:            req.Name,
+		Parent:          req.Parent,
+		Object:          req.Inputs,
+		AcceptSecrets:   true,
+		AcceptResources: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("registering component %s: %w", req.Name, err)
+	}
+	if _, err := req.Monitor.RegisterResourceOutputs(ctx, &pulumirpc.RegisterResourceOutputsRequest{
+		Urn:     resp.GetUrn(),
+		Outputs: req.Inputs,
+	}); err != nil {
+		return nil, fmt.Errorf("registering component outputs %s: %w", req.Name, err)
+	}
+	return &ConstructResponse{URN: resp.GetUrn(), State: cloneStruct(emptyIfNil(req.Inputs))}, nil
+}

@@ -1,0 +1,273 @@
+package enginetest
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/proto"
+)
+
+// EventKind names what an [Event] records.
+type EventKind string
+
+// Event kinds. The RPC kinds record a call the program made to the engine;
+// the others record what the engine did.
+const (
+	KindGetDeploymentInfo            EventKind = "GetDeploymentInfo"
+	KindSupportsFeature              EventKind = "SupportsFeature"
+	KindRegisterResource             EventKind = "RegisterResource"
+	KindRegisterResourceOutputs      EventKind = "RegisterResourceOutputs"
+	KindReadResource                 EventKind = "ReadResource"
+	KindInvoke                       EventKind = "Invoke"
+	KindRegisterStackTransform       EventKind = "RegisterStackTransform"
+	KindRegisterStackInvokeTransform EventKind = "RegisterStackInvokeTransform"
+	KindRegisterResourceHook         EventKind = "RegisterResourceHook"
+	KindRegisterErrorHook            EventKind = "RegisterErrorHook"
+	KindRegisterPackage              EventKind = "RegisterPackage"
+	KindSignalAndWaitForShutdown     EventKind = "SignalAndWaitForShutdown"
+
+	// KindDial records the creation of a callbacks client for a target.
+	KindDial EventKind = "Dial"
+	// KindCallback records a transform call (Callback is
+	// "resource-transform" or "invoke-transform").
+	KindCallback EventKind = "Callback"
+	// KindHook records a resource hook call, or a hook that was skipped
+	// (Detail says why).
+	KindHook EventKind = "Hook"
+	// KindErrorHook records an error hook call.
+	KindErrorHook EventKind = "ErrorHook"
+	// KindStep records the start of a step (Op says which).
+	KindStep EventKind = "Step"
+
+	KindProviderCheck     EventKind = "ProviderCheck"
+	KindProviderCreate    EventKind = "ProviderCreate"
+	KindProviderUpdate    EventKind = "ProviderUpdate"
+	KindProviderDelete    EventKind = "ProviderDelete"
+	KindProviderDiff      EventKind = "ProviderDiff"
+	KindProviderInvoke    EventKind = "ProviderInvoke"
+	KindProviderConstruct EventKind = "ProviderConstruct"
+
+	// KindLog records an Engine.Log call by the program.
+	KindLog EventKind = "Log"
+	// KindDiagnostic records a diagnostic the engine emitted itself.
+	KindDiagnostic EventKind = "Diagnostic"
+)
+
+// Callback kinds, as found in Event.Callback.
+const (
+	CallbackResourceTransform = "resource-transform"
+	CallbackInvokeTransform   = "invoke-transform"
+	CallbackResourceHook      = "resource-hook"
+	CallbackErrorHook         = "error-hook"
+)
+
+// Event is one thing that happened during a deployment.
+//
+// An RPC from the program is recorded when it returns, with its request,
+// response and error, so the callbacks and steps it caused come before it.
+// SignalAndWaitForShutdown is the exception: it is recorded when it arrives,
+// before the deletes it starts. Callback, hook and provider events are
+// recorded when the call returns.
+type Event struct {
+	// Seq numbers events from 1 in the order they were recorded.
+	Seq  int
+	Kind EventKind
+	URN  string
+	// Name is the hook name (KindHook, KindErrorHook, KindRegister*Hook),
+	// the invoke token (KindInvoke, invoke transforms) or the feature id
+	// (KindSupportsFeature).
+	Name string
+	// Callback is the callback kind for KindCallback, KindHook and
+	// KindErrorHook; Point is the hook point ("before_create", ...,
+	// "on_error"); Op is the step operation for KindStep.
+	Callback string
+	Point    string
+	Op       Op
+	// Target and Token identify the callback that was called or
+	// registered.
+	Target string
+	Token  string
+	// Request and Response are the messages exchanged: the decoded callback
+	// request and response for callback events, the RPC request and
+	// response for RPC events. Treat them as read-only.
+	Request  proto.Message
+	Response proto.Message
+	// Err is the error text, if the call or step failed.
+	Err string
+	// Detail is a short human-readable summary.
+	Detail string
+}
+
+// String renders the event as one trace line.
+func (ev Event) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#%d ", ev.Seq)
+	switch ev.Kind {
+	case KindCallback:
+		fmt.Fprintf(&b, "callback %s", ev.Callback)
+	case KindHook:
+		fmt.Fprintf(&b, "hook %s %q", ev.Point, ev.Name)
+	case KindErrorHook:
+		fmt.Fprintf(&b, "error-hook %q", ev.Name)
+	case KindStep:
+		fmt.Fprintf(&b, "step %s", ev.Op)
+	default:
+		b.WriteString(string(ev.Kind))
+		if ev.Name != "" {
+			fmt.Fprintf(&b, " %q", ev.Name)
+		}
+	}
+	if ev.Token != "" {
+		fmt.Fprintf(&b, " token=%s", ev.Token)
+	}
+	if ev.Kind == KindDial || (ev.Target != "" && ev.Kind != KindCallback && ev.Kind != KindHook && ev.Kind != KindErrorHook) {
+		fmt.Fprintf(&b, " target=%s", ev.Target)
+	}
+	if ev.URN != "" {
+		fmt.Fprintf(&b, " urn=%s", ev.URN)
+	}
+	switch {
+	case ev.Err != "":
+		fmt.Fprintf(&b, " -> error: %s", ev.Err)
+	case ev.Detail != "":
+		fmt.Fprintf(&b, " -> %s", ev.Detail)
+	}
+	return b.String()
+}
+
+// Severity is a diagnostic's level.
+type Severity = string
+
+// Severities, as in the engine's LogSeverity, and SeverityInfoErr, the
+// engine's severity for a line the program wrote to standard error.
+const (
+	SeverityDebug   Severity = "debug"
+	SeverityInfo    Severity = "info"
+	SeverityInfoErr Severity = "info#err"
+	SeverityWarning Severity = "warning"
+	SeverityError   Severity = "error"
+)
+
+func severityOf(s pulumirpc.LogSeverity) Severity {
+	switch s {
+	case pulumirpc.LogSeverity_DEBUG:
+		return SeverityDebug
+	case pulumirpc.LogSeverity_WARNING:
+		return SeverityWarning
+	case pulumirpc.LogSeverity_ERROR:
+		return SeverityError
+	default:
+		return SeverityInfo
+	}
+}
+
+// Diagnostic is a message for the user: logged by the program through
+// Engine.Log, a line of the program's standard error (see
+// [Engine.RunCommand]), or emitted by the engine itself (hook failures,
+// retries...).
+type Diagnostic struct {
+	Severity Severity
+	URN      string
+	Message  string
+	// FromProgram is true for messages the program logged and for the
+	// lines of its standard error.
+	FromProgram bool
+}
+
+func (d Diagnostic) String() string {
+	if d.URN != "" {
+		return fmt.Sprintf("%s: %s: %s", d.Severity, d.URN, d.Message)
+	}
+	return fmt.Sprintf("%s: %s", d.Severity, d.Message)
+}
+
+// recorder keeps events and diagnostics. It is safe for concurrent use.
+type recorder struct {
+	mu     sync.Mutex
+	events []Event
+	diags  []Diagnostic
+}
+
+func (r *recorder) add(ev Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ev.Seq = len(r.events) + 1
+	r.events = append(r.events, ev)
+}
+
+func (r *recorder) diag(d Diagnostic) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.diags = append(r.diags, d)
+	if !d.FromProgram {
+		r.events = append(r.events, Event{
+			Seq:    len(r.events) + 1,
+			Kind:   KindDiagnostic,
+			URN:    d.URN,
+			Detail: d.Severity + ": " + d.Message,
+		})
+	}
+}
+
+func (r *recorder) snapshot() []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Event(nil), r.events...)
+}
+
+func (r *recorder) diagnostics() []Diagnostic {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Diagnostic(nil), r.diags...)
+}
+
+// Record returns every event so far, in order. The slice is a copy.
+func (e *Engine) Record() []Event { return e.rec.snapshot() }
+
+// Events returns the events of the given kinds, in order; with no kinds,
+// every event so far. The slice is a copy.
+func (e *Engine) Events(kinds ...EventKind) []Event {
+	if len(kinds) == 0 {
+		return e.rec.snapshot()
+	}
+	var out []Event
+	for _, ev := range e.rec.snapshot() {
+		for _, k := range kinds {
+			if ev.Kind == k {
+				out = append(out, ev)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Trace renders [Engine.Record] as text, one event a line.
+func (e *Engine) Trace() string {
+	var b strings.Builder
+	for _, ev := range e.rec.snapshot() {
+		b.WriteString(ev.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Diagnostics returns every diagnostic so far, in order.
+func (e *Engine) Diagnostics() []Diagnostic { return e.rec.diagnostics() }
+
+func (e *Engine) warn(urn, msg string) {
+	e.rec.diag(Diagnostic{Severity: SeverityWarning, URN: urn, Message: msg})
+}
+
+func (e *Engine) errorDiag(urn, msg string) {
+	e.rec.diag(Diagnostic{Severity: SeverityError, URN: urn, Message: msg})
+}
+
+func clonePB(m proto.Message) proto.Message {
+	if m == nil {
+		return nil
+	}
+	return proto.Clone(m)
+}
