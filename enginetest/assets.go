@@ -55,7 +55,7 @@ type wireArchive struct {
 // missing (a transform may have cleared them). Hashes that need the
 // network stay empty.
 func withAssetHash(key string, v *structpb.Value) (*structpb.Value, error) {
-	if Signature(v) == AssetSig {
+	if signature(v) == assetSig {
 		a, err := parseAsset(v)
 		if err != nil {
 			return nil, fmt.Errorf("malformed asset for %q: %w", key, err)
@@ -84,14 +84,14 @@ func kindName(v *structpb.Value) string {
 	case *structpb.Value_NumberValue:
 		return "a number"
 	case *structpb.Value_StringValue:
-		if k.StringValue == UnknownSentinel {
+		if k.StringValue == unknownSentinel {
 			return "unknown"
 		}
 		return "a string"
 	case *structpb.Value_ListValue:
 		return "a list"
 	default:
-		if sig := Signature(v); sig != "" {
+		if sig := signature(v); sig != "" {
 			return "a special value (" + sig + ")"
 		}
 		return "an object"
@@ -105,7 +105,7 @@ func stringField(fields map[string]*structpb.Value, name string) (string, error)
 	if !ok {
 		return "", nil
 	}
-	if s, ok := v.GetKind().(*structpb.Value_StringValue); ok && s.StringValue != UnknownSentinel {
+	if s, ok := v.GetKind().(*structpb.Value_StringValue); ok && s.StringValue != unknownSentinel {
 		return s.StringValue, nil
 	}
 	return "", fmt.Errorf("%s is %s, not a string", name, kindName(v))
@@ -148,15 +148,15 @@ func parseArchive(v *structpb.Value) (*wireArchive, error) {
 	if !ok {
 		return &a, nil
 	}
-	if assets.GetStructValue() == nil || Signature(assets) != "" {
+	if assets.GetStructValue() == nil || signature(assets) != "" {
 		return nil, fmt.Errorf("assets is %s, not an object", kindName(assets))
 	}
 	for name, m := range assets.GetStructValue().GetFields() {
 		var err error
-		switch Signature(m) {
-		case AssetSig:
+		switch signature(m) {
+		case assetSig:
 			a.members[name], err = parseAsset(m)
-		case ArchiveSig:
+		case archiveSig:
 			a.members[name], err = parseArchive(m)
 		default:
 			return nil, fmt.Errorf("archive member %q is %s, not an asset or archive", name, kindName(m))
@@ -177,7 +177,7 @@ func (a *wireAsset) value() *structpb.Value {
 			fields[name] = structpb.NewStringValue(s)
 		}
 	}
-	return sigObject(AssetSig, fields)
+	return sigObject(assetSig, fields)
 }
 
 func (a *wireArchive) value() *structpb.Value {
@@ -199,7 +199,7 @@ func (a *wireArchive) value() *structpb.Value {
 		}
 		fields["assets"] = structpb.NewStructValue(&structpb.Struct{Fields: ms})
 	}
-	return sigObject(ArchiveSig, fields)
+	return sigObject(archiveSig, fields)
 }
 
 // ensureHash sets a missing hash to the SHA-256 of the asset's bytes.

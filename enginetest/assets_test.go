@@ -1,7 +1,7 @@
 // These tests check the simulator's own asset and archive hashes against
 // the Pulumi SDK's: the SDK is the oracle here, never the implementation.
 
-package enginetest_test
+package enginetest
 
 import (
 	"archive/tar"
@@ -17,27 +17,25 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	sdkresource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/archive"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/asset"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 // sdkWire is the wire form the SDK (and so the engine) gives an asset or
 // archive whose hashes it has computed.
 func sdkWire(tb testing.TB, v any) *structpb.Value {
 	tb.Helper()
-	var pv resource.PropertyValue
+	var pv sdkresource.PropertyValue
 	switch v := v.(type) {
 	case *asset.Asset:
-		pv = resource.NewProperty(v)
+		pv = sdkresource.NewProperty(v)
 	case *archive.Archive:
-		pv = resource.NewProperty(v)
+		pv = sdkresource.NewProperty(v)
 	default:
 		tb.Fatalf("not an asset or archive: %T", v)
 	}
@@ -69,7 +67,7 @@ func withoutHashes(v *structpb.Value) *structpb.Value {
 func checkAgainstSDK(t *testing.T, name string, v any) {
 	t.Helper()
 	want := sdkWire(t, v)
-	got, err := enginetest.WithAssetHash(name, withoutHashes(want))
+	got, err := withAssetHash(name, withoutHashes(want))
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -235,7 +233,7 @@ func TestAssetHashesMatchTheSDK(t *testing.T) {
 
 	// The engine's hash of "hello world", as a literal, so that this test
 	// does not only compare two implementations with each other.
-	got, err := enginetest.WithAssetHash("x", withoutHashes(sdkWire(t, cases["hello"])))
+	got, err := withAssetHash("x", withoutHashes(sdkWire(t, cases["hello"])))
 	if err != nil || got.GetStructValue().GetFields()["hash"].GetStringValue() != helloHash {
 		t.Errorf("hello world hashes to %v (%v), want %s", got, err, helloHash)
 	}
@@ -341,8 +339,8 @@ func wire(fields map[string]any) *structpb.Value {
 func TestAssetHashesKeptAndNothingFetched(t *testing.T) {
 	t.Parallel()
 	const someHash = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	asAsset := func(f map[string]any) *structpb.Value { f[enginetest.SigKey] = enginetest.AssetSig; return wire(f) }
-	asArchive := func(f map[string]any) *structpb.Value { f[enginetest.SigKey] = enginetest.ArchiveSig; return wire(f) }
+	asAsset := func(f map[string]any) *structpb.Value { f[sigKey] = assetSig; return wire(f) }
+	asArchive := func(f map[string]any) *structpb.Value { f[sigKey] = archiveSig; return wire(f) }
 	for name, c := range map[string]struct {
 		in   *structpb.Value
 		want string
@@ -352,9 +350,9 @@ func TestAssetHashesKeptAndNothingFetched(t *testing.T) {
 		"http asset":              {asAsset(map[string]any{"uri": "http://example.invalid/a.txt"}), ""},
 		"http asset with hash":    {asAsset(map[string]any{"uri": "https://example.invalid/a.txt", "hash": someHash}), someHash},
 		"http archive":            {asArchive(map[string]any{"uri": "https://example.invalid/a.zip"}), ""},
-		"archive with http asset": {asArchive(map[string]any{"assets": map[string]any{"a": map[string]any{enginetest.SigKey: enginetest.AssetSig, "uri": "http://example.invalid/a"}}}), ""},
+		"archive with http asset": {asArchive(map[string]any{"assets": map[string]any{"a": map[string]any{sigKey: assetSig, "uri": "http://example.invalid/a"}}}), ""},
 	} {
-		got, err := enginetest.WithAssetHash(name, c.in)
+		got, err := withAssetHash(name, c.in)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -369,31 +367,31 @@ func TestMalformedAssetsFailClearly(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	plain := writeFile(t, filepath.Join(dir, "plain.txt"), "not an archive")
-	asAsset := func(f map[string]any) *structpb.Value { f[enginetest.SigKey] = enginetest.AssetSig; return wire(f) }
-	asArchive := func(f map[string]any) *structpb.Value { f[enginetest.SigKey] = enginetest.ArchiveSig; return wire(f) }
+	asAsset := func(f map[string]any) *structpb.Value { f[sigKey] = assetSig; return wire(f) }
+	asArchive := func(f map[string]any) *structpb.Value { f[sigKey] = archiveSig; return wire(f) }
 	for name, c := range map[string]struct {
 		in   *structpb.Value
 		want string
 	}{
 		"text a number":        {asAsset(map[string]any{"text": 42.0}), "malformed asset for \"text a number\": text is a number"},
-		"unknown path":         {asAsset(map[string]any{"path": enginetest.UnknownSentinel}), "path is unknown"},
+		"unknown path":         {asAsset(map[string]any{"path": unknownSentinel}), "path is unknown"},
 		"missing file":         {asAsset(map[string]any{"path": filepath.Join(dir, "nope")}), "failed to compute asset hash"},
 		"directory asset":      {asAsset(map[string]any{"path": dir}), "is a directory"},
 		"odd scheme":           {asAsset(map[string]any{"uri": "s3://bucket/key"}), "unsupported URI scheme \"s3\""},
 		"remote file URI":      {asAsset(map[string]any{"uri": "file://elsewhere/etc/passwd"}), "only localhost"},
 		"member not an asset":  {asArchive(map[string]any{"assets": map[string]any{"m": "text"}}), "archive member \"m\" is a string"},
 		"assets not an object": {asArchive(map[string]any{"assets": []any{"x"}}), "assets is a list"},
-		"bad member":           {asArchive(map[string]any{"assets": map[string]any{"m": map[string]any{enginetest.SigKey: enginetest.AssetSig, "text": true}}}), "text is a bool"},
+		"bad member":           {asArchive(map[string]any{"assets": map[string]any{"m": map[string]any{sigKey: assetSig, "text": true}}}), "text is a bool"},
 		"neither":              {asArchive(map[string]any{"path": plain}), "neither an archive file"},
 		"missing archive":      {asArchive(map[string]any{"path": filepath.Join(dir, "nope.zip")}), "failed to compute archive hash"},
 		"corrupt zip member": {asArchive(map[string]any{"assets": map[string]any{"m": map[string]any{
-			enginetest.SigKey: enginetest.ArchiveSig, "path": writeFile(t, filepath.Join(dir, "bad.zip"), "PK no"),
+			sigKey: archiveSig, "path": writeFile(t, filepath.Join(dir, "bad.zip"), "PK no"),
 		}}}), "cannot read zip archive"},
 		"placeholder member": {asArchive(map[string]any{"assets": map[string]any{"m": map[string]any{
-			enginetest.SigKey: enginetest.ArchiveSig, "hash": "0123",
+			sigKey: archiveSig, "hash": "0123",
 		}}}), "neither members, path nor URI"},
 	} {
-		_, err := enginetest.WithAssetHash(name, c.in)
+		_, err := withAssetHash(name, c.in)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), fmt.Sprintf("%q", name)) {
 			t.Errorf("%s: error %v, want one naming the property and saying %q", name, err, c.want)
 		}

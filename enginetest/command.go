@@ -194,7 +194,7 @@ func (e *Engine) ProgramPID() int {
 // program (a file or directory, relative to dir) with `node`: through the
 // runner of the @pulumi/pulumi package installed in dir, which takes the
 // engine's addresses and the stack's names as flags.
-func (e *Engine) NodeArgs(dir, program string) []string {
+func (e *Engine) nodeArgs(dir, program string) []string {
 	args := []string{
 		dir + "/node_modules/@pulumi/pulumi/cmd/run",
 		"--monitor=" + e.addr,
@@ -298,7 +298,7 @@ func (l *stderrLines) emitLocked() {
 	if strings.TrimSpace(line) == "" {
 		return
 	}
-	l.e.programSays(Diagnostic{Severity: SeverityInfoErr, Message: line, FromProgram: true})
+	l.e.programSays(Diagnostic{Severity: severityInfoErr, Message: line, FromProgram: true})
 }
 
 // lockedWriter serialises writes to w.

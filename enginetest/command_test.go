@@ -1,4 +1,4 @@
-package enginetest_test
+package enginetest
 
 import (
 	"context"
@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 // nodeFixtures is the npm project holding the Node.js programs; CI installs
@@ -47,9 +45,9 @@ func TestRunCommandGivesTheLanguageHostEnvironment(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
-	e := startEngine(t, enginetest.WithProject("proj"), enginetest.WithStack("dev"),
-		enginetest.WithOrganization("org"), enginetest.DryRun(true),
-		enginetest.WithConfig(map[string]string{"proj:a": "1"}, "proj:a"))
+	e := startEngine(t, WithProject("proj"), WithStack("dev"),
+		WithOrganization("org"), DryRun(true),
+		WithConfig(map[string]string{"proj:a": "1"}, "proj:a"))
 	var out strings.Builder
 	cmd := exec.Command("sh", "-c", `for v in PULUMI_MONITOR PULUMI_ENGINE PULUMI_PROJECT PULUMI_STACK PULUMI_ORGANIZATION \
 		PULUMI_DRY_RUN PULUMI_PARALLEL PULUMI_CONFIG PULUMI_CONFIG_SECRET_KEYS PULUMI_ROOT_DIRECTORY \
@@ -99,7 +97,7 @@ func TestRunCommandReportsNonZeroExitLikeTheEngine(t *testing.T) {
 		t.Fatalf("RunCommand: %v", err)
 	}
 	want := "an unhandled error occurred: program exited with non-zero exit code: 3"
-	var pe *enginetest.ProgramError
+	var pe *ProgramError
 	if !errors.As(res.ProgramErr, &pe) || pe.ExitCode != 3 || pe.Logged {
 		t.Fatalf("Result.ProgramErr = %#v, want a ProgramError with exit code 3", res.ProgramErr)
 	}
@@ -140,7 +138,7 @@ func TestRunCommandShowsTheStderrOfAProgramThatSucceeds(t *testing.T) {
 	if res.Failed || res.Err != nil {
 		t.Fatalf("Failed = %v, Err = %v; want a deployment that succeeded", res.Failed, res.Err)
 	}
-	wantDiag(t, res.Diagnostics, enginetest.SeverityInfoErr, "", "a warning")
+	wantDiag(t, res.Diagnostics, severityInfoErr, "", "a warning")
 }
 
 func TestRunCommandFailsToStartWithAnError(t *testing.T) {
@@ -157,7 +155,7 @@ func TestNodeProgramWithStackTransformAndHook(t *testing.T) {
 	dir := needNode(t)
 	e := startEngine(t)
 	var stderr strings.Builder
-	cmd := exec.Command("node", e.NodeArgs(dir, "transform-and-hook.js")...)
+	cmd := exec.Command("node", e.nodeArgs(dir, "transform-and-hook.js")...)
 	cmd.Dir = dir
 	cmd.Stderr = &stderr
 	res, err := e.RunCommand(t.Context(), cmd)
@@ -167,8 +165,8 @@ func TestNodeProgramWithStackTransformAndHook(t *testing.T) {
 	if res.Err != nil {
 		t.Fatalf("the deployment failed: %v\nstderr:\n%s\ntrace:\n%s", res.Err, stderr.String(), e.Trace())
 	}
-	thingURN := e.URN(e.URN("", enginetest.RootStackType, "project-stack"), "test:index:Thing", "thing")
-	var thing *enginetest.ResourceState
+	thingURN := e.URN(e.URN("", rootStackType, "project-stack"), "test:index:Thing", "thing")
+	var thing *ResourceState
 	for _, r := range res.State.Resources {
 		if r.URN == thingURN {
 			thing = r
@@ -181,12 +179,12 @@ func TestNodeProgramWithStackTransformAndHook(t *testing.T) {
 		t.Errorf("inputs.added = %q, want the stack transform's %q", got, "by-transform")
 	}
 	var transformed, hooked bool
-	for _, ev := range e.Record() {
+	for _, ev := range e.record() {
 		switch {
-		case ev.Kind == enginetest.KindCallback && ev.Callback == enginetest.CallbackResourceTransform &&
+		case ev.Kind == KindCallback && ev.Callback == callbackResourceTransform &&
 			ev.URN == thingURN && ev.Err == "":
 			transformed = true
-		case ev.Kind == enginetest.KindHook && ev.Name == "audit" && ev.Point == "after_create" &&
+		case ev.Kind == KindHook && ev.Name == "audit" && ev.Point == "after_create" &&
 			ev.URN == thingURN && ev.Err == "":
 			hooked = true
 		}
@@ -216,7 +214,7 @@ func TestRunCommandProgramThatLoggedItsErrorGetsNoDiagnostic(t *testing.T) {
 	if err != nil {
 		t.Fatalf("RunCommand: %v", err)
 	}
-	var pe *enginetest.ProgramError
+	var pe *ProgramError
 	if !errors.As(res.ProgramErr, &pe) || pe.ExitCode != 32 || !pe.Logged || !res.Failed {
 		t.Fatalf("Result.ProgramErr = %v, Failed = %v, want the program's logged-error exit (32)", res.ProgramErr, res.Failed)
 	}
@@ -232,7 +230,7 @@ func TestRunCommandNodeProgramThatThrows(t *testing.T) {
 	t.Parallel()
 	dir := needNode(t)
 	e := startEngine(t)
-	cmd := exec.Command("node", e.NodeArgs(dir, "throws.js")...)
+	cmd := exec.Command("node", e.nodeArgs(dir, "throws.js")...)
 	cmd.Dir = dir
 	res, err := e.RunCommand(t.Context(), cmd)
 	if err != nil {
@@ -240,13 +238,13 @@ func TestRunCommandNodeProgramThatThrows(t *testing.T) {
 	}
 	// The SDK reports the exception itself and exits with the status that
 	// says so: the engine adds nothing of its own.
-	var pe *enginetest.ProgramError
+	var pe *ProgramError
 	if !errors.As(res.ProgramErr, &pe) || pe.ExitCode != 32 || !pe.Logged || !res.Failed {
 		t.Fatalf("Result.ProgramErr = %v, Failed = %v; want the SDK's logged-error exit (32)", res.ProgramErr, res.Failed)
 	}
 	var reported bool
 	for _, d := range res.Diagnostics {
-		if d.FromProgram && d.Severity == enginetest.SeverityError && strings.Contains(d.Message, "the program's own failure") {
+		if d.FromProgram && d.Severity == severityError && strings.Contains(d.Message, "the program's own failure") {
 			reported = true
 		}
 		if !d.FromProgram && strings.Contains(d.Message, "non-zero exit code") {
@@ -260,7 +258,7 @@ func TestRunCommandNodeProgramThatThrows(t *testing.T) {
 	thing := e.URN("", "test:index:Thing", "kept")
 	var created bool
 	for _, st := range res.Steps {
-		created = created || st.URN == thing && st.Op == enginetest.OpCreate && st.Err == nil
+		created = created || st.URN == thing && st.Op == opCreate && st.Err == nil
 	}
 	if !created {
 		t.Errorf("%s was not created; trace:\n%s", thing, e.Trace())
@@ -274,12 +272,12 @@ func TestRunCommandNodeProgramThatThrows(t *testing.T) {
 func TestRunCommandStopsTheProgramOfAFailedDeployment(t *testing.T) {
 	t.Parallel()
 	dir := needNode(t)
-	e := startEngine(t, enginetest.EngineVersion(enginetest.Engine3_260), enginetest.WithProvider(&enginetest.FakeProvider{
-		OnCreate: func(context.Context, *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+	e := startEngine(t, EngineVersion(engine3_260), WithProvider(&FakeProvider{
+		OnCreate: func(context.Context, *CreateRequest) (*CreateResponse, error) {
 			return nil, errors.New("quota exceeded")
 		},
 	}))
-	cmd := exec.Command("node", e.NodeArgs(dir, "step-fails.js")...)
+	cmd := exec.Command("node", e.nodeArgs(dir, "step-fails.js")...)
 	cmd.Dir = dir
 	// The program would run for 10 minutes; an engine that waited for it
 	// fails the test here instead.
@@ -297,13 +295,6 @@ func TestRunCommandStopsTheProgramOfAFailedDeployment(t *testing.T) {
 	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGINT {
 		t.Errorf("the program ended with %v, want killed by the interrupt", cmd.ProcessState)
 	}
-	doomed := e.URN(e.URN("", enginetest.RootStackType, "project-stack"), "test:index:Thing", "doomed")
-	wantEndedByProgram(t, e, enginetest.KindRegisterResource, byURN(doomed))
-}
-
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
+	doomed := e.URN(e.URN("", rootStackType, "project-stack"), "test:index:Thing", "doomed")
+	wantEndedByProgram(t, e, kindRegisterResource, byURN(doomed))
 }

@@ -48,14 +48,14 @@ func (e *Engine) defaultProvider(pkg, version string) (string, error) {
 		dp.err = err
 		return "", err
 	}
-	dp.ref = ProviderReference(urn, st.ID)
+	dp.ref = providerReference(urn, st.ID)
 	return dp.ref, nil
 }
 
 // providerID makes a stable, UUID-shaped ID for a provider resource.
 func providerID(urn string, preview bool) string {
 	if preview {
-		return UnknownSentinel
+		return unknownSentinel
 	}
 	sum := sha256.Sum256([]byte(urn))
 	h := hex.EncodeToString(sum[:16])

@@ -11,7 +11,7 @@ import (
 
 // deleteStep deletes a resource of the prior state, with the hooks its old
 // binding names, resolved in this deployment's registry.
-func (e *Engine) deleteStep(old *ResourceState, op Op) error {
+func (e *Engine) deleteStep(old *ResourceState, op string) error {
 	i := e.startStep(op, old.URN)
 	var binding *pulumirpc.RegisterResourceRequest_ResourceHooksBinding
 	if e.cfg.supports("resourceHooks") {
@@ -46,11 +46,11 @@ func (e *Engine) deleteStep(old *ResourceState, op Op) error {
 			names = onError(binding)
 		}
 		err := e.withRetries("delete", names, base, func(attempt int) error {
-			err := e.prov.Delete(e.base, &DeleteRequest{
+			err := e.prov.delete(e.base, &DeleteRequest{
 				URN: old.URN, Type: old.Type, Name: old.Name, ID: old.ID,
 				Inputs: cloneStruct(old.Inputs), Outputs: cloneStruct(old.Outputs), Attempt: attempt,
 			})
-			ev := Event{Kind: KindProviderDelete, URN: old.URN, Detail: fmt.Sprintf("attempt %d", attempt)}
+			ev := Event{Kind: kindProviderDelete, URN: old.URN, Detail: fmt.Sprintf("attempt %d", attempt)}
 			if err != nil {
 				ev.Err = err.Error()
 			}
@@ -129,10 +129,10 @@ func (e *Engine) runDeletes() {
 		if e.isCancelled() {
 			return
 		}
-		op := OpDelete
+		op := opDelete
 		e.mu.Lock()
 		if e.isReplacedLocked(old) || old.PendingDelete {
-			op = OpDeleteReplaced
+			op = opDeleteReplaced
 		}
 		e.mu.Unlock()
 		_ = e.deleteStep(old, op)
@@ -236,7 +236,7 @@ func (e *Engine) destroyStep(ns *ResourceState) (stepFunc, error) {
 		}, nil
 	}
 	return func() (*ResourceState, error) {
-		e.startStep(OpSame, ns.URN)
+		e.startStep(opSame, ns.URN)
 		ns.Inputs = cloneStruct(old.Inputs)
 		ns.ID, ns.Outputs = old.ID, cloneStruct(old.Outputs)
 		e.commit(ns)

@@ -27,7 +27,7 @@ import (
 // An Engine is safe for concurrent use. Close it when done.
 type Engine struct {
 	cfg  *config
-	prov Provider
+	prov *FakeProvider
 	addr string
 	srv  *grpc.Server
 
@@ -131,8 +131,8 @@ func Start(opts ...Option) (*Engine, error) {
 	for _, o := range opts {
 		o.apply(cfg)
 	}
-	if cfg.engine != Engine3_274 && cfg.engine != Engine3_260 {
-		return nil, fmt.Errorf("enginetest: engine version %q: the simulator plays %s and %s", cfg.engine, Engine3_274, Engine3_260)
+	if cfg.engine != engine3_274 && cfg.engine != engine3_260 {
+		return nil, fmt.Errorf("enginetest: engine version %q: the simulator plays %s and %s", cfg.engine, engine3_274, engine3_260)
 	}
 	prov := cfg.provider
 	if prov == nil {
@@ -218,13 +218,13 @@ func (e *Engine) Stack() string { return e.cfg.stack }
 // URN returns the URN a resource registered with this type and name under
 // the given parent URN gets ("" for no parent).
 func (e *Engine) URN(parent, typ, name string) string {
-	return NewURN(e.cfg.stack, e.cfg.project, QualifiedType(parent), typ, name)
+	return newURN(e.cfg.stack, e.cfg.project, QualifiedType(parent), typ, name)
 }
 
 // StackURN returns the URN of the root stack resource as the Go SDK
 // registers it ("<project>-<stack>").
 func (e *Engine) StackURN() string {
-	return e.URN("", RootStackType, e.cfg.project+"-"+e.cfg.stack)
+	return e.URN("", rootStackType, e.cfg.project+"-"+e.cfg.stack)
 }
 
 // Version returns the engine release the simulator plays ([EngineVersion]).
@@ -312,24 +312,21 @@ type Result struct {
 
 // Step is one step of the deployment.
 type Step struct {
-	Op  Op
+	Op  string
 	URN string
 	Err error
 }
 
-// Op is a step operation.
-type Op = string
-
 // Step operations.
 const (
-	OpSame           Op = "same"
-	OpCreate         Op = "create"
-	OpUpdate         Op = "update"
-	OpReplace        Op = "replace"
-	OpImport         Op = "import"
-	OpRead           Op = "read"
-	OpDelete         Op = "delete"
-	OpDeleteReplaced Op = "delete-replaced"
+	opSame           = "same"
+	opCreate         = "create"
+	opUpdate         = "update"
+	opReplace        = "replace"
+	opImport         = "import"
+	opRead           = "read"
+	opDelete         = "delete"
+	opDeleteReplaced = "delete-replaced"
 )
 
 // Wait waits until the deployment is over and returns its result. A
@@ -650,7 +647,7 @@ func (e *Engine) startEnd() {
 			}
 			e.releaseProgram()
 			e.reportStepsFailed()
-			if e.cfg.engine != Engine3_260 && e.failedOpen() {
+			if e.cfg.engine != engine3_260 && e.failedOpen() {
 				e.shutDownMonitor()
 			}
 			e.finalize()
@@ -765,7 +762,7 @@ func (e *Engine) isCancelled() bool {
 }
 
 // startStep records the start of a step and returns its index in e.steps.
-func (e *Engine) startStep(op Op, urn string) int {
+func (e *Engine) startStep(op string, urn string) int {
 	e.rec.add(Event{Kind: KindStep, Op: op, URN: urn})
 	e.mu.Lock()
 	defer e.mu.Unlock()

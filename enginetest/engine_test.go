@@ -1,4 +1,4 @@
-package enginetest_test
+package enginetest
 
 import (
 	"context"
@@ -9,14 +9,12 @@ import (
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/types/known/structpb"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 func TestEnv(t *testing.T) {
 	t.Parallel()
-	e := startEngine(t, enginetest.WithProject("p"), enginetest.WithStack("s"), enginetest.DryRun(true),
-		enginetest.WithConfig(map[string]string{"p:k": "v"}, "p:k"))
+	e := startEngine(t, WithProject("p"), WithStack("s"), DryRun(true),
+		WithConfig(map[string]string{"p:k": "v"}, "p:k"))
 	env := e.Env()
 	for _, want := range []string{
 		"PULUMI_MONITOR=" + e.MonitorAddr(),
@@ -64,8 +62,8 @@ func TestTrace(t *testing.T) {
 			t.Errorf("trace lacks %q:\n%s", want, trace)
 		}
 	}
-	if n := strings.Count(trace, "\n"); n != len(e.Record()) {
-		t.Errorf("trace has %d lines for %d events", n, len(e.Record()))
+	if n := strings.Count(trace, "\n"); n != len(e.record()) {
+		t.Errorf("trace has %d lines for %d events", n, len(e.record()))
 	}
 }
 
@@ -91,7 +89,7 @@ func TestSecondDeploymentSteps(t *testing.T) {
 		t.Fatal(res1.Err)
 	}
 
-	e2 := startEngine(t, enginetest.WithState(res1.State))
+	e2 := startEngine(t, WithState(res1.State))
 	p2 := newProgram(t, e2)
 	p2.custom("same", map[string]any{"v": 1.0})
 	p2.custom("update", map[string]any{"v": 2.0})
@@ -112,7 +110,7 @@ func TestSecondDeploymentSteps(t *testing.T) {
 	var got []string
 	for _, s := range res2.Steps {
 		if s.URN != e2.URN("", "pulumi:providers:test", "default") {
-			got = append(got, s.Op+":"+enginetest.URNName(s.URN))
+			got = append(got, s.Op+":"+URNName(s.URN))
 		}
 	}
 	wantEqualStrings(t, "steps", got, []string{
@@ -139,7 +137,7 @@ func TestProtectedResourceNotDeleted(t *testing.T) {
 	p1.custom("p", nil, func(r *pulumirpc.RegisterResourceRequest) { r.Protect = boolPtr(true) })
 	res1 := p1.finish()
 
-	e2 := startEngine(t, enginetest.WithState(res1.State))
+	e2 := startEngine(t, WithState(res1.State))
 	res2 := newProgram(t, e2).finishFailed()
 	wantFailed(t, res2, "", "")
 	wantErrContains(t, res2.Err, "as it is currently marked for protection")
@@ -166,14 +164,14 @@ func TestDeleteHooksNotRegistered(t *testing.T) {
 			p1.custom("r", nil, withHooks(tt.binding))
 			res1 := p1.finish()
 
-			e2 := startEngine(t, enginetest.WithState(res1.State))
+			e2 := startEngine(t, WithState(res1.State))
 			res2 := newProgram(t, e2).finishFailed()
 			wantFailed(t, res2, e2.URN("", thingType, "r"), `hook "missing" was not registered`)
 			deleted := res2.State.Get(e2.URN("", thingType, "r")) == nil
 			if deleted != tt.wantDeleted {
 				t.Fatalf("deleted = %t, want %t", deleted, tt.wantDeleted)
 			}
-			if n := len(e2.Events(enginetest.KindProviderDelete)); (n == 1) != tt.wantDeleted {
+			if n := len(e2.Events(kindProviderDelete)); (n == 1) != tt.wantDeleted {
 				t.Fatalf("provider Delete called %d times", n)
 			}
 		})
@@ -182,7 +180,7 @@ func TestDeleteHooksNotRegistered(t *testing.T) {
 
 func TestHookOptionsNeedFeature(t *testing.T) {
 	t.Parallel()
-	e := startEngine(t, enginetest.WithoutFeatures("sendsOptionsToHooks"))
+	e := startEngine(t, WithoutFeatures("sendsOptionsToHooks"))
 	cbs := newCallbackServer(t)
 	p := newProgram(t, e)
 	var calls hookCalls
@@ -198,7 +196,7 @@ func TestProgramLogsAndRootResource(t *testing.T) {
 	t.Parallel()
 	e := startEngine(t)
 	p := newProgram(t, e)
-	stack := p.mustRegister(res{typ: enginetest.RootStackType, name: "project-stack"})
+	stack := p.mustRegister(res{typ: rootStackType, name: "project-stack"})
 	if stack.GetUrn() != e.StackURN() {
 		t.Fatalf("stack URN %q, want %q", stack.GetUrn(), e.StackURN())
 	}
@@ -215,7 +213,7 @@ func TestProgramLogsAndRootResource(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := p.finish()
-	want := enginetest.Diagnostic{Severity: enginetest.SeverityWarning, URN: stack.GetUrn(), Message: "careful", FromProgram: true}
+	want := Diagnostic{Severity: severityWarning, URN: stack.GetUrn(), Message: "careful", FromProgram: true}
 	if !slices.Contains(res.Diagnostics, want) {
 		t.Fatalf("diagnostics %v lack %v", res.Diagnostics, want)
 	}
@@ -241,7 +239,7 @@ func TestReadResourceRunsNoHooksOrTransforms(t *testing.T) {
 	if st == nil || !st.External || st.ID != "ext-1" {
 		t.Fatalf("state %v", st)
 	}
-	if len(calls.all()) != 0 || len(e.Events(enginetest.KindCallback)) != 0 {
+	if len(calls.all()) != 0 || len(e.Events(KindCallback)) != 0 {
 		t.Fatal("callbacks ran for a read")
 	}
 }
@@ -258,29 +256,29 @@ func TestDuplicateURN(t *testing.T) {
 
 func TestPropsHelpers(t *testing.T) {
 	t.Parallel()
-	ov := enginetest.OutputValue{
+	ov := outputValue{
 		Value: structpb.NewStringValue("v"), Known: true, Secret: true, Dependencies: []string{"urn:a"},
 	}
-	got, ok := enginetest.DecodeOutputValue(ov.Encode())
+	got, ok := decodeOutputValue(ov.Encode())
 	if !ok || got.Value.GetStringValue() != "v" || !got.Known || !got.Secret || len(got.Dependencies) != 1 {
 		t.Fatalf("round trip gave %+v", got)
 	}
-	if _, ok := enginetest.DecodeOutputValue(structpb.NewStringValue("x")); ok {
+	if _, ok := decodeOutputValue(structpb.NewStringValue("x")); ok {
 		t.Fatal("a string decoded as an output value")
 	}
-	unknown, _ := enginetest.DecodeOutputValue(enginetest.OutputValue{}.Encode())
+	unknown, _ := decodeOutputValue(outputValue{}.Encode())
 	if unknown.Known {
 		t.Fatal("an output value without value is known")
 	}
-	s := enginetest.SecretValue(structpb.NewNumberValue(3))
-	if !enginetest.IsSecret(s) || enginetest.SecretElement(s).GetNumberValue() != 3 {
+	s := secretValue(structpb.NewNumberValue(3))
+	if !isSecret(s) || secretElement(s).GetNumberValue() != 3 {
 		t.Fatalf("secret %v", s)
 	}
-	if enginetest.Signature(enginetest.ResourceReferenceValue("urn:x", "id")) != enginetest.ResourceReferenceSig {
+	if signature(resourceReferenceValue("urn:x", "id")) != resourceReferenceSig {
 		t.Fatal("resource reference signature")
 	}
-	if enginetest.QualifiedType("urn:pulumi:s::p::a:b:C$d:e:F::n::x") != "a:b:C$d:e:F" ||
-		enginetest.URNName("urn:pulumi:s::p::a:b:C::n::x") != "n::x" {
+	if QualifiedType("urn:pulumi:s::p::a:b:C$d:e:F::n::x") != "a:b:C$d:e:F" ||
+		URNName("urn:pulumi:s::p::a:b:C::n::x") != "n::x" {
 		t.Fatal("URN parsing")
 	}
 }
@@ -289,11 +287,11 @@ func TestSecretOutputsForProgram(t *testing.T) {
 	t.Parallel()
 	e := startEngine(t)
 	p := newProgram(t, e)
-	secret := enginetest.SecretValue(structpb.NewStringValue("s"))
+	secret := secretValue(structpb.NewStringValue("s"))
 	accept := p.custom("a", map[string]any{"k": secret})
 	plain := p.custom("b", map[string]any{"k": secret}, func(r *pulumirpc.RegisterResourceRequest) { r.AcceptSecrets = false })
 	p.finish()
-	if !enginetest.IsSecret(field(accept.GetObject(), "k")) {
+	if !isSecret(field(accept.GetObject(), "k")) {
 		t.Errorf("accepting program got %v", accept.GetObject())
 	}
 	if field(plain.GetObject(), "k").GetStringValue() != "s" {
@@ -318,14 +316,14 @@ func TestSameStepRunsNoHooks(t *testing.T) {
 		t.Fatalf("create ran %d hooks, want 2", len(first.all()))
 	}
 
-	e2 := startEngine(t, enginetest.WithState(res1.State))
+	e2 := startEngine(t, WithState(res1.State))
 	cbs2 := newCallbackServer(t)
 	p2 := newProgram(t, e2)
 	var second hookCalls
 	p2.resourceHook("h", cbs2.hook(second.fn(nil, nil)), false, false)
 	r := p2.custom("r", map[string]any{"v": 1.0}, withHooks(all))
 	res2 := p2.finish()
-	if ops := stepOps(res2); ops[r.GetUrn()] != enginetest.OpSame {
+	if ops := stepOps(res2); ops[r.GetUrn()] != opSame {
 		t.Fatalf("steps %v, want same", res2.Steps)
 	}
 	if n := len(second.all()); n != 0 {
@@ -342,8 +340,8 @@ func TestContinueOnErrorResultReporting(t *testing.T) {
 		result  pulumirpc.Result
 		unknown bool
 	}{
-		{enginetest.Engine3_274, pulumirpc.Result_SUCCESS, true},
-		{enginetest.Engine3_260, pulumirpc.Result(2), false},
+		{engine3_274, pulumirpc.Result_SUCCESS, true},
+		{engine3_260, pulumirpc.Result(2), false},
 	} {
 		t.Run(tc.engine, func(t *testing.T) {
 			t.Parallel()
@@ -353,12 +351,12 @@ func TestContinueOnErrorResultReporting(t *testing.T) {
 }
 
 func testContinueOnErrorResultReporting(t *testing.T, engine string, skipped pulumirpc.Result, unknown bool) {
-	e := startEngine(t, enginetest.EngineVersion(engine), enginetest.ContinueOnError(true), enginetest.WithProvider(&enginetest.FakeProvider{
-		OnCreate: func(ctx context.Context, req *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+	e := startEngine(t, EngineVersion(engine), ContinueOnError(true), WithProvider(&FakeProvider{
+		OnCreate: func(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {
 			if req.Name == "bad" {
 				return nil, errors.New("no")
 			}
-			return (&enginetest.FakeProvider{}).Create(ctx, req)
+			return (&FakeProvider{}).create(ctx, req)
 		},
 	}))
 	p := newProgram(t, e)
@@ -387,7 +385,7 @@ func TestAliasTakesOverPriorResource(t *testing.T) {
 	old := p1.custom("old-name", map[string]any{"v": 1.0})
 	res1 := p1.finish()
 
-	e2 := startEngine(t, enginetest.WithState(res1.State))
+	e2 := startEngine(t, WithState(res1.State))
 	p2 := newProgram(t, e2)
 	renamed := p2.custom("new-name", map[string]any{"v": 1.0}, func(r *pulumirpc.RegisterResourceRequest) {
 		r.Aliases = []*pulumirpc.Alias{{Alias: &pulumirpc.Alias_Spec_{Spec: &pulumirpc.Alias_Spec{Name: "old-name"}}}}
@@ -396,7 +394,7 @@ func TestAliasTakesOverPriorResource(t *testing.T) {
 	if res2.Err != nil {
 		t.Fatal(res2.Err)
 	}
-	if ops := stepOps(res2); ops[renamed.GetUrn()] != enginetest.OpSame || ops[old.GetUrn()] != "" {
+	if ops := stepOps(res2); ops[renamed.GetUrn()] != opSame || ops[old.GetUrn()] != "" {
 		t.Fatalf("steps %v, want a same step and no delete", res2.Steps)
 	}
 	if res2.State.Get(old.GetUrn()) != nil || res2.State.Get(renamed.GetUrn()).ID != old.GetId() {

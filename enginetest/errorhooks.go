@@ -55,7 +55,7 @@ func (e *Engine) runErrorHooks(names []string, req *pulumirpc.ErrorHookRequest) 
 		if h == nil {
 			err := fmt.Errorf("error hook %q was not registered", name)
 			e.rec.add(Event{
-				Kind: KindErrorHook, Callback: CallbackErrorHook, Name: name, Point: "on_error",
+				Kind: KindErrorHook, Callback: callbackErrorHook, Name: name, Point: "on_error",
 				URN: req.GetUrn(), Err: err.Error(),
 			})
 			return false, err
@@ -71,7 +71,7 @@ func (e *Engine) runErrorHooks(names []string, req *pulumirpc.ErrorHookRequest) 
 
 func (e *Engine) callErrorHook(h *hookEntry, req *pulumirpc.ErrorHookRequest) (bool, error) {
 	ev := Event{
-		Kind: KindErrorHook, Callback: CallbackErrorHook, Name: h.name, Point: "on_error",
+		Kind: KindErrorHook, Callback: callbackErrorHook, Name: h.name, Point: "on_error",
 		URN: req.GetUrn(), Target: h.cb.GetTarget(), Token: h.cb.GetToken(),
 	}
 	sent := proto.Clone(req).(*pulumirpc.ErrorHookRequest)

@@ -1,7 +1,7 @@
 // These tests run unmodified Pulumi Go SDK programs against the simulator.
 // This is the only file that links github.com/pulumi/pulumi/sdk/v3/go/pulumi.
 
-package enginetest_test
+package enginetest
 
 import (
 	"context"
@@ -13,8 +13,6 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"go.uber.org/goleak"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 func init() {
@@ -37,7 +35,7 @@ type Thing struct {
 
 // runGoProgram runs body with pulumi.RunErr against e, as a language host
 // would, and returns the program's error.
-func runGoProgram(e *enginetest.Engine, body pulumi.RunFunc) error {
+func runGoProgram(e *Engine, body pulumi.RunFunc) error {
 	return pulumi.RunErr(body, func(info *pulumi.RunInfo) {
 		info.Project = e.Project()
 		info.Stack = e.Stack()
@@ -105,7 +103,7 @@ func TestGoSDKProgramWithTransformAndHook(t *testing.T) {
 		field(stack.Outputs, "added").GetStringValue() != "yes" {
 		t.Fatalf("stack %v", stack)
 	}
-	if len(e.Events(enginetest.KindSignalAndWaitForShutdown)) != 1 {
+	if len(e.Events(kindSignalAndWaitForShutdown)) != 1 {
 		t.Fatal("the SDK did not signal shutdown")
 	}
 }
@@ -127,7 +125,7 @@ func TestGoSDKProgramDeleteHook(t *testing.T) {
 	}
 	res1 := wait(t, e1)
 
-	e2 := startEngine(t, enginetest.WithState(res1.State))
+	e2 := startEngine(t, WithState(res1.State))
 	var deleted atomic.Value
 	err = runGoProgram(e2, func(ctx *pulumi.Context) error {
 		hook, err := ctx.RegisterResourceHook("farewell", func(args *pulumi.ResourceHookArgs) error {
@@ -161,7 +159,7 @@ func TestGoSDKProgramDeleteHook(t *testing.T) {
 
 func TestGoSDKProgramOldEngine(t *testing.T) {
 	t.Parallel()
-	e := startEngine(t, enginetest.OldEngine(), enginetest.WithoutShutdownSignal())
+	e := startEngine(t, OldEngine(), WithoutShutdownSignal())
 	err := runGoProgram(e, func(ctx *pulumi.Context) error {
 		// The SDK sees that the engine predates hooks and refuses to
 		// register one; the failure stays inside the SDK.
@@ -181,10 +179,10 @@ func TestGoSDKProgramOldEngine(t *testing.T) {
 	if res.Err != nil || res.State.Get(e.URN(e.StackURN(), thingType, "thing")) == nil {
 		t.Fatalf("err=%v state=%v", res.Err, res.State.URNs())
 	}
-	if len(e.Events(enginetest.KindSupportsFeature)) == 0 {
+	if len(e.Events(kindSupportsFeature)) == 0 {
 		t.Fatal("the SDK did not fall back to SupportsFeature")
 	}
-	if n := len(e.Events(enginetest.KindRegisterResourceHook)); n != 0 {
+	if n := len(e.Events(kindRegisterResourceHook)); n != 0 {
 		t.Fatalf("the SDK called RegisterResourceHook %d times on an old engine", n)
 	}
 }
@@ -198,8 +196,8 @@ func TestGoSDKProgramOldEngine(t *testing.T) {
 func TestGoSDKProgramFailedStep(t *testing.T) {
 	t.Parallel()
 	for engine, ended := range map[string]string{
-		enginetest.Engine3_274: "rpc error: code = Unavailable desc = resource monitor shut down while waiting on step's done channel",
-		enginetest.Engine3_260: "connection closed: the deployment failed",
+		engine3_274: "rpc error: code = Unavailable desc = resource monitor shut down while waiting on step's done channel",
+		engine3_260: "connection closed: the deployment failed",
 	} {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
@@ -209,8 +207,8 @@ func TestGoSDKProgramFailedStep(t *testing.T) {
 }
 
 func testGoSDKProgramFailedStep(t *testing.T, engine, ended string) {
-	e := startEngine(t, enginetest.EngineVersion(engine), enginetest.WithProvider(&enginetest.FakeProvider{
-		OnCreate: func(context.Context, *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+	e := startEngine(t, EngineVersion(engine), WithProvider(&FakeProvider{
+		OnCreate: func(context.Context, *CreateRequest) (*CreateResponse, error) {
 			return nil, errors.New("quota exceeded")
 		},
 	}))
@@ -232,7 +230,7 @@ func testGoSDKProgramFailedStep(t *testing.T, engine, ended string) {
 			t.Fatalf("the user was shown %v", d)
 		}
 	}
-	wantEndedWith(t, e, enginetest.KindRegisterResource, byURN(e.URN(e.StackURN(), thingType, "thing")), ended)
+	wantEndedWith(t, e, kindRegisterResource, byURN(e.URN(e.StackURN(), thingType, "thing")), ended)
 	if !errors.Is(res.Err, res.ProgramErr) {
 		t.Fatalf("Err = %v, want it to include the program's error %v", res.Err, res.ProgramErr)
 	}
@@ -242,7 +240,7 @@ func testGoSDKProgramFailedStep(t *testing.T, engine, ended string) {
 		t.Fatalf("Err starts %q, want the step's failure first", first)
 	}
 	// Under 3.274 the program's error is the engine's own words.
-	if engine == enginetest.Engine3_260 && !strings.Contains(res.ProgramErr.Error(), "Result.Err says why") {
+	if engine == engine3_260 && !strings.Contains(res.ProgramErr.Error(), "Result.Err says why") {
 		t.Fatalf("ProgramErr = %v, want it to point at Result.Err", res.ProgramErr)
 	}
 	// The engine read nothing of the program's failure after its own.
@@ -261,16 +259,16 @@ func testGoSDKProgramFailedStep(t *testing.T, engine, ended string) {
 func TestGoSDKProgramReportsTheMonitorShutdown(t *testing.T) {
 	t.Parallel()
 	for engine, want := range map[string][]string{
-		enginetest.Engine3_274: {
+		engine3_274: {
 			"error|update failed",
 			"error|an unhandled error occurred: program failed: \nwaiting for RPCs: rpc error: code = Unavailable desc = resource monitor shut down while waiting on step's done channel",
 		},
-		enginetest.Engine3_260: {"error|update failed"},
+		engine3_260: {"error|update failed"},
 	} {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
-			e := startEngine(t, enginetest.EngineVersion(engine), enginetest.WithProvider(&enginetest.FakeProvider{
-				OnCreate: func(context.Context, *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+			e := startEngine(t, EngineVersion(engine), WithProvider(&FakeProvider{
+				OnCreate: func(context.Context, *CreateRequest) (*CreateResponse, error) {
 					return nil, errors.New("quota exceeded")
 				},
 			}))
@@ -295,7 +293,7 @@ func TestGoSDKProgramReportsTheMonitorShutdown(t *testing.T) {
 			}
 			var stack []string
 			for _, d := range res.Diagnostics {
-				if d.URN == "" && d.Severity != enginetest.SeverityDebug {
+				if d.URN == "" && d.Severity != severityDebug {
 					stack = append(stack, d.Severity+"|"+d.Message)
 				}
 			}
@@ -351,7 +349,7 @@ func TestGoSDKProgramReadsBackAResourceOfThisDeployment(t *testing.T) {
 		t.Fatalf("the child of the box read back is not under it: %v", res.State.URNs())
 	}
 	registered := 0
-	for _, ev := range e.Events(enginetest.KindRegisterResource) {
+	for _, ev := range e.Events(kindRegisterResource) {
 		if ev.URN == boxURN {
 			registered++
 		}

@@ -1,4 +1,4 @@
-package enginetest_test
+package enginetest
 
 import (
 	"context"
@@ -17,8 +17,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/structpb"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 // This file holds the test-local program side: a minimal callbacks server
@@ -149,9 +147,9 @@ func (h *hookCalls) all() []*pulumirpc.ResourceHookRequest {
 }
 
 // startEngine starts an engine closed at the end of the test.
-func startEngine(t *testing.T, opts ...enginetest.Option) *enginetest.Engine {
+func startEngine(t *testing.T, opts ...Option) *Engine {
 	t.Helper()
-	e, err := enginetest.Start(opts...)
+	e, err := Start(opts...)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -166,12 +164,12 @@ func startEngine(t *testing.T, opts ...enginetest.Option) *enginetest.Engine {
 // program plays a language host's program with a raw monitor client.
 type program struct {
 	t   *testing.T
-	e   *enginetest.Engine
+	e   *Engine
 	mon pulumirpc.ResourceMonitorClient
 	eng pulumirpc.EngineClient
 }
 
-func newProgram(t *testing.T, e *enginetest.Engine) *program {
+func newProgram(t *testing.T, e *Engine) *program {
 	t.Helper()
 	conn, err := grpc.NewClient(e.MonitorAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -270,7 +268,7 @@ func (p *program) signal() error {
 }
 
 // finish signals the end of the program and returns the result.
-func (p *program) finish() *enginetest.Result {
+func (p *program) finish() *Result {
 	p.t.Helper()
 	if err := p.signal(); err != nil {
 		p.t.Fatalf("SignalAndWaitForShutdown: %v", err)
@@ -281,7 +279,7 @@ func (p *program) finish() *enginetest.Result {
 // finishFailed signals the end of a program whose deployment fails after
 // the signal: 3.260 never answers the signal, and the program is stopped
 // instead; 3.274 answers it when it shuts the monitor down.
-func (p *program) finishFailed() *enginetest.Result {
+func (p *program) finishFailed() *Result {
 	p.t.Helper()
 	c := p.background(func(ctx context.Context) error {
 		_, err := p.mon.SignalAndWaitForShutdown(ctx, &emptypb.Empty{})
@@ -299,7 +297,7 @@ func (p *program) finishFailed() *enginetest.Result {
 	return res
 }
 
-func wait(t *testing.T, e *enginetest.Engine) *enginetest.Result {
+func wait(t *testing.T, e *Engine) *Result {
 	t.Helper()
 	r, err := e.Wait(t.Context())
 	if err != nil {
@@ -350,7 +348,7 @@ func wantErrContains(t *testing.T, err error, want string) {
 	}
 }
 
-func wantDiag(t *testing.T, diags []enginetest.Diagnostic, sev enginetest.Severity, urn, msg string) {
+func wantDiag(t *testing.T, diags []Diagnostic, sev string, urn, msg string) {
 	t.Helper()
 	for _, d := range diags {
 		if d.Severity == sev && d.URN == urn && d.Message == msg {
@@ -382,7 +380,7 @@ func field(s *structpb.Struct, k string) *structpb.Value { return s.GetFields()[
 // call is an RPC the program made in the background.
 type call struct {
 	t      *testing.T
-	e      *enginetest.Engine
+	e      *Engine
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -390,7 +388,7 @@ type call struct {
 // shutsDown reports whether e, once a deployment has failed, shuts its
 // monitor down and so ends the RPCs it left unanswered (3.274), rather than
 // leaving them until the program goes away (3.260).
-func shutsDown(e *enginetest.Engine) bool { return e.Version() != enginetest.Engine3_260 }
+func shutsDown(e *Engine) bool { return e.Version() != engine3_260 }
 
 // monitorShutDown is how 3.274 ends the RPCs a failed deployment left
 // unanswered.
@@ -441,7 +439,7 @@ func (c *call) stop() {
 // cancellation ended it: the engine was still holding it unanswered.
 // On an engine that shuts its monitor down after a failure, that shutdown
 // must have ended it.
-func wantEndedByProgram(t *testing.T, e *enginetest.Engine, kind enginetest.EventKind, match func(enginetest.Event) bool) {
+func wantEndedByProgram(t *testing.T, e *Engine, kind EventKind, match func(Event) bool) {
 	t.Helper()
 	if shutsDown(e) {
 		wantEndedWith(t, e, kind, match, monitorShutDown)
@@ -453,9 +451,9 @@ func wantEndedByProgram(t *testing.T, e *enginetest.Engine, kind enginetest.Even
 // wantEndedWith waits until the engine has recorded the end of the RPC of
 // the given kind that match selects, and checks that its error contains
 // want.
-func wantEndedWith(t *testing.T, e *enginetest.Engine, kind enginetest.EventKind, match func(enginetest.Event) bool, want string) {
+func wantEndedWith(t *testing.T, e *Engine, kind EventKind, match func(Event) bool, want string) {
 	t.Helper()
-	var got enginetest.Event
+	var got Event
 	until(t, func() bool {
 		for _, ev := range e.Events(kind) {
 			if match(ev) {
@@ -471,13 +469,13 @@ func wantEndedWith(t *testing.T, e *enginetest.Engine, kind enginetest.EventKind
 }
 
 // byURN selects the events about urn.
-func byURN(urn string) func(enginetest.Event) bool {
-	return func(ev enginetest.Event) bool { return ev.URN == urn }
+func byURN(urn string) func(Event) bool {
+	return func(ev Event) bool { return ev.URN == urn }
 }
 
 // byRequest selects the events of the RPC made with req.
-func byRequest(req proto.Message) func(enginetest.Event) bool {
-	return func(ev enginetest.Event) bool { return proto.Equal(ev.Request, req) }
+func byRequest(req proto.Message) func(Event) bool {
+	return func(ev Event) bool { return proto.Equal(ev.Request, req) }
 }
 
 // registerUnanswered registers r, whose step must fail or be cancelled and
@@ -485,7 +483,7 @@ func byRequest(req proto.Message) func(enginetest.Event) bool {
 // answered: the deployment ends without waiting for the program, and the
 // registration waits until the program goes away. It returns the
 // deployment's result.
-func (p *program) registerUnanswered(r res) *enginetest.Result {
+func (p *program) registerUnanswered(r res) *Result {
 	p.t.Helper()
 	req := p.request(r)
 	c := p.background(func(ctx context.Context) error {
@@ -494,19 +492,19 @@ func (p *program) registerUnanswered(r res) *enginetest.Result {
 	})
 	res := c.waitUnanswered(p.e)
 	c.stop()
-	wantEndedByProgram(p.t, p.e, enginetest.KindRegisterResource, byRequest(req))
+	wantEndedByProgram(p.t, p.e, kindRegisterResource, byRequest(req))
 	return res
 }
 
 // waitUnanswered waits for the end of the deployment, failing the test at
 // once if the call is answered first. An engine that shuts its monitor down
 // after a failure answers the call just before the end; stop checks how.
-func (c *call) waitUnanswered(e *enginetest.Engine) *enginetest.Result {
+func (c *call) waitUnanswered(e *Engine) *Result {
 	c.t.Helper()
 	if shutsDown(e) {
 		return wait(c.t, e)
 	}
-	over := make(chan *enginetest.Result, 1)
+	over := make(chan *Result, 1)
 	go func() {
 		res, err := e.Wait(c.t.Context())
 		if err == nil {
@@ -541,7 +539,7 @@ func (p *program) registerAfterEnd(r res) *call {
 // deploymentOver reports whether a deployment that failed in its steps is
 // over: the engine's last word, "update failed" or "preview failed", has
 // been said.
-func deploymentOver(e *enginetest.Engine) bool {
+func deploymentOver(e *Engine) bool {
 	for _, d := range e.Diagnostics() {
 		if d.URN == "" && (d.Message == "update failed" || d.Message == "preview failed") {
 			return true
@@ -554,13 +552,13 @@ func deploymentOver(e *enginetest.Engine) bool {
 // error in generating the steps (or a failure of the program): the error on
 // the resource, if one is given, and no "update failed" or "preview
 // failed", which the engine's event loop returns before saying.
-func wantEndedEarly(t *testing.T, res *enginetest.Result, urn, msg string) {
+func wantEndedEarly(t *testing.T, res *Result, urn, msg string) {
 	t.Helper()
 	if !res.Failed || res.Err == nil {
 		t.Fatalf("result: failed=%t err=%v, want a failed deployment", res.Failed, res.Err)
 	}
 	if urn != "" || msg != "" {
-		wantDiag(t, res.Diagnostics, enginetest.SeverityError, urn, msg)
+		wantDiag(t, res.Diagnostics, severityError, urn, msg)
 		wantErrContains(t, res.Err, msg)
 	}
 	for _, d := range res.Diagnostics {
@@ -573,17 +571,17 @@ func wantEndedEarly(t *testing.T, res *enginetest.Result, urn, msg string) {
 // wantFailed checks that a deployment failed in its steps as the engine
 // reports it: the step's error on the resource, then "update failed" (or
 // "preview failed") with no URN.
-func wantFailed(t *testing.T, res *enginetest.Result, urn, msg string) {
+func wantFailed(t *testing.T, res *Result, urn, msg string) {
 	t.Helper()
 	if !res.Failed || res.Err == nil {
 		t.Fatalf("result: failed=%t err=%v, want a failed deployment", res.Failed, res.Err)
 	}
 	if urn != "" || msg != "" {
-		wantDiag(t, res.Diagnostics, enginetest.SeverityError, urn, msg)
+		wantDiag(t, res.Diagnostics, severityError, urn, msg)
 		wantErrContains(t, res.Err, msg)
 	}
 	last := res.Diagnostics[len(res.Diagnostics)-1]
-	if last.Severity != enginetest.SeverityError || last.URN != "" ||
+	if last.Severity != severityError || last.URN != "" ||
 		(last.Message != "update failed" && last.Message != "preview failed") {
 		t.Fatalf("last diagnostic %v, want the stack-level update failed / preview failed", last)
 	}

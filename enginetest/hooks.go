@@ -132,14 +132,14 @@ func (e *Engine) runHooks(point hookPoint, binding *pulumirpc.RegisterResourceRe
 		if h == nil {
 			err := fmt.Errorf("hook %q was not registered", name)
 			e.rec.add(Event{
-				Kind: KindHook, Callback: CallbackResourceHook, Name: name, Point: string(point),
+				Kind: KindHook, Callback: callbackResourceHook, Name: name, Point: string(point),
 				URN: req.GetUrn(), Err: err.Error(),
 			})
 			return err
 		}
 		if e.cfg.dryRun && !h.onDryRun {
 			e.rec.add(Event{
-				Kind: KindHook, Callback: CallbackResourceHook, Name: name, Point: string(point),
+				Kind: KindHook, Callback: callbackResourceHook, Name: name, Point: string(point),
 				URN: req.GetUrn(), Target: h.cb.GetTarget(), Token: h.cb.GetToken(),
 				Detail: "skipped (dry run)",
 			})
@@ -165,7 +165,7 @@ func (e *Engine) runHooks(point hookPoint, binding *pulumirpc.RegisterResourceRe
 // An error field in the response and a gRPC error are the same failure.
 func (e *Engine) callHook(point hookPoint, h *hookEntry, req *pulumirpc.ResourceHookRequest) (string, bool) {
 	ev := Event{
-		Kind: KindHook, Callback: CallbackResourceHook, Name: h.name, Point: string(point),
+		Kind: KindHook, Callback: callbackResourceHook, Name: h.name, Point: string(point),
 		URN: req.GetUrn(), Target: h.cb.GetTarget(), Token: h.cb.GetToken(),
 	}
 	sent, err := hookRequestFor(req, h.cb.GetAcceptsByteString())

@@ -16,7 +16,7 @@ import (
 )
 
 // CallbackStateMigration is the Event.Callback of a state migration call.
-const CallbackStateMigration = "state-migration"
+const callbackStateMigration = "state-migration"
 
 // checkpointResource is a resource in the checkpoint format the engine
 // hands state migrations (apitype.ResourceV3), every field of it, so that
@@ -208,7 +208,7 @@ func (e *Engine) runMigrations(urn string, aliases []string, migrations []*pulum
 	if e.cfg.dryRun {
 		verb = "planned"
 	}
-	e.rec.diag(Diagnostic{Severity: SeverityInfo, URN: urn,
+	e.rec.diag(Diagnostic{Severity: severityInfo, URN: urn,
 		Message: fmt.Sprintf("State migration %s (state entries: %d before, %d after).", verb, len(subtree), len(result))})
 	return nil
 }
@@ -322,7 +322,7 @@ func (e *Engine) callMigrations(urn string, migrations []*pulumirpc.Callback, or
 // records it.
 func (e *Engine) callMigration(urn string, cb *pulumirpc.Callback, oldState []byte) ([]byte, map[string]string, error) {
 	req := &pulumirpc.StateMigrationRequest{Urn: urn, OldState: oldState}
-	ev := Event{Kind: KindCallback, Callback: CallbackStateMigration, URN: urn, Target: cb.GetTarget(),
+	ev := Event{Kind: KindCallback, Callback: callbackStateMigration, URN: urn, Target: cb.GetTarget(),
 		Token: cb.GetToken(), Request: req}
 	raw, err := e.invokeCallback(e.generating, cb, req)
 	if err != nil {
@@ -682,7 +682,7 @@ func (e *Engine) validateResult(urn string, priorRoot *ResourceState, prior, res
 			return errorf("returned resource %s has invalid parent URN %q", s.URN, s.Parent)
 		}
 		want := s.Type
-		if s.Parent != "" && QualifiedType(s.Parent) != RootStackType {
+		if s.Parent != "" && QualifiedType(s.Parent) != rootStackType {
 			want = QualifiedType(s.Parent) + "$" + s.Type
 		}
 		if QualifiedType(s.URN) != want {
@@ -876,7 +876,7 @@ func rewriteReferences(r *ResourceState, successors map[string]string) (bool, er
 		if perr != nil {
 			err = fmt.Errorf("parsing provider reference %q: %w", r.Provider, perr)
 		} else {
-			r.Provider = ProviderReference(fix(u), id)
+			r.Provider = providerReference(fix(u), id)
 		}
 	}
 	after := refs{r.Parent, r.DeletedWith, r.Provider, r.DependsOn, r.ReplaceWith, r.PropertyDependencies}
@@ -1083,9 +1083,9 @@ func checkpointValue(v *structpb.Value) any {
 		}
 		return out
 	case *structpb.Value_StructValue:
-		if Signature(v) == SecretSig {
+		if signature(v) == secretSig {
 			plain, _ := json.Marshal(checkpointValue(k.StructValue.GetFields()["value"]))
-			return map[string]any{SigKey: SecretSig, "plaintext": string(plain)}
+			return map[string]any{sigKey: secretSig, "plaintext": string(plain)}
 		}
 		return checkpointMap(k.StructValue)
 	default:
@@ -1122,7 +1122,7 @@ func stateValue(v any) (*structpb.Value, error) {
 		}
 		return structpb.NewListValue(&structpb.ListValue{Values: out}), nil
 	case map[string]any:
-		if x[SigKey] == SecretSig {
+		if x[sigKey] == secretSig {
 			// As the engine reads a migration's secrets: in plaintext, or
 			// in a ciphertext it takes for the plaintext.
 			cipher, cipherOK := x["ciphertext"].(string)

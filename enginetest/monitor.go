@@ -35,7 +35,7 @@ func (m *monitorServer) GetDeploymentInfo(context.Context, *emptypb.Empty) (*pul
 	e := m.e
 	if e.cfg.oldEngine {
 		err := status.Error(codes.Unimplemented, "method GetDeploymentInfo not implemented")
-		m.record(KindGetDeploymentInfo, "", "", nil, nil, err, "")
+		m.record(kindGetDeploymentInfo, "", "", nil, nil, err, "")
 		return nil, err
 	}
 	info := &pulumirpc.DeploymentInfo{
@@ -48,7 +48,7 @@ func (m *monitorServer) GetDeploymentInfo(context.Context, *emptypb.Empty) (*pul
 		Parallel:          e.cfg.parallel,
 		SupportedFeatures: e.cfg.features(),
 	}
-	m.record(KindGetDeploymentInfo, "", "", nil, info, nil, "")
+	m.record(kindGetDeploymentInfo, "", "", nil, info, nil, "")
 	return info, nil
 }
 
@@ -56,7 +56,7 @@ func (m *monitorServer) SupportsFeature(
 	_ context.Context, req *pulumirpc.SupportsFeatureRequest,
 ) (*pulumirpc.SupportsFeatureResponse, error) {
 	resp := &pulumirpc.SupportsFeatureResponse{HasSupport: m.e.cfg.supports(req.GetId())}
-	m.record(KindSupportsFeature, "", req.GetId(), req, resp, nil, fmt.Sprintf("hasSupport=%t", resp.HasSupport))
+	m.record(kindSupportsFeature, "", req.GetId(), req, resp, nil, fmt.Sprintf("hasSupport=%t", resp.HasSupport))
 	return resp, nil
 }
 
@@ -70,7 +70,7 @@ func (m *monitorServer) RegisterResource(
 	}
 	if errors.Is(err, errUnanswered) {
 		err = m.e.unanswered(ctx, err)
-		m.record(KindRegisterResource, urn, "", req, nil, err, "")
+		m.record(kindRegisterResource, urn, "", req, nil, err, "")
 		return nil, err
 	}
 	detail := ""
@@ -80,7 +80,7 @@ func (m *monitorServer) RegisterResource(
 			detail += " id=" + resp.GetId()
 		}
 	}
-	m.record(KindRegisterResource, urn, "", req, resp, err, detail)
+	m.record(kindRegisterResource, urn, "", req, resp, err, detail)
 	return resp, err
 }
 
@@ -91,7 +91,7 @@ func (m *monitorServer) RegisterResourceOutputs(
 	if errors.Is(err, errUnanswered) {
 		err = m.e.unanswered(ctx, err)
 	}
-	m.record(KindRegisterResourceOutputs, req.GetUrn(), "", req, nil, err, "ok")
+	m.record(kindRegisterResourceOutputs, req.GetUrn(), "", req, nil, err, "ok")
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func (m *monitorServer) ReadResource(
 	if errors.Is(err, errUnanswered) {
 		err = m.e.unanswered(ctx, err)
 	}
-	m.record(KindReadResource, resp.GetUrn(), "", req, resp, err, "ok")
+	m.record(kindReadResource, resp.GetUrn(), "", req, resp, err, "ok")
 	return resp, err
 }
 
@@ -116,7 +116,7 @@ func (m *monitorServer) Invoke(
 	if errors.Is(err, errUnanswered) {
 		err = m.e.unanswered(ctx, err)
 	}
-	m.record(KindInvoke, "", req.GetTok(), req, resp, err, "ok")
+	m.record(kindInvoke, "", req.GetTok(), req, resp, err, "ok")
 	return resp, err
 }
 
@@ -127,7 +127,7 @@ func (m *monitorServer) Call(context.Context, *pulumirpc.ResourceCallRequest) (*
 func (m *monitorServer) RegisterStackTransform(_ context.Context, cb *pulumirpc.Callback) (*emptypb.Empty, error) {
 	err := m.e.registerStackTransform(cb)
 	m.e.rec.add(Event{
-		Kind: KindRegisterStackTransform, Target: cb.GetTarget(), Token: cb.GetToken(),
+		Kind: kindRegisterStackTransform, Target: cb.GetTarget(), Token: cb.GetToken(),
 		Request: clonePB(cb), Err: errText(err), Detail: "ok",
 	})
 	if err != nil {
@@ -139,7 +139,7 @@ func (m *monitorServer) RegisterStackTransform(_ context.Context, cb *pulumirpc.
 func (m *monitorServer) RegisterStackInvokeTransform(_ context.Context, cb *pulumirpc.Callback) (*emptypb.Empty, error) {
 	err := m.e.registerStackInvokeTransform(cb)
 	m.e.rec.add(Event{
-		Kind: KindRegisterStackInvokeTransform, Target: cb.GetTarget(), Token: cb.GetToken(),
+		Kind: kindRegisterStackInvokeTransform, Target: cb.GetTarget(), Token: cb.GetToken(),
 		Request: clonePB(cb), Err: errText(err), Detail: "ok",
 	})
 	if err != nil {
@@ -153,7 +153,7 @@ func (m *monitorServer) RegisterResourceHook(
 ) (*emptypb.Empty, error) {
 	err := m.e.registerHook(req.GetName(), hookResource, req.GetCallback(), req.GetOnDryRun(), req.GetIgnoreErrors())
 	m.e.rec.add(Event{
-		Kind: KindRegisterResourceHook, Name: req.GetName(),
+		Kind: kindRegisterResourceHook, Name: req.GetName(),
 		Target: req.GetCallback().GetTarget(), Token: req.GetCallback().GetToken(),
 		Request: clonePB(req), Err: errText(err), Detail: "ok",
 	})
@@ -168,7 +168,7 @@ func (m *monitorServer) RegisterErrorHook(
 ) (*emptypb.Empty, error) {
 	err := m.e.registerHook(req.GetName(), hookError, req.GetCallback(), false, false)
 	m.e.rec.add(Event{
-		Kind: KindRegisterErrorHook, Name: req.GetName(),
+		Kind: kindRegisterErrorHook, Name: req.GetName(),
 		Target: req.GetCallback().GetTarget(), Token: req.GetCallback().GetToken(),
 		Request: clonePB(req), Err: errText(err), Detail: "ok",
 	})
@@ -194,7 +194,7 @@ func (m *monitorServer) RegisterPackage(
 	}
 	e.mu.Unlock()
 	resp := &pulumirpc.RegisterPackageResponse{Ref: ref}
-	m.record(KindRegisterPackage, "", req.GetName(), req, resp, nil, "ref="+ref)
+	m.record(kindRegisterPackage, "", req.GetName(), req, resp, nil, "ref="+ref)
 	return resp, nil
 }
 
@@ -202,7 +202,7 @@ func (m *monitorServer) SignalAndWaitForShutdown(ctx context.Context, _ *emptypb
 	e := m.e
 	if e.cfg.noShutdownSignal {
 		err := status.Error(codes.Unimplemented, "method SignalAndWaitForShutdown not implemented")
-		m.record(KindSignalAndWaitForShutdown, "", "", nil, nil, err, "")
+		m.record(kindSignalAndWaitForShutdown, "", "", nil, nil, err, "")
 		return nil, err
 	}
 	e.mu.Lock()
@@ -212,10 +212,10 @@ func (m *monitorServer) SignalAndWaitForShutdown(ctx context.Context, _ *emptypb
 	if already {
 		//lint:ignore ST1005 the engine's exact wording.
 		err := errors.New("Already waiting for shutdown")
-		m.record(KindSignalAndWaitForShutdown, "", "", nil, nil, err, "")
+		m.record(kindSignalAndWaitForShutdown, "", "", nil, nil, err, "")
 		return nil, err
 	}
-	m.record(KindSignalAndWaitForShutdown, "", "", nil, nil, nil, "waiting")
+	m.record(kindSignalAndWaitForShutdown, "", "", nil, nil, nil, "waiting")
 	if f := e.cfg.beforeShutdown; f != nil {
 		f(ctx)
 	}

@@ -23,7 +23,7 @@ type config struct {
 	config                       map[string]string
 	configSecretKeys             []string
 	prior                        *State
-	provider                     Provider
+	provider                     *FakeProvider
 	continueOnError              bool
 	engine                       string
 	oldEngine                    bool
@@ -39,7 +39,7 @@ func defaultConfig() *config {
 	return &config{
 		project:  "project",
 		stack:    "stack",
-		engine:   Engine3_274,
+		engine:   engine3_274,
 		parallel: 16,
 		config:   map[string]string{},
 		disabled: map[string]bool{},
@@ -95,7 +95,7 @@ func DryRun(preview bool) Option {
 
 // WithProvider sets the provider that serves every custom resource and
 // invoke. The default is a zero [FakeProvider].
-func WithProvider(p Provider) Option {
+func WithProvider(p *FakeProvider) Option {
 	return optionFunc(func(c *config) { c.provider = p })
 }
 
@@ -130,7 +130,7 @@ const (
 	// Engine3_274 is Pulumi 3.274.1, the default.
 	// It advertises STATE_MIGRATIONS and runs the migrations of a
 	// registration (see [Engine.RunFunc] and the package documentation).
-	Engine3_274 = "3.274.1"
+	engine3_274 = "3.274.1"
 	// Engine3_260 is Pulumi 3.260.0. Where it differs from 3.274.1 in a way
 	// a program sees, the simulator follows it under this version: a
 	// registration skipped under ContinueOnError answers Result SKIP
@@ -143,7 +143,7 @@ const (
 	// them (see the package doc). It leaves "dependencies" out of the
 	// output values of a resource transform's request that have none,
 	// where 3.274.1 writes an empty list.
-	Engine3_260 = "3.260.0"
+	engine3_260 = "3.260.0"
 )
 
 // EngineVersion makes the simulator play the given engine release,
@@ -214,5 +214,5 @@ func Destroy(runProgram bool) Option {
 // state migrations: 3.274.1 does, on the self-managed backends the
 // simulator stands for; 3.260.0 and engines that predate callbacks do not.
 func (c *config) runsMigrations() bool {
-	return c.engine == Engine3_274 && !c.oldEngine
+	return c.engine == engine3_274 && !c.oldEngine
 }

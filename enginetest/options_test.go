@@ -1,11 +1,10 @@
-package enginetest_test
+package enginetest
 
 import (
 	"slices"
 	"strconv"
 	"testing"
 
-	enginetest "github.com/langhost/callbacks/enginetest"
 	"google.golang.org/protobuf/types/known/emptypb"
 )
 
@@ -14,12 +13,12 @@ import (
 func TestParallelAndOrganizationReachTheProgram(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		opts     []enginetest.Option
+		opts     []Option
 		parallel int32
 		org      string
 	}{
 		{nil, 16, ""},
-		{[]enginetest.Option{enginetest.WithParallel(3), enginetest.WithOrganization("acme")}, 3, "acme"},
+		{[]Option{WithParallel(3), WithOrganization("acme")}, 3, "acme"},
 	} {
 		e := startEngine(t, tc.opts...)
 		p := newProgram(t, e)

@@ -16,55 +16,55 @@ import (
 // signature names. The values are those of the Pulumi SDK's sig package.
 const (
 	// SigKey is the field that carries a special value's signature.
-	SigKey = "4dabf18193072939515e22adb298388d"
+	sigKey = "4dabf18193072939515e22adb298388d"
 	// SecretSig marks a secret: {SigKey: SecretSig, "value": v}.
-	SecretSig = "1b47061264138c4ac30d75fd1eb44270"
+	secretSig = "1b47061264138c4ac30d75fd1eb44270"
 	// ResourceReferenceSig marks a resource reference:
 	// {SigKey: ResourceReferenceSig, "urn": u, "id": i, "packageVersion": p}.
-	ResourceReferenceSig = "5cf8f73096256a8f31e491e813e4eb8e"
+	resourceReferenceSig = "5cf8f73096256a8f31e491e813e4eb8e"
 	// OutputValueSig marks an output value:
 	// {SigKey: OutputValueSig, "value"?: v, "secret"?: bool, "dependencies"?: [urn...]}.
 	// An output value without "value" is unknown.
-	OutputValueSig = "d0e6a833031e9bbcd3f4e8bde6ca49a4"
+	outputValueSig = "d0e6a833031e9bbcd3f4e8bde6ca49a4"
 	// ByteStringSig marks a string whose bytes are not valid UTF-8:
 	// {SigKey: ByteStringSig, "value": base64(bytes)}.
-	ByteStringSig = "803fd3297a5875dc03ca845dda5d2a98"
+	byteStringSig = "803fd3297a5875dc03ca845dda5d2a98"
 	// AssetSig marks an asset.
-	AssetSig = "c44067f5952c0a294b673a41bacd8c17"
+	assetSig = "c44067f5952c0a294b673a41bacd8c17"
 	// ArchiveSig marks an archive.
-	ArchiveSig = "0def7320c3a5731c473e5ecbe6d01bc7"
+	archiveSig = "0def7320c3a5731c473e5ecbe6d01bc7"
 	// UnknownSentinel is the string that stands for an unknown value when
 	// output values are not in use.
-	UnknownSentinel = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+	unknownSentinel = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 )
 
 // SecretValue wraps v in a secret envelope.
-func SecretValue(v *structpb.Value) *structpb.Value {
-	return sigObject(SecretSig, map[string]*structpb.Value{"value": cloneValue(v)})
+func secretValue(v *structpb.Value) *structpb.Value {
+	return sigObject(secretSig, map[string]*structpb.Value{"value": cloneValue(v)})
 }
 
 // UnknownValue returns the unknown sentinel string.
-func UnknownValue() *structpb.Value { return structpb.NewStringValue(UnknownSentinel) }
+func unknownValue() *structpb.Value { return structpb.NewStringValue(unknownSentinel) }
 
 // ByteStringValue returns the byte-string envelope for b.
-func ByteStringValue(b []byte) *structpb.Value {
-	return sigObject(ByteStringSig, map[string]*structpb.Value{
+func byteStringValue(b []byte) *structpb.Value {
+	return sigObject(byteStringSig, map[string]*structpb.Value{
 		"value": structpb.NewStringValue(base64.StdEncoding.EncodeToString(b)),
 	})
 }
 
 // ResourceReferenceValue returns a resource reference to urn (and id, for a
 // custom resource).
-func ResourceReferenceValue(urn, id string) *structpb.Value {
+func resourceReferenceValue(urn, id string) *structpb.Value {
 	fields := map[string]*structpb.Value{"urn": structpb.NewStringValue(urn)}
 	if id != "" {
 		fields["id"] = structpb.NewStringValue(id)
 	}
-	return sigObject(ResourceReferenceSig, fields)
+	return sigObject(resourceReferenceSig, fields)
 }
 
 // OutputValue is the decoded form of an output-value object.
-type OutputValue struct {
+type outputValue struct {
 	Value        *structpb.Value // nil when unknown
 	Known        bool
 	Secret       bool
@@ -72,7 +72,7 @@ type OutputValue struct {
 }
 
 // Encode returns the wire form of o.
-func (o OutputValue) Encode() *structpb.Value {
+func (o outputValue) Encode() *structpb.Value {
 	fields := map[string]*structpb.Value{}
 	if o.Known && o.Value != nil {
 		fields["value"] = cloneValue(o.Value)
@@ -83,17 +83,17 @@ func (o OutputValue) Encode() *structpb.Value {
 	if len(o.Dependencies) > 0 {
 		fields["dependencies"] = stringList(o.Dependencies)
 	}
-	return sigObject(OutputValueSig, fields)
+	return sigObject(outputValueSig, fields)
 }
 
 // DecodeOutputValue reports whether v is an output-value object and, if so,
 // decodes it.
-func DecodeOutputValue(v *structpb.Value) (OutputValue, bool) {
-	if Signature(v) != OutputValueSig {
-		return OutputValue{}, false
+func decodeOutputValue(v *structpb.Value) (outputValue, bool) {
+	if signature(v) != outputValueSig {
+		return outputValue{}, false
 	}
 	f := v.GetStructValue().GetFields()
-	var o OutputValue
+	var o outputValue
 	if val, ok := f["value"]; ok {
 		o.Value, o.Known = val, true
 	}
@@ -106,12 +106,12 @@ func DecodeOutputValue(v *structpb.Value) (OutputValue, bool) {
 
 // Signature returns the signature of a special value, or "" for any other
 // value.
-func Signature(v *structpb.Value) string {
+func signature(v *structpb.Value) string {
 	s, ok := v.GetKind().(*structpb.Value_StructValue)
 	if !ok || s.StructValue == nil {
 		return ""
 	}
-	sig, ok := s.StructValue.GetFields()[SigKey]
+	sig, ok := s.StructValue.GetFields()[sigKey]
 	if !ok {
 		return ""
 	}
@@ -119,10 +119,10 @@ func Signature(v *structpb.Value) string {
 }
 
 // IsSecret reports whether v is a secret envelope.
-func IsSecret(v *structpb.Value) bool { return Signature(v) == SecretSig }
+func isSecret(v *structpb.Value) bool { return signature(v) == secretSig }
 
 // SecretElement returns the value inside a secret envelope.
-func SecretElement(v *structpb.Value) *structpb.Value {
+func secretElement(v *structpb.Value) *structpb.Value {
 	return v.GetStructValue().GetFields()["value"]
 }
 
@@ -131,7 +131,7 @@ func sigObject(sig string, fields map[string]*structpb.Value) *structpb.Value {
 	for k, v := range fields {
 		all[k] = v
 	}
-	all[SigKey] = structpb.NewStringValue(sig)
+	all[sigKey] = structpb.NewStringValue(sig)
 	return structpb.NewStructValue(&structpb.Struct{Fields: all})
 }
 
@@ -204,14 +204,14 @@ func canonicalValue(key string, v *structpb.Value) (*structpb.Value, error) {
 		return structpb.NewListValue(&structpb.ListValue{Values: out}), nil
 	case *structpb.Value_StructValue:
 		fields := k.StructValue.GetFields()
-		switch Signature(v) {
+		switch signature(v) {
 		case "":
 			s, err := mapStruct(k.StructValue, canonicalValue)
 			if err != nil {
 				return nil, err
 			}
 			return structpb.NewStructValue(s), nil
-		case SecretSig:
+		case secretSig:
 			inner, ok := fields["value"]
 			if !ok {
 				return nil, fmt.Errorf("malformed RPC secret: missing value for %q", key)
@@ -221,8 +221,8 @@ func canonicalValue(key string, v *structpb.Value) (*structpb.Value, error) {
 				return nil, err
 			}
 			return makeSecret(ci), nil
-		case OutputValueSig:
-			o, _ := DecodeOutputValue(v)
+		case outputValueSig:
+			o, _ := decodeOutputValue(v)
 			var inner *structpb.Value
 			if o.Known {
 				ci, err := canonicalValue(key, o.Value)
@@ -231,15 +231,15 @@ func canonicalValue(key string, v *structpb.Value) (*structpb.Value, error) {
 				}
 				inner = ci
 			} else {
-				inner = UnknownValue()
+				inner = unknownValue()
 			}
 			if o.Secret {
 				return makeSecret(inner), nil
 			}
 			return inner, nil
-		case AssetSig, ArchiveSig:
+		case assetSig, archiveSig:
 			return withAssetHash(key, v)
-		case ByteStringSig:
+		case byteStringSig:
 			raw, err := decodeByteString(key, v)
 			if err != nil {
 				return nil, err
@@ -247,7 +247,7 @@ func canonicalValue(key string, v *structpb.Value) (*structpb.Value, error) {
 			if utf8.Valid(raw) {
 				return structpb.NewStringValue(string(raw)), nil
 			}
-			return ByteStringValue(raw), nil
+			return byteStringValue(raw), nil
 		default:
 			return cloneValue(v), nil
 		}
@@ -258,10 +258,10 @@ func canonicalValue(key string, v *structpb.Value) (*structpb.Value, error) {
 
 // makeSecret wraps v in a secret envelope unless it already is one.
 func makeSecret(v *structpb.Value) *structpb.Value {
-	if IsSecret(v) {
+	if isSecret(v) {
 		return v
 	}
-	return sigObject(SecretSig, map[string]*structpb.Value{"value": v})
+	return sigObject(secretSig, map[string]*structpb.Value{"value": v})
 }
 
 func decodeByteString(key string, v *structpb.Value) ([]byte, error) {
@@ -292,8 +292,8 @@ func upgrade(s *structpb.Struct) *structpb.Struct {
 func upgradeValue(v *structpb.Value) *structpb.Value {
 	switch k := v.GetKind().(type) {
 	case *structpb.Value_StringValue:
-		if k.StringValue == UnknownSentinel {
-			return OutputValue{}.Encode()
+		if k.StringValue == unknownSentinel {
+			return outputValue{}.Encode()
 		}
 		return cloneValue(v)
 	case *structpb.Value_ListValue:
@@ -303,22 +303,22 @@ func upgradeValue(v *structpb.Value) *structpb.Value {
 		}
 		return structpb.NewListValue(&structpb.ListValue{Values: out})
 	case *structpb.Value_StructValue:
-		switch Signature(v) {
+		switch signature(v) {
 		case "":
 			s := upgrade(k.StructValue)
 			return structpb.NewStructValue(s)
-		case SecretSig:
-			inner := upgradeValue(SecretElement(v))
-			if o, ok := DecodeOutputValue(inner); ok {
+		case secretSig:
+			inner := upgradeValue(secretElement(v))
+			if o, ok := decodeOutputValue(inner); ok {
 				o.Secret = true
 				return o.Encode()
 			}
-			return OutputValue{Value: inner, Known: true, Secret: true}.Encode()
-		case OutputValueSig:
-			o, _ := DecodeOutputValue(v)
+			return outputValue{Value: inner, Known: true, Secret: true}.Encode()
+		case outputValueSig:
+			o, _ := decodeOutputValue(v)
 			if o.Known {
 				inner := upgradeValue(o.Value)
-				if io, ok := DecodeOutputValue(inner); ok {
+				if io, ok := decodeOutputValue(inner); ok {
 					io.Secret = io.Secret || o.Secret
 					io.Dependencies = mergeStrings(o.Dependencies, io.Dependencies)
 					return io.Encode()
@@ -343,12 +343,12 @@ func withDependencies(s *structpb.Struct, deps map[string][]string) *structpb.St
 		if !ok || len(urns) == 0 {
 			continue
 		}
-		if o, isOV := DecodeOutputValue(v); isOV {
+		if o, isOV := decodeOutputValue(v); isOV {
 			o.Dependencies = mergeStrings(o.Dependencies, urns)
 			out.Fields[k] = o.Encode()
 			continue
 		}
-		out.Fields[k] = OutputValue{Value: v, Known: true, Dependencies: urns}.Encode()
+		out.Fields[k] = outputValue{Value: v, Known: true, Dependencies: urns}.Encode()
 	}
 	return out
 }
@@ -357,7 +357,7 @@ func withDependencies(s *structpb.Struct, deps map[string][]string) *structpb.St
 func dependenciesOf(s *structpb.Struct) map[string][]string {
 	deps := map[string][]string{}
 	for k, v := range s.GetFields() {
-		if o, ok := DecodeOutputValue(v); ok && len(o.Dependencies) > 0 {
+		if o, ok := decodeOutputValue(v); ok && len(o.Dependencies) > 0 {
 			deps[k] = append([]string(nil), o.Dependencies...)
 		}
 	}
@@ -389,8 +389,8 @@ func rejectByteStrings(key string, v *structpb.Value) (*structpb.Value, error) {
 		}
 		return structpb.NewListValue(&structpb.ListValue{Values: out}), nil
 	case *structpb.Value_StructValue:
-		switch Signature(v) {
-		case ByteStringSig:
+		switch signature(v) {
+		case byteStringSig:
 			raw, err := decodeByteString(key, v)
 			if err != nil {
 				return nil, err
@@ -446,14 +446,14 @@ func forProgramValue(v *structpb.Value, acceptSecrets, acceptResources bool) *st
 		return structpb.NewListValue(&structpb.ListValue{Values: out})
 	case *structpb.Value_StructValue:
 		fields := k.StructValue.GetFields()
-		switch Signature(v) {
-		case SecretSig:
+		switch signature(v) {
+		case secretSig:
 			inner := forProgramValue(fields["value"], acceptSecrets, acceptResources)
 			if acceptSecrets {
 				return makeSecret(inner)
 			}
 			return inner
-		case ResourceReferenceSig:
+		case resourceReferenceSig:
 			if acceptResources {
 				return cloneValue(v)
 			}
@@ -559,13 +559,13 @@ func withDependencyList(v *structpb.Value) *structpb.Value {
 		}
 		return structpb.NewListValue(&structpb.ListValue{Values: out})
 	case *structpb.Value_StructValue:
-		switch Signature(v) {
-		case "", OutputValueSig, SecretSig:
+		switch signature(v) {
+		case "", outputValueSig, secretSig:
 		default:
 			return cloneValue(v)
 		}
 		s := withDependencyLists(k.StructValue)
-		if _, ok := s.Fields["dependencies"]; Signature(v) == OutputValueSig && !ok {
+		if _, ok := s.Fields["dependencies"]; signature(v) == outputValueSig && !ok {
 			s.Fields["dependencies"] = stringList(nil)
 		}
 		return structpb.NewStructValue(s)

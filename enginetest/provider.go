@@ -11,36 +11,6 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// Provider plays the resource provider plugin behind every custom resource
-// and invoke. The engine calls it from many goroutines at once.
-//
-// Properties are in the simulator's stored form: secrets as secret
-// envelopes, unknowns as [UnknownSentinel], byte strings that are not valid
-// UTF-8 as byte-string envelopes.
-type Provider interface {
-	Create(ctx context.Context, req *CreateRequest) (*CreateResponse, error)
-	Update(ctx context.Context, req *UpdateRequest) (*UpdateResponse, error)
-	Delete(ctx context.Context, req *DeleteRequest) error
-	Diff(ctx context.Context, req *DiffRequest) (*DiffResponse, error)
-	Invoke(ctx context.Context, req *InvokeRequest) (*InvokeResponse, error)
-	// Construct builds a remote component (RegisterResource with
-	// remote=true).
-	Construct(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error)
-}
-
-// Checker is implemented by a [Provider] that checks a custom resource's
-// inputs, as a provider plugin's Check does. The engine calls Check before
-// the resource's step (in a preview too, and not for imports or provider
-// resources); the inputs it returns (defaults applied, values normalised)
-// replace the program's: they are what resource hooks, error hooks, Diff,
-// Create and Update see and what the state keeps. An error fails the
-// resource; failures are reported one by one, then the resource is invalid
-// and the deployment fails. A provider that does not implement Checker
-// accepts the inputs unchanged.
-type Checker interface {
-	Check(ctx context.Context, req *CheckRequest) (*CheckResponse, error)
-}
-
 // CheckRequest asks a provider to check a resource's inputs.
 type CheckRequest struct {
 	URN, Type, Name string
@@ -191,21 +161,16 @@ type FakeProvider struct {
 	OnConstruct func(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error)
 }
 
-var (
-	_ Provider = (*FakeProvider)(nil)
-	_ Checker  = (*FakeProvider)(nil)
-)
-
-// Check implements [Checker].
-func (p *FakeProvider) Check(ctx context.Context, req *CheckRequest) (*CheckResponse, error) {
+// check is the provider's Check: OnCheck, or the inputs unchanged.
+func (p *FakeProvider) check(ctx context.Context, req *CheckRequest) (*CheckResponse, error) {
 	if p != nil && p.OnCheck != nil {
 		return p.OnCheck(ctx, req)
 	}
 	return &CheckResponse{Inputs: cloneStruct(req.NewInputs)}, nil
 }
 
-// Create implements [Provider].
-func (p *FakeProvider) Create(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {
+// create is the provider's Create: OnCreate, or the default.
+func (p *FakeProvider) create(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {
 	if p != nil && p.OnCreate != nil {
 		return p.OnCreate(ctx, req)
 	}
@@ -219,24 +184,24 @@ func (p *FakeProvider) Create(ctx context.Context, req *CreateRequest) (*CreateR
 	return &CreateResponse{ID: id, Outputs: cloneStruct(emptyIfNil(req.Inputs))}, nil
 }
 
-// Update implements [Provider].
-func (p *FakeProvider) Update(ctx context.Context, req *UpdateRequest) (*UpdateResponse, error) {
+// update is the provider's Update: OnUpdate, or the default.
+func (p *FakeProvider) update(ctx context.Context, req *UpdateRequest) (*UpdateResponse, error) {
 	if p != nil && p.OnUpdate != nil {
 		return p.OnUpdate(ctx, req)
 	}
 	return &UpdateResponse{Outputs: cloneStruct(emptyIfNil(req.NewInputs))}, nil
 }
 
-// Delete implements [Provider].
-func (p *FakeProvider) Delete(ctx context.Context, req *DeleteRequest) error {
+// delete is the provider's Delete: OnDelete, or success.
+func (p *FakeProvider) delete(ctx context.Context, req *DeleteRequest) error {
 	if p != nil && p.OnDelete != nil {
 		return p.OnDelete(ctx, req)
 	}
 	return nil
 }
 
-// Diff implements [Provider].
-func (p *FakeProvider) Diff(ctx context.Context, req *DiffRequest) (*DiffResponse, error) {
+// diff is the provider's Diff: OnDiff, or the default.
+func (p *FakeProvider) diff(ctx context.Context, req *DiffRequest) (*DiffResponse, error) {
 	if p != nil && p.OnDiff != nil {
 		return p.OnDiff(ctx, req)
 	}
@@ -269,16 +234,16 @@ func replacementID(name, old string) string {
 	return name + "-id-" + strconv.Itoa(n)
 }
 
-// Invoke implements [Provider].
-func (p *FakeProvider) Invoke(ctx context.Context, req *InvokeRequest) (*InvokeResponse, error) {
+// invoke is the provider's Invoke: OnInvoke, or the arguments.
+func (p *FakeProvider) invoke(ctx context.Context, req *InvokeRequest) (*InvokeResponse, error) {
 	if p != nil && p.OnInvoke != nil {
 		return p.OnInvoke(ctx, req)
 	}
 	return &InvokeResponse{Return: cloneStruct(emptyIfNil(req.Args))}, nil
 }
 
-// Construct implements [Provider].
-func (p *FakeProvider) Construct(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error) {
+// construct is the provider's Construct: OnConstruct, or the default.
+func (p *FakeProvider) construct(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error) {
 	if p != nil && p.OnConstruct != nil {
 		return p.OnConstruct(ctx, req)
 	}

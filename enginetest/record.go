@@ -15,18 +15,18 @@ type EventKind string
 // Event kinds. The RPC kinds record a call the program made to the engine;
 // the others record what the engine did.
 const (
-	KindGetDeploymentInfo            EventKind = "GetDeploymentInfo"
-	KindSupportsFeature              EventKind = "SupportsFeature"
-	KindRegisterResource             EventKind = "RegisterResource"
-	KindRegisterResourceOutputs      EventKind = "RegisterResourceOutputs"
-	KindReadResource                 EventKind = "ReadResource"
-	KindInvoke                       EventKind = "Invoke"
-	KindRegisterStackTransform       EventKind = "RegisterStackTransform"
-	KindRegisterStackInvokeTransform EventKind = "RegisterStackInvokeTransform"
-	KindRegisterResourceHook         EventKind = "RegisterResourceHook"
-	KindRegisterErrorHook            EventKind = "RegisterErrorHook"
-	KindRegisterPackage              EventKind = "RegisterPackage"
-	KindSignalAndWaitForShutdown     EventKind = "SignalAndWaitForShutdown"
+	kindGetDeploymentInfo            EventKind = "GetDeploymentInfo"
+	kindSupportsFeature              EventKind = "SupportsFeature"
+	kindRegisterResource             EventKind = "RegisterResource"
+	kindRegisterResourceOutputs      EventKind = "RegisterResourceOutputs"
+	kindReadResource                 EventKind = "ReadResource"
+	kindInvoke                       EventKind = "Invoke"
+	kindRegisterStackTransform       EventKind = "RegisterStackTransform"
+	kindRegisterStackInvokeTransform EventKind = "RegisterStackInvokeTransform"
+	kindRegisterResourceHook         EventKind = "RegisterResourceHook"
+	kindRegisterErrorHook            EventKind = "RegisterErrorHook"
+	kindRegisterPackage              EventKind = "RegisterPackage"
+	kindSignalAndWaitForShutdown     EventKind = "SignalAndWaitForShutdown"
 
 	// KindDial records the creation of a callbacks client for a target.
 	KindDial EventKind = "Dial"
@@ -41,13 +41,13 @@ const (
 	// KindStep records the start of a step (Op says which).
 	KindStep EventKind = "Step"
 
-	KindProviderCheck     EventKind = "ProviderCheck"
-	KindProviderCreate    EventKind = "ProviderCreate"
-	KindProviderUpdate    EventKind = "ProviderUpdate"
-	KindProviderDelete    EventKind = "ProviderDelete"
-	KindProviderDiff      EventKind = "ProviderDiff"
-	KindProviderInvoke    EventKind = "ProviderInvoke"
-	KindProviderConstruct EventKind = "ProviderConstruct"
+	kindProviderCheck     EventKind = "ProviderCheck"
+	kindProviderCreate    EventKind = "ProviderCreate"
+	kindProviderUpdate    EventKind = "ProviderUpdate"
+	kindProviderDelete    EventKind = "ProviderDelete"
+	kindProviderDiff      EventKind = "ProviderDiff"
+	kindProviderInvoke    EventKind = "ProviderInvoke"
+	kindProviderConstruct EventKind = "ProviderConstruct"
 
 	// KindLog records an Engine.Log call by the program.
 	KindLog EventKind = "Log"
@@ -57,10 +57,10 @@ const (
 
 // Callback kinds, as found in Event.Callback.
 const (
-	CallbackResourceTransform = "resource-transform"
-	CallbackInvokeTransform   = "invoke-transform"
-	CallbackResourceHook      = "resource-hook"
-	CallbackErrorHook         = "error-hook"
+	callbackResourceTransform = "resource-transform"
+	callbackInvokeTransform   = "invoke-transform"
+	callbackResourceHook      = "resource-hook"
+	callbackErrorHook         = "error-hook"
 )
 
 // Event is one thing that happened during a deployment.
@@ -84,7 +84,7 @@ type Event struct {
 	// "on_error"); Op is the step operation for KindStep.
 	Callback string
 	Point    string
-	Op       Op
+	Op       string
 	// Target and Token identify the callback that was called or
 	// registered.
 	Target string
@@ -137,29 +137,26 @@ func (ev Event) String() string {
 	return b.String()
 }
 
-// Severity is a diagnostic's level.
-type Severity = string
-
 // Severities, as in the engine's LogSeverity, and SeverityInfoErr, the
 // engine's severity for a line the program wrote to standard error.
 const (
-	SeverityDebug   Severity = "debug"
-	SeverityInfo    Severity = "info"
-	SeverityInfoErr Severity = "info#err"
-	SeverityWarning Severity = "warning"
-	SeverityError   Severity = "error"
+	severityDebug   = "debug"
+	severityInfo    = "info"
+	severityInfoErr = "info#err"
+	severityWarning = "warning"
+	severityError   = "error"
 )
 
-func severityOf(s pulumirpc.LogSeverity) Severity {
+func severityOf(s pulumirpc.LogSeverity) string {
 	switch s {
 	case pulumirpc.LogSeverity_DEBUG:
-		return SeverityDebug
+		return severityDebug
 	case pulumirpc.LogSeverity_WARNING:
-		return SeverityWarning
+		return severityWarning
 	case pulumirpc.LogSeverity_ERROR:
-		return SeverityError
+		return severityError
 	default:
-		return SeverityInfo
+		return severityInfo
 	}
 }
 
@@ -168,7 +165,7 @@ func severityOf(s pulumirpc.LogSeverity) Severity {
 // [Engine.RunCommand]), or emitted by the engine itself (hook failures,
 // retries...).
 type Diagnostic struct {
-	Severity Severity
+	Severity string
 	URN      string
 	Message  string
 	// FromProgram is true for messages the program logged and for the
@@ -224,7 +221,7 @@ func (r *recorder) diagnostics() []Diagnostic {
 }
 
 // Record returns every event so far, in order. The slice is a copy.
-func (e *Engine) Record() []Event { return e.rec.snapshot() }
+func (e *Engine) record() []Event { return e.rec.snapshot() }
 
 // Events returns the events of the given kinds, in order; with no kinds,
 // every event so far. The slice is a copy.
@@ -258,11 +255,11 @@ func (e *Engine) Trace() string {
 func (e *Engine) Diagnostics() []Diagnostic { return e.rec.diagnostics() }
 
 func (e *Engine) warn(urn, msg string) {
-	e.rec.diag(Diagnostic{Severity: SeverityWarning, URN: urn, Message: msg})
+	e.rec.diag(Diagnostic{Severity: severityWarning, URN: urn, Message: msg})
 }
 
 func (e *Engine) errorDiag(urn, msg string) {
-	e.rec.diag(Diagnostic{Severity: SeverityError, URN: urn, Message: msg})
+	e.rec.diag(Diagnostic{Severity: severityError, URN: urn, Message: msg})
 }
 
 func clonePB(m proto.Message) proto.Message {

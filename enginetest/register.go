@@ -387,7 +387,7 @@ func (e *Engine) registrationStep(r *registration) (*pulumirpc.RegisterResourceR
 // dependency failed.
 func (e *Engine) skipped(req *pulumirpc.RegisterResourceRequest, urn string) (*pulumirpc.RegisterResourceResponse, error) {
 	if e.cfg.continueOnError && req.GetSupportsResultReporting() {
-		if e.cfg.engine == Engine3_260 {
+		if e.cfg.engine == engine3_260 {
 			// 3.260's protocol had a third result, SKIP, since removed.
 			return &pulumirpc.RegisterResourceResponse{Urn: urn, Result: resultSkip}, nil
 		}
@@ -492,7 +492,7 @@ func (e *Engine) aliasURNs(aliases []*pulumirpc.Alias, req *pulumirpc.RegisterRe
 					parent = ""
 				}
 			}
-			out = append(out, NewURN(stack, project, QualifiedType(parent), typ, name))
+			out = append(out, newURN(stack, project, QualifiedType(parent), typ, name))
 		}
 	}
 	return out
@@ -548,12 +548,12 @@ func (e *Engine) construct(ctx context.Context, req *pulumirpc.RegisterResourceR
 			return nil, status.Error(codes.Unknown, err.Error())
 		}
 	}
-	resp, err := e.prov.Construct(ctx, &ConstructRequest{
+	resp, err := e.prov.construct(ctx, &ConstructRequest{
 		Type: req.GetType(), Name: req.GetName(), Parent: req.GetParent(),
 		Inputs: cloneStruct(inputs), Options: proto.Clone(opts).(*pulumirpc.TransformResourceOptions),
 		Hooks: opts.GetHooks(), Provider: ref, Monitor: mon,
 	})
-	ev := Event{Kind: KindProviderConstruct, URN: urn, Detail: "ok"}
+	ev := Event{Kind: kindProviderConstruct, URN: urn, Detail: "ok"}
 	if err != nil {
 		// As in the engine: the failure is reported without a URN (the
 		// provider gave none), the deployment is aborted, and the program
@@ -677,7 +677,7 @@ func (e *Engine) readResource(_ context.Context, req *pulumirpc.ReadResourceRequ
 	if err := e.reserve(urn); err != nil {
 		return nil, err
 	}
-	e.startStep(OpRead, urn)
+	e.startStep(opRead, urn)
 	ns := &ResourceState{
 		URN: urn, Type: req.GetType(), Name: req.GetName(), Custom: true, External: true,
 		Parent: req.GetParent(), ID: req.GetId(), Inputs: props, Outputs: cloneStruct(props),

@@ -1,4 +1,4 @@
-package enginetest_test
+package enginetest
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 const compType = "test:index:Comp"
@@ -42,19 +40,19 @@ func (l *deleteLog) hook(tag string, fail bool) hookFunc {
 	}
 }
 
-func (l *deleteLog) provider() *enginetest.FakeProvider {
-	return &enginetest.FakeProvider{OnDelete: func(_ context.Context, req *enginetest.DeleteRequest) error {
+func (l *deleteLog) provider() *FakeProvider {
+	return &FakeProvider{OnDelete: func(_ context.Context, req *DeleteRequest) error {
 		l.add("delete " + req.Name)
 		return nil
 	}}
 }
 
 // deleteNames lists the names of the delete steps of a result, in order.
-func deleteNames(res *enginetest.Result) []string {
+func deleteNames(res *Result) []string {
 	var out []string
 	for _, s := range res.Steps {
-		if s.Op == enginetest.OpDelete {
-			out = append(out, enginetest.URNName(s.URN))
+		if s.Op == opDelete {
+			out = append(out, URNName(s.URN))
 		}
 	}
 	return out
@@ -64,7 +62,7 @@ func deleteNames(res *enginetest.Result) []string {
 // that depends on "base"; "base" is registered first; "free" has no
 // dependency; custom resources use the default provider. bind gives each
 // custom resource's hook binding.
-func destroyFixture(t *testing.T, bind func(name string) *binding) *enginetest.State {
+func destroyFixture(t *testing.T, bind func(name string) *binding) *State {
 	t.Helper()
 	e := startEngine(t)
 	cbs := newCallbackServer(t)
@@ -100,7 +98,7 @@ func TestDestroyWithoutProgramDeletesDependentsFirstProvidersLast(t *testing.T) 
 	t.Parallel()
 	prior := destroyFixture(t, nil)
 	var log deleteLog
-	e := startEngine(t, enginetest.WithState(prior), enginetest.Destroy(false), enginetest.WithProvider(log.provider()))
+	e := startEngine(t, WithState(prior), Destroy(false), WithProvider(log.provider()))
 	res := wait(t, e)
 	if res.Failed || len(res.State.Resources) != 0 {
 		t.Fatalf("failed=%t err=%v state=%v, want everything deleted", res.Failed, res.Err, res.State.URNs())
@@ -117,7 +115,7 @@ func TestDestroyDeletesDependentsFirstWhateverTheStateOrder(t *testing.T) {
 	t.Parallel()
 	prior := destroyFixture(t, nil)
 	slices.Reverse(prior.Resources)
-	e := startEngine(t, enginetest.WithState(prior), enginetest.Destroy(false))
+	e := startEngine(t, WithState(prior), Destroy(false))
 	res := wait(t, e)
 	if res.Failed || len(res.State.Resources) != 0 {
 		t.Fatalf("failed=%t err=%v state=%v, want everything deleted", res.Failed, res.Err, res.State.URNs())
@@ -133,10 +131,10 @@ func TestDestroyWithoutProgramRefusesDeleteHooks(t *testing.T) {
 		}
 		return nil
 	})
-	e := startEngine(t, enginetest.WithState(prior), enginetest.Destroy(false))
+	e := startEngine(t, WithState(prior), Destroy(false))
 	res := wait(t, e)
-	child := prior.Resources[slices.IndexFunc(prior.Resources, func(r *enginetest.ResourceState) bool { return r.Name == "child" })].URN
-	wantDiag(t, res.Diagnostics, enginetest.SeverityError, child,
+	child := prior.Resources[slices.IndexFunc(prior.Resources, func(r *ResourceState) bool { return r.Name == "child" })].URN
+	wantDiag(t, res.Diagnostics, severityError, child,
 		"Resource has delete hooks registered, but the program is not running. Hooks: before, after")
 	if !res.Failed || res.Err == nil ||
 		res.Err.Error() != "You must run with the `--run-program` flag to use delete hooks during destroy." {
@@ -155,9 +153,9 @@ func TestDestroyWithoutProgramRefusesDeleteHooks(t *testing.T) {
 // destroyProgram runs the fixture's program for a destroy: it registers the
 // hooks (with the binding bind gives) and a stack transform, registers the
 // same resources plus a new one, and finishes.
-func destroyProgram(t *testing.T, e *enginetest.Engine, log *deleteLog, bind func(name string) *binding,
+func destroyProgram(t *testing.T, e *Engine, log *deleteLog, bind func(name string) *binding,
 	failing string,
-) (*enginetest.Result, []string) {
+) (*Result, []string) {
 	t.Helper()
 	cbs := newCallbackServer(t)
 	p := newProgram(t, e)
@@ -193,7 +191,7 @@ func destroyProgram(t *testing.T, e *enginetest.Engine, log *deleteLog, bind fun
 	if fresh.GetId() != "" {
 		t.Errorf("a resource new in a destroy got an ID: %v", fresh)
 	}
-	var res *enginetest.Result
+	var res *Result
 	if failing != "" {
 		res = p.finishFailed()
 	} else {
@@ -213,13 +211,13 @@ func TestDestroyRunProgramRunsDeleteHooksOfThisRun(t *testing.T) {
 		return &binding{BeforeDelete: []string{"before"}, AfterDelete: []string{"after"}}
 	}
 	var log deleteLog
-	e := startEngine(t, enginetest.WithState(prior), enginetest.Destroy(true), enginetest.WithProvider(log.provider()))
+	e := startEngine(t, WithState(prior), Destroy(true), WithProvider(log.provider()))
 	res, transformed := destroyProgram(t, e, &log, bind, "")
 	if res.Failed || len(res.State.Resources) != 0 {
 		t.Fatalf("failed=%t err=%v state=%v, want everything deleted", res.Failed, res.Err, res.State.URNs())
 	}
 	wantEqualStrings(t, "transformed", transformed, []string{"base", "comp", "child", "free", "fresh"})
-	if n := len(e.Events(enginetest.KindProviderCreate, enginetest.KindProviderUpdate)); n != 0 {
+	if n := len(e.Events(kindProviderCreate, kindProviderUpdate)); n != 0 {
 		t.Fatalf("a destroy created or updated %d resources", n)
 	}
 	wantEqualStrings(t, "delete steps", deleteNames(res), []string{"free", "child", "comp", "base", "default"})
@@ -235,8 +233,8 @@ func TestDestroyRunProgramPreviewPassDeletesNothing(t *testing.T) {
 	prior := destroyFixture(t, nil)
 	bind := func(string) *binding { return &binding{BeforeDelete: []string{"before"}} }
 	var log deleteLog
-	e := startEngine(t, enginetest.WithState(prior), enginetest.Destroy(true), enginetest.DryRun(true),
-		enginetest.WithProvider(log.provider()))
+	e := startEngine(t, WithState(prior), Destroy(true), DryRun(true),
+		WithProvider(log.provider()))
 	res, transformed := destroyProgram(t, e, &log, bind, "")
 	if res.Failed {
 		t.Fatal(res.Err)
@@ -258,7 +256,7 @@ func TestDestroyRunProgramDeleteHookFailureKeepsDependencies(t *testing.T) {
 		return nil
 	}
 	var log deleteLog
-	e := startEngine(t, enginetest.WithState(prior), enginetest.Destroy(true), enginetest.WithProvider(log.provider()))
+	e := startEngine(t, WithState(prior), Destroy(true), WithProvider(log.provider()))
 	res, _ := destroyProgram(t, e, &log, bind, "before")
 	child := e.URN(e.URN("", compType, "comp"), thingType, "child")
 	wantFailed(t, res, child, `before hook "before" failed: Oh no`)
@@ -281,7 +279,7 @@ func TestDestroyRunProgramAfterDeleteHookFailure(t *testing.T) {
 		return nil
 	}
 	var log deleteLog
-	e := startEngine(t, enginetest.WithState(prior), enginetest.Destroy(true), enginetest.WithProvider(log.provider()))
+	e := startEngine(t, WithState(prior), Destroy(true), WithProvider(log.provider()))
 	res, _ := destroyProgram(t, e, &log, bind, "after")
 	wantFailed(t, res, e.URN("", thingType, "free"), `after hook "after" failed: Oh no`)
 	if res.State.Get(e.URN("", thingType, "free")) != nil {

@@ -1,4 +1,4 @@
-package enginetest_test
+package enginetest
 
 import (
 	"net"
@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 func TestScenario19_StackTransformEmptyTarget(t *testing.T) {
@@ -81,12 +79,12 @@ func TestScenario20_UnreachableTarget(t *testing.T) {
 		p.stackTransform(&pulumirpc.Callback{Target: target, Token: "a"})
 		p.resourceHook("h", &pulumirpc.Callback{Target: target, Token: "b"}, false, false)
 		p.finish()
-		dials := e.Events(enginetest.KindDial)
+		dials := e.Events(KindDial)
 		if len(dials) != 1 || dials[0].Target != target {
 			t.Fatalf("dials %v, want one for %s", dials, target)
 		}
 		// The client was created by the registration, before any call.
-		if first := e.Record()[0]; first.Kind != enginetest.KindDial {
+		if first := e.record()[0]; first.Kind != KindDial {
 			t.Fatalf("first event %v, want the dial", first)
 		}
 	})

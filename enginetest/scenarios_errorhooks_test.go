@@ -1,4 +1,4 @@
-package enginetest_test
+package enginetest
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 // errorHookCalls records the requests an error hook received.
@@ -37,14 +35,14 @@ func (h *errorHookCalls) all() []*pulumirpc.ErrorHookRequest {
 }
 
 // failingCreate fails the first n attempts with "boom <attempt>".
-func failingCreate(n int, creates *atomic.Int32) *enginetest.FakeProvider {
-	return &enginetest.FakeProvider{
-		OnCreate: func(ctx context.Context, req *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+func failingCreate(n int, creates *atomic.Int32) *FakeProvider {
+	return &FakeProvider{
+		OnCreate: func(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {
 			creates.Add(1)
 			if req.Attempt <= n {
 				return nil, fmt.Errorf("boom %d", req.Attempt)
 			}
-			return (&enginetest.FakeProvider{}).Create(ctx, req)
+			return (&FakeProvider{}).create(ctx, req)
 		},
 	}
 }
@@ -63,7 +61,7 @@ func TestScenario32_ErrorHookRetry(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var creates atomic.Int32
-			e := startEngine(t, enginetest.WithProvider(failingCreate(tt.failures, &creates)))
+			e := startEngine(t, WithProvider(failingCreate(tt.failures, &creates)))
 			cbs := newCallbackServer(t)
 			p := newProgram(t, e)
 			var calls errorHookCalls
@@ -89,7 +87,7 @@ func TestScenario32_ErrorHookRetry(t *testing.T) {
 					t.Errorf("call %d fields: %v", i, req)
 				}
 			}
-			wantDiag(t, res.Diagnostics, enginetest.SeverityWarning, r.GetUrn(), "retrying create due to on-error hook request (1/100)")
+			wantDiag(t, res.Diagnostics, severityWarning, r.GetUrn(), "retrying create due to on-error hook request (1/100)")
 			if res.State.Get(r.GetUrn()).ID != "r-id" {
 				t.Fatal("resource not created")
 			}
@@ -100,7 +98,7 @@ func TestScenario32_ErrorHookRetry(t *testing.T) {
 func TestScenario32_ErrorHookNoRetry(t *testing.T) {
 	t.Parallel()
 	var creates atomic.Int32
-	e := startEngine(t, enginetest.WithProvider(failingCreate(1, &creates)))
+	e := startEngine(t, WithProvider(failingCreate(1, &creates)))
 	cbs := newCallbackServer(t)
 	p := newProgram(t, e)
 	var a, b errorHookCalls
@@ -116,7 +114,7 @@ func TestScenario32_ErrorHookNoRetry(t *testing.T) {
 func TestScenario33_ErrorHookRetryLimit(t *testing.T) {
 	t.Parallel()
 	var creates atomic.Int32
-	e := startEngine(t, enginetest.WithProvider(failingCreate(1000, &creates)))
+	e := startEngine(t, WithProvider(failingCreate(1000, &creates)))
 	cbs := newCallbackServer(t)
 	p := newProgram(t, e)
 	var calls errorHookCalls
@@ -127,8 +125,8 @@ func TestScenario33_ErrorHookRetryLimit(t *testing.T) {
 	if creates.Load() != 100 || len(calls.all()) != 99 {
 		t.Fatalf("creates=%d hook calls=%d, want 100 and 99", creates.Load(), len(calls.all()))
 	}
-	wantDiag(t, res.Diagnostics, enginetest.SeverityWarning, urn, "maximum number of error hook retries (100) reached")
-	wantDiag(t, res.Diagnostics, enginetest.SeverityWarning, urn, "retrying create due to on-error hook request (99/100)")
+	wantDiag(t, res.Diagnostics, severityWarning, urn, "maximum number of error hook retries (100) reached")
+	wantDiag(t, res.Diagnostics, severityWarning, urn, "retrying create due to on-error hook request (99/100)")
 	if last := calls.all()[98]; len(last.GetErrors()) != 99 || last.GetErrors()[0] != "boom 99" {
 		t.Fatalf("last hook call errors %d, first %q", len(last.GetErrors()), last.GetErrors()[0])
 	}
@@ -155,7 +153,7 @@ func TestScenario34_ErrorHookFails(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var creates atomic.Int32
-			e := startEngine(t, enginetest.WithProvider(failingCreate(1, &creates)))
+			e := startEngine(t, WithProvider(failingCreate(1, &creates)))
 			cbs := newCallbackServer(t)
 			p := newProgram(t, e)
 			var calls errorHookCalls
@@ -183,15 +181,15 @@ func TestErrorHooksUpdateAndDelete(t *testing.T) {
 	res1 := p1.finish()
 
 	var updates, deletes atomic.Int32
-	e2 := startEngine(t, enginetest.WithState(res1.State), enginetest.ContinueOnError(true),
-		enginetest.WithProvider(&enginetest.FakeProvider{
-			OnUpdate: func(ctx context.Context, req *enginetest.UpdateRequest) (*enginetest.UpdateResponse, error) {
+	e2 := startEngine(t, WithState(res1.State), ContinueOnError(true),
+		WithProvider(&FakeProvider{
+			OnUpdate: func(ctx context.Context, req *UpdateRequest) (*UpdateResponse, error) {
 				if updates.Add(1) == 1 {
 					return nil, errors.New("update failed")
 				}
-				return (&enginetest.FakeProvider{}).Update(ctx, req)
+				return (&FakeProvider{}).update(ctx, req)
 			},
-			OnDelete: func(context.Context, *enginetest.DeleteRequest) error {
+			OnDelete: func(context.Context, *DeleteRequest) error {
 				if deletes.Add(1) == 1 {
 					return errors.New("delete failed")
 				}

@@ -1,4 +1,4 @@
-package enginetest_test
+package enginetest
 
 import (
 	"context"
@@ -11,8 +11,6 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 // A failed step's registration and every later one are left unanswered;
@@ -23,8 +21,8 @@ func TestFailedStepRegistrationAndLaterOnesUnanswered(t *testing.T) {
 	t.Parallel()
 	slowStarted := make(chan struct{})
 	releaseSlow := make(chan struct{})
-	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
-		OnCreate: func(ctx context.Context, req *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+	e := startEngine(t, WithProvider(&FakeProvider{
+		OnCreate: func(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {
 			switch req.Name {
 			case "slow":
 				close(slowStarted)
@@ -32,7 +30,7 @@ func TestFailedStepRegistrationAndLaterOnesUnanswered(t *testing.T) {
 			case "bad":
 				return nil, errors.New("quota exceeded")
 			}
-			return (&enginetest.FakeProvider{}).Create(ctx, req)
+			return (&FakeProvider{}).create(ctx, req)
 		},
 	}))
 	p := newProgram(t, e)
@@ -68,13 +66,13 @@ func TestFailedStepRegistrationAndLaterOnesUnanswered(t *testing.T) {
 		e.URN("", "pulumi:providers:test", "default"), e.URN("", thingType, "slow"),
 	})
 	for _, d := range res.Diagnostics {
-		if d.Severity == enginetest.SeverityError && d.URN == e.URN("", thingType, "later") {
+		if d.Severity == severityError && d.URN == e.URN("", thingType, "later") {
 			t.Fatalf("a step that never ran reported %v", d)
 		}
 	}
 	for name, c := range map[string]*call{"bad": bad, "later": later} {
 		c.stop()
-		wantEndedByProgram(t, e, enginetest.KindRegisterResource, byURN(e.URN("", thingType, name)))
+		wantEndedByProgram(t, e, kindRegisterResource, byURN(e.URN("", thingType, name)))
 	}
 }
 
@@ -91,7 +89,7 @@ func until(t *testing.T, cond func() bool) {
 	}
 }
 
-func hasDiag(e *enginetest.Engine, msg string) bool {
+func hasDiag(e *Engine, msg string) bool {
 	for _, d := range e.Diagnostics() {
 		if d.Message == msg {
 			return true
@@ -100,8 +98,8 @@ func hasDiag(e *enginetest.Engine, msg string) bool {
 	return false
 }
 
-func hasStepNotRun(e *enginetest.Engine, urn string) bool {
-	for _, ev := range e.Events(enginetest.KindStep) {
+func hasStepNotRun(e *Engine, urn string) bool {
+	for _, ev := range e.Events(KindStep) {
 		if ev.URN == urn && ev.Op == "" {
 			return true
 		}
@@ -114,8 +112,8 @@ func hasStepNotRun(e *enginetest.Engine, urn string) bool {
 // servers run until the CLI exits.
 func TestProgramMessagesAfterFailedDeploymentNotShown(t *testing.T) {
 	t.Parallel()
-	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
-		OnCreate: func(context.Context, *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+	e := startEngine(t, WithProvider(&FakeProvider{
+		OnCreate: func(context.Context, *CreateRequest) (*CreateResponse, error) {
 			return nil, errors.New("no")
 		},
 	}))
@@ -133,7 +131,7 @@ func TestProgramMessagesAfterFailedDeploymentNotShown(t *testing.T) {
 			t.Fatalf("program message shown: %v", d)
 		}
 	}
-	logs := e.Events(enginetest.KindLog)
+	logs := e.Events(KindLog)
 	if len(logs) != 1 || !strings.HasPrefix(logs[0].Detail, "not shown") {
 		t.Fatalf("log events %v, want one marked not shown", logs)
 	}
@@ -171,13 +169,13 @@ func TestProgramFailureReachesResult(t *testing.T) {
 		},
 		{
 			name: "already-reported",
-			err:  fmt.Errorf("exit status 32: %w", enginetest.ErrProgramReported),
+			err:  fmt.Errorf("exit status 32: %w", ErrProgramReported),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := startEngine(t, enginetest.WithState(prior), enginetest.DryRun(tt.preview))
+			e := startEngine(t, WithState(prior), DryRun(tt.preview))
 			p := newProgram(t, e)
 			p.custom("made", nil)
 			later := res{typ: thingType, name: "after", custom: true}
@@ -188,7 +186,7 @@ func TestProgramFailureReachesResult(t *testing.T) {
 			}
 			var msgs []string
 			for _, d := range res.Diagnostics {
-				if d.Severity == enginetest.SeverityError {
+				if d.Severity == severityError {
 					msgs = append(msgs, d.URN+"|"+d.Message)
 				}
 			}
@@ -197,7 +195,7 @@ func TestProgramFailureReachesResult(t *testing.T) {
 				want = []string{"|" + tt.wantDiag}
 			}
 			wantEqualStrings(t, "error diagnostics", msgs, want)
-			if n := len(e.Events(enginetest.KindProviderDelete)); n != 0 || res.State.Get(e.URN("", thingType, "kept")) == nil {
+			if n := len(e.Events(kindProviderDelete)); n != 0 || res.State.Get(e.URN("", thingType, "kept")) == nil {
 				t.Fatalf("a failed program's deployment deleted %v (%d provider deletes)", res.State.URNs(), n)
 			}
 			p.registerAfterEnd(later).stop()
@@ -225,7 +223,7 @@ func TestProgramFailedNilIsASuccessfulExit(t *testing.T) {
 	p1.custom("gone", nil)
 	prior := p1.finish().State
 
-	e := startEngine(t, enginetest.WithState(prior))
+	e := startEngine(t, WithState(prior))
 	e.ProgramFailed(nil)
 	res := wait(t, e)
 	if res.Failed || res.Err != nil || res.State.Get(e.URN("", thingType, "gone")) != nil {
@@ -238,12 +236,12 @@ func TestProgramFailedNilIsASuccessfulExit(t *testing.T) {
 // one that can gets FAIL or SKIP.
 func TestContinueOnErrorWithoutResultReporting(t *testing.T) {
 	t.Parallel()
-	e := startEngine(t, enginetest.ContinueOnError(true), enginetest.WithProvider(&enginetest.FakeProvider{
-		OnCreate: func(ctx context.Context, req *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+	e := startEngine(t, ContinueOnError(true), WithProvider(&FakeProvider{
+		OnCreate: func(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {
 			if req.Name == "bad" {
 				return nil, errors.New("no")
 			}
-			return (&enginetest.FakeProvider{}).Create(ctx, req)
+			return (&FakeProvider{}).create(ctx, req)
 		},
 	}))
 	p := newProgram(t, e)
@@ -270,8 +268,8 @@ func TestContinueOnErrorWithoutResultReporting(t *testing.T) {
 // failed": the abort ends its event loop before that.
 func TestConstructFailureAbortsTheDeployment(t *testing.T) {
 	t.Parallel()
-	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
-		OnConstruct: func(context.Context, *enginetest.ConstructRequest) (*enginetest.ConstructResponse, error) {
+	e := startEngine(t, WithProvider(&FakeProvider{
+		OnConstruct: func(context.Context, *ConstructRequest) (*ConstructResponse, error) {
 			return nil, status.Error(codes.Unknown, "cannot build")
 		},
 	}))
@@ -283,7 +281,7 @@ func TestConstructFailureAbortsTheDeployment(t *testing.T) {
 	res := wait(t, e)
 	// The engine's event loop returns on the abort: no "update failed".
 	wantEndedEarly(t, res, "", "")
-	wantDiag(t, res.Diagnostics, enginetest.SeverityError, "", "test:index:Comp resource 'c' has a problem: cannot build")
+	wantDiag(t, res.Diagnostics, severityError, "", "test:index:Comp resource 'c' has a problem: cannot build")
 }
 
 // A remote component whose child fails: the child's failure is the
@@ -291,11 +289,11 @@ func TestConstructFailureAbortsTheDeployment(t *testing.T) {
 // child's.
 func TestConstructChildFailure(t *testing.T) {
 	t.Parallel()
-	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
-		OnCreate: func(context.Context, *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+	e := startEngine(t, WithProvider(&FakeProvider{
+		OnCreate: func(context.Context, *CreateRequest) (*CreateResponse, error) {
 			return nil, errors.New("child broke")
 		},
-		OnConstruct: func(ctx context.Context, req *enginetest.ConstructRequest) (*enginetest.ConstructResponse, error) {
+		OnConstruct: func(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error) {
 			comp, err := req.Monitor.RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{Type: req.Type, Name: req.Name})
 			if err != nil {
 				return nil, err
@@ -326,7 +324,7 @@ func TestBeforeUpdateErrorKeepsState(t *testing.T) {
 	r := p1.custom("resA", map[string]any{"foo": "bar"})
 	prior := p1.finish().State
 
-	e2 := startEngine(t, enginetest.WithState(prior))
+	e2 := startEngine(t, WithState(prior))
 	cbs := newCallbackServer(t)
 	p2 := newProgram(t, e2)
 	p2.resourceHook("hook", cbs.hook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {

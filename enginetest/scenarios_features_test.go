@@ -1,4 +1,4 @@
-package enginetest_test
+package enginetest
 
 import (
 	"context"
@@ -10,8 +10,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 func TestScenario01_DeploymentInfoFeatures(t *testing.T) {
@@ -28,27 +26,27 @@ func TestScenario01_DeploymentInfoFeatures(t *testing.T) {
 	hooks := pulumirpc.ResourceMonitorFeature_RESOURCE_MONITOR_FEATURE_RESOURCE_HOOKS
 	tests := []struct {
 		name       string
-		opts       []enginetest.Option
+		opts       []Option
 		want       []pulumirpc.ResourceMonitorFeature
 		notWant    []pulumirpc.ResourceMonitorFeature
 		dryRun     bool
 		hooksProbe bool
 	}{
 		{name: "default", want: append(slices.Clone(callbackFeatures), migrations), hooksProbe: true},
-		{name: "preview", opts: []enginetest.Option{enginetest.DryRun(true)}, want: callbackFeatures, dryRun: true, hooksProbe: true},
+		{name: "preview", opts: []Option{DryRun(true)}, want: callbackFeatures, dryRun: true, hooksProbe: true},
 		{
-			name: "3.260", opts: []enginetest.Option{enginetest.EngineVersion(enginetest.Engine3_260)},
+			name: "3.260", opts: []Option{EngineVersion(engine3_260)},
 			want: callbackFeatures, notWant: []pulumirpc.ResourceMonitorFeature{migrations}, hooksProbe: true,
 		},
 		{
-			name: "without-hooks", opts: []enginetest.Option{enginetest.WithoutFeatures("resourceHooks")},
+			name: "without-hooks", opts: []Option{WithoutFeatures("resourceHooks")},
 			notWant: []pulumirpc.ResourceMonitorFeature{hooks},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			opts := append([]enginetest.Option{enginetest.WithProject("proj"), enginetest.WithStack("dev")}, tt.opts...)
+			opts := append([]Option{WithProject("proj"), WithStack("dev")}, tt.opts...)
 			e := startEngine(t, opts...)
 			p := newProgram(t, e)
 			info, err := p.mon.GetDeploymentInfo(p.ctx(), &emptypb.Empty{})
@@ -83,7 +81,7 @@ func TestScenario01_DeploymentInfoFeatures(t *testing.T) {
 
 func TestScenario02_OldEngine(t *testing.T) {
 	t.Parallel()
-	e := startEngine(t, enginetest.OldEngine(), enginetest.WithoutShutdownSignal())
+	e := startEngine(t, OldEngine(), WithoutShutdownSignal())
 	cbs := newCallbackServer(t)
 	p := newProgram(t, e)
 
@@ -144,7 +142,7 @@ func TestScenario02_OldEngine(t *testing.T) {
 	if got := res.State.Get(e.URN("", thingType, "a")); got == nil || got.Hooks != nil {
 		t.Fatalf("state: got %v, want the resource without hooks", got)
 	}
-	if n := len(e.Events(enginetest.KindCallback)); n != 0 {
+	if n := len(e.Events(KindCallback)); n != 0 {
 		t.Fatalf("got %d transform calls, want none", n)
 	}
 }
@@ -179,12 +177,12 @@ func TestScenario36_StateMigrations(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
-		opts     []enginetest.Option
+		opts     []Option
 		wantCode codes.Code
 		wantMsg  string
 	}{
 		{
-			name: "3.260", opts: []enginetest.Option{enginetest.EngineVersion(enginetest.Engine3_260)},
+			name: "3.260", opts: []Option{EngineVersion(engine3_260)},
 			wantCode: codes.FailedPrecondition, wantMsg: "state migrations are not supported by this deployment",
 		},
 		// 3.274.1 accepts them, and runs none for a resource with no prior

@@ -1,4 +1,4 @@
-package enginetest_test
+package enginetest
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/types/known/structpb"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 func TestStateListsDefaultProviderBeforeItsResource(t *testing.T) {
@@ -61,12 +59,12 @@ func TestRemoteComponentGetsDefaultProvider(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var got string
-	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
-		OnConstruct: func(ctx context.Context, req *enginetest.ConstructRequest) (*enginetest.ConstructResponse, error) {
+	e := startEngine(t, WithProvider(&FakeProvider{
+		OnConstruct: func(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error) {
 			mu.Lock()
 			got = req.Provider
 			mu.Unlock()
-			return (&enginetest.FakeProvider{}).Construct(ctx, req)
+			return (&FakeProvider{}).construct(ctx, req)
 		},
 	}))
 	p := newProgram(t, e)
@@ -76,7 +74,7 @@ func TestRemoteComponentGetsDefaultProvider(t *testing.T) {
 	wantEqualStrings(t, "state", res.State.URNs(), []string{def, e.URN("", compType, "c")})
 	mu.Lock()
 	defer mu.Unlock()
-	if got != enginetest.ProviderReference(def, res.State.Get(def).ID) {
+	if got != providerReference(def, res.State.Get(def).ID) {
 		t.Fatalf("Construct got provider %q, want the default provider", got)
 	}
 }
@@ -85,17 +83,17 @@ func TestInvokeGetsDefaultProvider(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var got []string
-	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
-		OnInvoke: func(_ context.Context, req *enginetest.InvokeRequest) (*enginetest.InvokeResponse, error) {
+	e := startEngine(t, WithProvider(&FakeProvider{
+		OnInvoke: func(_ context.Context, req *InvokeRequest) (*InvokeResponse, error) {
 			mu.Lock()
 			got = append(got, req.Provider)
 			mu.Unlock()
-			return &enginetest.InvokeResponse{}, nil
+			return &InvokeResponse{}, nil
 		},
 	}))
 	p := newProgram(t, e)
 	explicit := p.mustRegister(res{typ: "pulumi:providers:test", name: "explicit", custom: true})
-	ref := enginetest.ProviderReference(explicit.GetUrn(), explicit.GetId())
+	ref := providerReference(explicit.GetUrn(), explicit.GetId())
 	for _, provider := range []string{"", ref} {
 		if _, err := p.mon.Invoke(p.ctx(), &pulumirpc.ResourceInvokeRequest{Tok: "test:index:fn", Provider: provider}); err != nil {
 			t.Fatal(err)
@@ -106,14 +104,14 @@ func TestInvokeGetsDefaultProvider(t *testing.T) {
 	wantEqualStrings(t, "state", res.State.URNs(), []string{explicit.GetUrn(), def})
 	mu.Lock()
 	defer mu.Unlock()
-	wantEqualStrings(t, "invoke providers", got, []string{enginetest.ProviderReference(def, res.State.Get(def).ID), ref})
+	wantEqualStrings(t, "invoke providers", got, []string{providerReference(def, res.State.Get(def).ID), ref})
 }
 
 // checkDefaults is a provider whose Check adds "size": 10 when absent and
 // refuses a negative size.
-func checkDefaults(checks *[]*enginetest.CheckRequest, mu *sync.Mutex) *enginetest.FakeProvider {
-	return &enginetest.FakeProvider{
-		OnCheck: func(_ context.Context, req *enginetest.CheckRequest) (*enginetest.CheckResponse, error) {
+func checkDefaults(checks *[]*CheckRequest, mu *sync.Mutex) *FakeProvider {
+	return &FakeProvider{
+		OnCheck: func(_ context.Context, req *CheckRequest) (*CheckResponse, error) {
 			mu.Lock()
 			*checks = append(*checks, req)
 			mu.Unlock()
@@ -125,12 +123,12 @@ func checkDefaults(checks *[]*enginetest.CheckRequest, mu *sync.Mutex) *enginete
 				in.Fields["size"] = structpb.NewNumberValue(10)
 			}
 			if in.Fields["size"].GetNumberValue() < 0 {
-				return &enginetest.CheckResponse{Failures: []*pulumirpc.CheckFailure{
+				return &CheckResponse{Failures: []*pulumirpc.CheckFailure{
 					{Property: "size", Reason: "must not be negative"},
 					{Reason: "is not usable"},
 				}}, nil
 			}
-			return &enginetest.CheckResponse{Inputs: in}, nil
+			return &CheckResponse{Inputs: in}, nil
 		},
 	}
 }
@@ -138,16 +136,16 @@ func checkDefaults(checks *[]*enginetest.CheckRequest, mu *sync.Mutex) *enginete
 func TestCheckedInputsReachHooksStepAndState(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
-	var checks []*enginetest.CheckRequest
-	var created []*enginetest.CreateRequest
+	var checks []*CheckRequest
+	var created []*CreateRequest
 	prov := checkDefaults(&checks, &mu)
-	prov.OnCreate = func(ctx context.Context, req *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+	prov.OnCreate = func(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {
 		mu.Lock()
 		created = append(created, req)
 		mu.Unlock()
-		return (&enginetest.FakeProvider{}).Create(ctx, req)
+		return (&FakeProvider{}).create(ctx, req)
 	}
-	e := startEngine(t, enginetest.WithProvider(prov))
+	e := startEngine(t, WithProvider(prov))
 	cbs := newCallbackServer(t)
 	p := newProgram(t, e)
 	var calls hookCalls
@@ -173,7 +171,7 @@ func TestCheckedInputsReachHooksStepAndState(t *testing.T) {
 	}
 
 	// An update checks the new inputs against the old ones.
-	e2 := startEngine(t, enginetest.WithState(res.State), enginetest.WithProvider(checkDefaults(&checks, &mu)))
+	e2 := startEngine(t, WithState(res.State), WithProvider(checkDefaults(&checks, &mu)))
 	p2 := newProgram(t, e2)
 	mu.Unlock()
 	p2.custom("r", map[string]any{"name": "x"})
@@ -182,7 +180,7 @@ func TestCheckedInputsReachHooksStepAndState(t *testing.T) {
 	if len(checks) != 2 || field(checks[1].OldInputs, "size").GetNumberValue() != 10 {
 		t.Fatalf("update check %v, want the old inputs", checks[1])
 	}
-	if ops := stepOps(res2); ops[r.GetUrn()] != enginetest.OpSame {
+	if ops := stepOps(res2); ops[r.GetUrn()] != opSame {
 		t.Fatalf("steps %v, want same: the default applied by Check is no change", res2.Steps)
 	}
 }
@@ -190,25 +188,25 @@ func TestCheckedInputsReachHooksStepAndState(t *testing.T) {
 func TestCheckFailuresMakeTheResourceInvalid(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
-	var checks []*enginetest.CheckRequest
-	e := startEngine(t, enginetest.WithProvider(checkDefaults(&checks, &mu)))
+	var checks []*CheckRequest
+	e := startEngine(t, WithProvider(checkDefaults(&checks, &mu)))
 	p := newProgram(t, e)
 	res := p.registerUnanswered(res{typ: thingType, name: "r", custom: true, props: map[string]any{"size": -1.0}})
 	urn := e.URN("", thingType, "r")
-	wantDiag(t, res.Diagnostics, enginetest.SeverityError, urn,
+	wantDiag(t, res.Diagnostics, severityError, urn,
 		"test:index:Thing resource 'r': property size value {-1} has a problem: must not be negative")
-	wantDiag(t, res.Diagnostics, enginetest.SeverityError, urn, "test:index:Thing resource 'r' has a problem: is not usable")
+	wantDiag(t, res.Diagnostics, severityError, urn, "test:index:Thing resource 'r' has a problem: is not usable")
 	// Check is part of generating the step: no "update failed".
 	wantEndedEarly(t, res, "", "")
-	if n := len(e.Events(enginetest.KindProviderCreate)); n != 0 || res.State.Get(urn) != nil {
+	if n := len(e.Events(kindProviderCreate)); n != 0 || res.State.Get(urn) != nil {
 		t.Fatalf("an invalid resource was created (%d creates)", n)
 	}
 }
 
 func TestCheckErrorFailsTheResource(t *testing.T) {
 	t.Parallel()
-	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
-		OnCheck: func(context.Context, *enginetest.CheckRequest) (*enginetest.CheckResponse, error) {
+	e := startEngine(t, WithProvider(&FakeProvider{
+		OnCheck: func(context.Context, *CheckRequest) (*CheckResponse, error) {
 			return nil, errors.New("check broke")
 		},
 	}))
@@ -274,13 +272,13 @@ func TestDependsOnBackfillsPropertyDependencies(t *testing.T) {
 
 func TestRemoteConstructReturnsPropertyDependencies(t *testing.T) {
 	t.Parallel()
-	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
-		OnConstruct: func(ctx context.Context, req *enginetest.ConstructRequest) (*enginetest.ConstructResponse, error) {
-			resp, err := (&enginetest.FakeProvider{}).Construct(ctx, req)
+	e := startEngine(t, WithProvider(&FakeProvider{
+		OnConstruct: func(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error) {
+			resp, err := (&FakeProvider{}).construct(ctx, req)
 			if err != nil {
 				return nil, err
 			}
-			resp.State.Fields["out"] = enginetest.OutputValue{
+			resp.State.Fields["out"] = outputValue{
 				Value: structpb.NewStringValue("v"), Known: true, Dependencies: []string{"urn:pulumi:stack::project::test:index:Thing::x"},
 			}.Encode()
 			resp.PropertyDependencies = map[string][]string{"given": {"urn:pulumi:stack::project::test:index:Thing::y"}}
@@ -312,7 +310,7 @@ func TestTransformSeesProviderFromProvidersMaps(t *testing.T) {
 	p := newProgram(t, e)
 	ref := func(name string) string {
 		r := p.mustRegister(res{typ: "pulumi:providers:test", name: name, custom: true})
-		return enginetest.ProviderReference(r.GetUrn(), r.GetId())
+		return providerReference(r.GetUrn(), r.GetId())
 	}
 	fromOption, fromOwn, fromParent := ref("option"), ref("own"), ref("parent")
 	var mu sync.Mutex
@@ -358,14 +356,14 @@ const (
 
 func helloAsset() *structpb.Value {
 	return structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{
-		enginetest.SigKey: structpb.NewStringValue(enginetest.AssetSig),
-		"text":            structpb.NewStringValue("hello world"),
+		sigKey: structpb.NewStringValue(assetSig),
+		"text": structpb.NewStringValue("hello world"),
 	}})
 }
 
 func helloArchive() *structpb.Value {
 	return structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{
-		enginetest.SigKey: structpb.NewStringValue(enginetest.ArchiveSig),
+		sigKey: structpb.NewStringValue(archiveSig),
 		"assets": structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{
 			"file.txt": helloAsset(),
 		}}),
@@ -381,13 +379,13 @@ func hashOf(s *structpb.Struct, k string) string {
 func TestAssetAndArchiveHashesKeptThroughTransformsAndState(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
-	var created []*enginetest.CreateRequest
-	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
-		OnCreate: func(ctx context.Context, req *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+	var created []*CreateRequest
+	e := startEngine(t, WithProvider(&FakeProvider{
+		OnCreate: func(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {
 			mu.Lock()
 			created = append(created, req)
 			mu.Unlock()
-			return (&enginetest.FakeProvider{}).Create(ctx, req)
+			return (&FakeProvider{}).create(ctx, req)
 		},
 	}))
 	cbs := newCallbackServer(t)
@@ -435,7 +433,7 @@ func TestTransformFillsProviderOnlyWhereNoneResolved(t *testing.T) {
 	p := newProgram(t, e)
 	ref := func(name string) string {
 		r := p.mustRegister(res{typ: "pulumi:providers:test", name: name, custom: true})
-		return enginetest.ProviderReference(r.GetUrn(), r.GetId())
+		return providerReference(r.GetUrn(), r.GetId())
 	}
 	explicit, implicit := ref("explicit"), ref("implicit")
 	p.stackTransform(cbs.transform(func(_ context.Context, req *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
@@ -488,7 +486,7 @@ func TestInvokeTransformProviderAvoidsDefaultProvider(t *testing.T) {
 	cbs := newCallbackServer(t)
 	p := newProgram(t, e)
 	implicit := p.mustRegister(res{typ: "pulumi:providers:test", name: "implicit", custom: true})
-	ref := enginetest.ProviderReference(implicit.GetUrn(), implicit.GetId())
+	ref := providerReference(implicit.GetUrn(), implicit.GetId())
 	_, err := p.mon.RegisterStackInvokeTransform(p.ctx(), cbs.invokeTransform(
 		func(_ context.Context, req *pulumirpc.TransformInvokeRequest) (*pulumirpc.TransformInvokeResponse, error) {
 			opts := req.GetOptions()
@@ -551,7 +549,7 @@ func TestTransformVersionPicksDefaultProviderInStateOrder(t *testing.T) {
 // the provider goes.
 func TestRemoteComponentDeleteHookAndDefaultProvider(t *testing.T) {
 	t.Parallel()
-	construct := func(ctx context.Context, req *enginetest.ConstructRequest) (*enginetest.ConstructResponse, error) {
+	construct := func(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error) {
 		// The component provider binds the hooks the program asked for.
 		resp, err := req.Monitor.RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
 			Type: "test:m:typB", Name: req.Name, Parent: req.Parent, Object: req.Inputs, Hooks: req.Hooks,
@@ -565,10 +563,10 @@ func TestRemoteComponentDeleteHookAndDefaultProvider(t *testing.T) {
 		}); err != nil {
 			return nil, err
 		}
-		return &enginetest.ConstructResponse{URN: resp.GetUrn(), State: outs}, nil
+		return &ConstructResponse{URN: resp.GetUrn(), State: outs}, nil
 	}
-	prov := &enginetest.FakeProvider{OnConstruct: construct}
-	e1 := startEngine(t, enginetest.WithProvider(prov))
+	prov := &FakeProvider{OnConstruct: construct}
+	e1 := startEngine(t, WithProvider(prov))
 	cbs1 := newCallbackServer(t)
 	p1 := newProgram(t, e1)
 	p1.resourceHook("myHook", cbs1.hook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
@@ -582,7 +580,7 @@ func TestRemoteComponentDeleteHookAndDefaultProvider(t *testing.T) {
 	comp := e1.URN("", "test:m:typB", "resA")
 	wantEqualStrings(t, "state", res1.State.URNs(), []string{e1.URN("", "pulumi:providers:test", "default"), comp})
 
-	e2 := startEngine(t, enginetest.WithState(res1.State), enginetest.WithProvider(prov))
+	e2 := startEngine(t, WithState(res1.State), WithProvider(prov))
 	cbs2 := newCallbackServer(t)
 	p2 := newProgram(t, e2)
 	var calls hookCalls
@@ -604,8 +602,8 @@ func TestRemoteComponentDeleteHookAndDefaultProvider(t *testing.T) {
 func TestCheckFailureEndsDeploymentEvenWithContinueOnError(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
-	var checks []*enginetest.CheckRequest
-	e := startEngine(t, enginetest.ContinueOnError(true), enginetest.WithProvider(checkDefaults(&checks, &mu)))
+	var checks []*CheckRequest
+	e := startEngine(t, ContinueOnError(true), WithProvider(checkDefaults(&checks, &mu)))
 	p := newProgram(t, e)
 	res := p.registerUnanswered(res{typ: thingType, name: "r", custom: true, props: map[string]any{"size": -1.0},
 		mod: func(r *pulumirpc.RegisterResourceRequest) { r.SupportsResultReporting = true }})
@@ -626,9 +624,9 @@ func TestDiffErrorEndsTheDeployment(t *testing.T) {
 	r := p1.custom("r", map[string]any{"v": 1.0})
 	prior := p1.finish().State
 
-	e := startEngine(t, enginetest.WithState(prior), enginetest.ContinueOnError(true),
-		enginetest.WithProvider(&enginetest.FakeProvider{
-			OnDiff: func(context.Context, *enginetest.DiffRequest) (*enginetest.DiffResponse, error) {
+	e := startEngine(t, WithState(prior), ContinueOnError(true),
+		WithProvider(&FakeProvider{
+			OnDiff: func(context.Context, *DiffRequest) (*DiffResponse, error) {
 				return nil, errors.New("diff broke")
 			},
 		}))

@@ -1,4 +1,4 @@
-package enginetest_test
+package enginetest
 
 import (
 	"context"
@@ -8,8 +8,6 @@ import (
 	"time"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 // orderLog records what happened, in order, across goroutines.
@@ -92,13 +90,13 @@ func TestSlowMigrationHoldsUpLaterRegistrations(t *testing.T) {
 	t.Parallel()
 	prior := priorState(t)
 	var log orderLog
-	prov := &enginetest.FakeProvider{
-		OnCheck: func(_ context.Context, req *enginetest.CheckRequest) (*enginetest.CheckResponse, error) {
+	prov := &FakeProvider{
+		OnCheck: func(_ context.Context, req *CheckRequest) (*CheckResponse, error) {
 			log.add("check " + req.Name)
 			return nil, nil
 		},
 	}
-	e := startEngine(t, enginetest.WithState(prior), enginetest.WithProvider(prov))
+	e := startEngine(t, WithState(prior), WithProvider(prov))
 	cbs := newCallbackServer(t)
 	started, release := newGate(), newGate()
 	release.openAtEnd(t)
@@ -113,7 +111,7 @@ func TestSlowMigrationHoldsUpLaterRegistrations(t *testing.T) {
 	a := registered(p, "a", map[string]any{"size": 2}, withMigrations(mig))
 	<-started.ch
 	late := registered(p, "late", map[string]any{"n": 1})
-	waitFor(t, func() bool { return enginetest.GeneratorWaiters(e) == 1 }, func() string {
+	waitFor(t, func() bool { return e.gen.waiters() == 1 }, func() string {
 		if log.has("check late") {
 			return "the later registration was checked while the migration had not answered"
 		}
@@ -136,17 +134,17 @@ func TestMigrationWaitsForStepsInFlight(t *testing.T) {
 	prior := priorState(t)
 	var log orderLog
 	creating, release := newGate(), newGate()
-	prov := &enginetest.FakeProvider{
-		OnCreate: func(_ context.Context, req *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+	prov := &FakeProvider{
+		OnCreate: func(_ context.Context, req *CreateRequest) (*CreateResponse, error) {
 			if req.Name == "early" {
 				creating.open()
 				<-release.ch
 				log.add("early created")
 			}
-			return &enginetest.CreateResponse{ID: req.Name + "-id", Outputs: req.Inputs}, nil
+			return &CreateResponse{ID: req.Name + "-id", Outputs: req.Inputs}, nil
 		},
 	}
-	e := startEngine(t, enginetest.WithState(prior), enginetest.WithProvider(prov))
+	e := startEngine(t, WithState(prior), WithProvider(prov))
 	release.openAtEnd(t)
 	cbs := newCallbackServer(t)
 	var m migration
@@ -158,7 +156,7 @@ func TestMigrationWaitsForStepsInFlight(t *testing.T) {
 	early := registered(p, "early", map[string]any{"n": 1})
 	<-creating.ch
 	a := registered(p, "a", map[string]any{"size": 2}, withMigrations(mig))
-	waitFor(t, func() bool { return enginetest.MigrationsWaitingForSteps(e) == 1 }, func() string {
+	waitFor(t, func() bool { return e.barrierWaits.Load() == 1 }, func() string {
 		if log.has("migration runs") {
 			return "the migration ran while an earlier step was in flight"
 		}
@@ -191,30 +189,30 @@ func TestSlowCheckOrDiffHoldsUpLaterRegistrations(t *testing.T) {
 				<-releaseCall.ch
 				log.add(name + " answers")
 			}
-			prov := &enginetest.FakeProvider{
-				OnCheck: func(_ context.Context, req *enginetest.CheckRequest) (*enginetest.CheckResponse, error) {
+			prov := &FakeProvider{
+				OnCheck: func(_ context.Context, req *CheckRequest) (*CheckResponse, error) {
 					if slow == "check" && req.Name == "a" {
 						wait("check a")
 					}
 					log.add("check " + req.Name)
 					return nil, nil
 				},
-				OnDiff: func(_ context.Context, req *enginetest.DiffRequest) (*enginetest.DiffResponse, error) {
+				OnDiff: func(_ context.Context, req *DiffRequest) (*DiffResponse, error) {
 					if slow == "diff" && req.Name == "a" {
 						wait("diff a")
 					}
-					return &enginetest.DiffResponse{Changed: []string{"length"}}, nil
+					return &DiffResponse{Changed: []string{"length"}}, nil
 				},
-				OnCreate: func(_ context.Context, req *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+				OnCreate: func(_ context.Context, req *CreateRequest) (*CreateResponse, error) {
 					if req.Name == "early" {
 						creating.open()
 						<-releaseCreate.ch
 					}
 					log.add("create " + req.Name)
-					return &enginetest.CreateResponse{ID: req.Name + "-id", Outputs: req.Inputs}, nil
+					return &CreateResponse{ID: req.Name + "-id", Outputs: req.Inputs}, nil
 				},
 			}
-			e := startEngine(t, enginetest.WithState(prior), enginetest.WithProvider(prov))
+			e := startEngine(t, WithState(prior), WithProvider(prov))
 			releaseCreate.openAtEnd(t)
 			releaseCall.openAtEnd(t)
 			p := newProgram(t, e)
@@ -224,7 +222,7 @@ func TestSlowCheckOrDiffHoldsUpLaterRegistrations(t *testing.T) {
 			a := registered(p, "a", map[string]any{"length": 3})
 			<-calling.ch
 			late := registered(p, "late", map[string]any{"n": 2})
-			waitFor(t, func() bool { return enginetest.GeneratorWaiters(e) == 1 }, func() string {
+			waitFor(t, func() bool { return e.gen.waiters() == 1 }, func() string {
 				if log.has("check late") {
 					return "the later registration was checked while the " + slow + " had not answered"
 				}

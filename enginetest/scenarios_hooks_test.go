@@ -1,4 +1,4 @@
-package enginetest_test
+package enginetest
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 type binding = pulumirpc.RegisterResourceRequest_ResourceHooksBinding
@@ -112,14 +110,14 @@ func TestScenario23_AfterCreateRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := startEngine(t, enginetest.DryRun(tt.preview))
+			e := startEngine(t, DryRun(tt.preview))
 			cbs := newCallbackServer(t)
 			p := newProgram(t, e)
 			var calls hookCalls
 			p.resourceHook("h", cbs.hook(calls.fn(nil, nil)), true, false)
 			props := map[string]any{"foo": "bar"}
 			if tt.preview {
-				props["later"] = enginetest.UnknownValue()
+				props["later"] = unknownValue()
 			}
 			r := p.custom("r", props, withHooks(&binding{AfterCreate: []string{"h"}}))
 			res := p.finish()
@@ -136,7 +134,7 @@ func TestScenario23_AfterCreateRequest(t *testing.T) {
 			if req.GetNewInputs() == nil || req.OldInputs != nil || req.OldOutputs != nil || req.GetNewOptions() == nil {
 				t.Errorf("fields of %v", req)
 			}
-			if tt.wantUnknown && field(req.GetNewOutputs(), "later").GetStringValue() != enginetest.UnknownSentinel {
+			if tt.wantUnknown && field(req.GetNewOutputs(), "later").GetStringValue() != unknownSentinel {
 				t.Errorf("new_outputs %v, want an unknown", req.GetNewOutputs())
 			}
 		})
@@ -157,7 +155,7 @@ func TestScenario24_BeforeUpdateRequest(t *testing.T) {
 	old := res1.State.Get(e1.URN("", thingType, "r"))
 
 	// Second deployment: the binding names "new"; both are registered.
-	e2 := startEngine(t, enginetest.WithState(res1.State))
+	e2 := startEngine(t, WithState(res1.State))
 	cbs2 := newCallbackServer(t)
 	p2 := newProgram(t, e2)
 	var oldCalls, newCalls hookCalls
@@ -191,13 +189,13 @@ func TestScenario24_BeforeUpdateRequest(t *testing.T) {
 		t.Errorf("old_options %v new_options %v, want protect false then true", req.GetOldOptions(), req.GetNewOptions())
 	}
 	wantEqualStrings(t, "old binding", req.GetOldOptions().GetHooks().GetBeforeUpdate(), []string{"old"})
-	if ops := stepOps(res2); ops[old.URN] != enginetest.OpUpdate {
+	if ops := stepOps(res2); ops[old.URN] != opUpdate {
 		t.Fatalf("steps %v, want an update", res2.Steps)
 	}
 }
 
-func stepOps(r *enginetest.Result) map[string]enginetest.Op {
-	out := map[string]enginetest.Op{}
+func stepOps(r *Result) map[string]string {
+	out := map[string]string{}
 	for _, s := range r.Steps {
 		out[s.URN] = s.Op
 	}
@@ -218,7 +216,7 @@ func TestScenario25_AfterDeleteAfterShutdownSignal(t *testing.T) {
 
 	// The second program drops the resource but registers the hook again,
 	// on a new server and token.
-	e2 := startEngine(t, enginetest.WithState(res1.State))
+	e2 := startEngine(t, WithState(res1.State))
 	cbs2 := newCallbackServer(t)
 	p2 := newProgram(t, e2)
 	var calls hookCalls
@@ -230,7 +228,7 @@ func TestScenario25_AfterDeleteAfterShutdownSignal(t *testing.T) {
 		t.Fatal(err)
 	}
 	// SignalAndWaitForShutdown returned: the hook has run.
-	callbacksAtSignal := len(e2.Events(enginetest.KindHook, enginetest.KindErrorHook, enginetest.KindCallback))
+	callbacksAtSignal := len(e2.Events(KindHook, KindErrorHook, KindCallback))
 	got := calls.all()
 	if len(got) != 1 {
 		t.Fatalf("got %d calls, want 1", len(got))
@@ -245,7 +243,7 @@ func TestScenario25_AfterDeleteAfterShutdownSignal(t *testing.T) {
 	if res2.State.Get(old.URN) != nil {
 		t.Fatal("resource still in state")
 	}
-	if n := len(e2.Events(enginetest.KindHook, enginetest.KindErrorHook, enginetest.KindCallback)); n != callbacksAtSignal {
+	if n := len(e2.Events(KindHook, KindErrorHook, KindCallback)); n != callbacksAtSignal {
 		t.Fatalf("%d callback calls after SignalAndWaitForShutdown returned", n-callbacksAtSignal)
 	}
 }
@@ -265,7 +263,7 @@ func TestScenario26_OnDryRun(t *testing.T) {
 			map[bool]string{true: "preview", false: "up"}[tt.preview]
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			e := startEngine(t, enginetest.DryRun(tt.preview))
+			e := startEngine(t, DryRun(tt.preview))
 			cbs := newCallbackServer(t)
 			p := newProgram(t, e)
 			var calls hookCalls
@@ -308,7 +306,7 @@ func TestScenario27_BeforeCreateErrorBails(t *testing.T) {
 			p.registerAfterEnd(res{typ: thingType, name: "later", custom: true}).stop()
 
 			wantFailed(t, result, urn, tt.wantMsg)
-			if n := len(e.Events(enginetest.KindProviderCreate)); n != 0 {
+			if n := len(e.Events(kindProviderCreate)); n != 0 {
 				t.Fatalf("provider Create called %d times", n)
 			}
 			if result.State.Get(urn) != nil || result.State.Get(e.URN("", thingType, "later")) != nil {
@@ -324,7 +322,7 @@ func TestScenario28_AfterCreateErrorFailsFast(t *testing.T) {
 		name := map[bool]string{false: "fail-fast", true: "continue-on-error"}[continueOnError]
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			e := startEngine(t, enginetest.ContinueOnError(continueOnError))
+			e := startEngine(t, ContinueOnError(continueOnError))
 			cbs := newCallbackServer(t)
 			p := newProgram(t, e)
 			p.resourceHook("myHook", cbs.hook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
@@ -333,7 +331,7 @@ func TestScenario28_AfterCreateErrorFailsFast(t *testing.T) {
 			// The after hook's failure does not fail the RPC.
 			r := p.custom("r", map[string]any{"v": 1.0}, withHooks(&binding{AfterCreate: []string{"myHook"}}))
 			later := res{typ: thingType, name: "later", custom: true}
-			var res *enginetest.Result
+			var res *Result
 			var laterErr error
 			if continueOnError {
 				_, laterErr = p.register(later)
@@ -378,7 +376,7 @@ func TestScenario29_IgnoreErrors(t *testing.T) {
 	if res.Err != nil {
 		t.Fatalf("deployment failed: %v", res.Err)
 	}
-	wantDiag(t, res.Diagnostics, enginetest.SeverityWarning, r.GetUrn(), `BeforeCreate hook "myHook" failed: Oh no`)
+	wantDiag(t, res.Diagnostics, severityWarning, r.GetUrn(), `BeforeCreate hook "myHook" failed: Oh no`)
 	if len(second.all()) != 1 {
 		t.Fatal("the next hook did not run")
 	}
@@ -392,7 +390,7 @@ func TestScenario30_UnregisteredHookName(t *testing.T) {
 	for _, preview := range []bool{false, true} {
 		t.Run(map[bool]string{false: "up", true: "preview"}[preview], func(t *testing.T) {
 			t.Parallel()
-			e := startEngine(t, enginetest.DryRun(preview))
+			e := startEngine(t, DryRun(preview))
 			p := newProgram(t, e)
 			res := p.registerUnanswered(res{typ: thingType, name: "r", custom: true, mod: withHooks(&binding{BeforeCreate: []string{"x"}})})
 			wantFailed(t, res, e.URN("", thingType, "r"), `hook "x" was not registered`)

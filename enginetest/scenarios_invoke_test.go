@@ -1,4 +1,4 @@
-package enginetest_test
+package enginetest
 
 import (
 	"context"
@@ -12,8 +12,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 func TestScenario17_InvokeTransforms(t *testing.T) {
@@ -22,12 +20,12 @@ func TestScenario17_InvokeTransforms(t *testing.T) {
 		t.Parallel()
 		var mu sync.Mutex
 		var providerArgs *structpb.Struct
-		e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
-			OnInvoke: func(_ context.Context, req *enginetest.InvokeRequest) (*enginetest.InvokeResponse, error) {
+		e := startEngine(t, WithProvider(&FakeProvider{
+			OnInvoke: func(_ context.Context, req *InvokeRequest) (*InvokeResponse, error) {
 				mu.Lock()
 				providerArgs = req.Args
 				mu.Unlock()
-				return &enginetest.InvokeResponse{Return: req.Args}, nil
+				return &InvokeResponse{Return: req.Args}, nil
 			},
 		}))
 		cbs := newCallbackServer(t)
@@ -80,8 +78,8 @@ func TestScenario17_InvokeTransforms(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := p.mon.Invoke(p.ctx(), &pulumirpc.ResourceInvokeRequest{Tok: "test:index:fn", Args: mustStruct(t, map[string]any{
-			"s": enginetest.OutputValue{Value: structpb.NewStringValue("shh"), Known: true, Secret: true}.Encode(),
-			"u": enginetest.OutputValue{}.Encode(),
+			"s": outputValue{Value: structpb.NewStringValue("shh"), Known: true, Secret: true}.Encode(),
+			"u": outputValue{}.Encode(),
 		})})
 		if err != nil {
 			t.Fatal(err)
@@ -89,7 +87,7 @@ func TestScenario17_InvokeTransforms(t *testing.T) {
 		p.finish()
 		mu.Lock()
 		defer mu.Unlock()
-		if !enginetest.IsSecret(field(got, "s")) || field(got, "u").GetStringValue() != enginetest.UnknownSentinel {
+		if !isSecret(field(got, "s")) || field(got, "u").GetStringValue() != unknownSentinel {
 			t.Fatalf("invoke transform args %v, want a secret envelope and the unknown sentinel", got)
 		}
 	})
@@ -108,7 +106,7 @@ func TestScenario17_InvokeTransforms(t *testing.T) {
 		if status.Code(err) != codes.PermissionDenied || errMessage(err) != "nope" {
 			t.Fatalf("got %v, want the callback's PermissionDenied \"nope\"", err)
 		}
-		if n := len(e.Events(enginetest.KindProviderInvoke)); n != 0 {
+		if n := len(e.Events(kindProviderInvoke)); n != 0 {
 			t.Fatalf("provider invoked %d times", n)
 		}
 		p.finish()

@@ -1,4 +1,4 @@
-package enginetest_test
+package enginetest
 
 import (
 	"context"
@@ -11,8 +11,6 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 func TestScenario35_SignalTwice(t *testing.T) {
@@ -26,7 +24,7 @@ func TestScenario35_SignalTwice(t *testing.T) {
 	p1.custom("r", nil, withHooks(&binding{BeforeDelete: []string{"slow"}, AfterDelete: []string{"slow"}}))
 	res1 := p1.finish()
 
-	e := startEngine(t, enginetest.WithState(res1.State))
+	e := startEngine(t, WithState(res1.State))
 	cbs := newCallbackServer(t)
 	p := newProgram(t, e)
 	started := make(chan struct{})
@@ -101,7 +99,7 @@ func TestCloseReleasesWaitingProgram(t *testing.T) {
 	p1.resourceHook("blocker", cbs1.hook(nil), false, false)
 	res1 := p1.finish()
 
-	e, err := enginetest.Start(enginetest.WithState(res1.State))
+	e, err := Start(WithState(res1.State))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,11 +152,11 @@ func TestProgramFailureAfterItsSignal(t *testing.T) {
 		{"error", errors.New("boom after the signal"), "boom after the signal"},
 		// The language host's bail for a program that exited with status
 		// 32 reaches the engine's cleanup, which prints it as it is.
-		{"reported", fmt.Errorf("exit status 32: %w", enginetest.ErrProgramReported), "BAIL: run bailed"},
+		{"reported", fmt.Errorf("exit status 32: %w", ErrProgramReported), "BAIL: run bailed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := startEngine(t, enginetest.WithState(prior))
+			e := startEngine(t, WithState(prior))
 			p := newProgram(t, e)
 			res, err := e.RunFunc(t.Context(), func() error {
 				p.custom("kept", nil)
@@ -175,7 +173,7 @@ func TestProgramFailureAfterItsSignal(t *testing.T) {
 			}
 			var errs []string
 			for _, d := range res.Diagnostics {
-				if d.Severity == enginetest.SeverityError {
+				if d.Severity == severityError {
 					errs = append(errs, d.URN+"|"+d.Message)
 				}
 			}
@@ -198,8 +196,8 @@ func TestProgramFailureAfterItsSignal(t *testing.T) {
 func TestProgramFailureAfterAStepFailureIsNotRead(t *testing.T) {
 	releaseSlow := make(chan struct{})
 	slowStarted := make(chan struct{})
-	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
-		OnCreate: func(ctx context.Context, req *enginetest.CreateRequest) (*enginetest.CreateResponse, error) {
+	e := startEngine(t, WithProvider(&FakeProvider{
+		OnCreate: func(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {
 			switch req.Name {
 			case "slow":
 				close(slowStarted)
@@ -207,7 +205,7 @@ func TestProgramFailureAfterAStepFailureIsNotRead(t *testing.T) {
 			case "bad":
 				return nil, errors.New("quota exceeded")
 			}
-			return (&enginetest.FakeProvider{}).Create(ctx, req)
+			return (&FakeProvider{}).create(ctx, req)
 		},
 	}))
 	p := newProgram(t, e)

@@ -1,4 +1,4 @@
-package enginetest_test
+package enginetest
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 // The rules of the engine's that only the engine can check, since they
@@ -88,10 +86,10 @@ func TestMigrationRulesOfTheDeployment(t *testing.T) {
 		}
 	}
 	// addPrior adds a resource to the prior state, with a's provider.
-	addPrior := func(urn, parent string) func(*enginetest.State) {
-		return func(s *enginetest.State) {
-			s.Resources = append(s.Resources, &enginetest.ResourceState{URN: urn, Type: thingType,
-				Name: enginetest.URNName(urn), Custom: true, ID: enginetest.URNName(urn) + "-id", Parent: parent,
+	addPrior := func(urn, parent string) func(*State) {
+		return func(s *State) {
+			s.Resources = append(s.Resources, &ResourceState{URN: urn, Type: thingType,
+				Name: URNName(urn), Custom: true, ID: URNName(urn) + "-id", Parent: parent,
 				Provider: s.Get(a).Provider})
 		}
 	}
@@ -103,7 +101,7 @@ func TestMigrationRulesOfTheDeployment(t *testing.T) {
 		// if pending.
 		child, pending bool
 		// prior changes the prior state further.
-		prior func(*enginetest.State)
+		prior func(*State)
 		fns   []migrationFunc
 		// response, if set, is the one migration's answer, as it is sent.
 		response []byte
@@ -147,15 +145,15 @@ func TestMigrationRulesOfTheDeployment(t *testing.T) {
 		})}, want: "state migration for " + a + ": deserializing returned state of " + c +
 			": malformed secret value: exactly one of `ciphertext` or `plaintext` must be supplied"},
 		{name: "secret-in-secret-not-json", fns: []migrationFunc{withComponent(func(m map[string]any) {
-			m["inputs"] = map[string]any{"s": secret(map[string]any{"plaintext": `{"` + enginetest.SigKey + `": "` +
-				enginetest.SecretSig + `", "plaintext": "{"}`})}
+			m["inputs"] = map[string]any{"s": secret(map[string]any{"plaintext": `{"` + sigKey + `": "` +
+				secretSig + `", "plaintext": "{"}`})}
 		})}, want: "state migration for " + a + ": deserializing returned state of " + c + ": unexpected end of JSON input"},
 		{name: "unreadable-response", response: []byte{0xff},
 			want: "state migration 1 of 1 for " + a + ": unmarshaling state migration response: "},
 		{name: "prior-state-invalid-urn", fns: []migrationFunc{unchanged}, prior: addPrior("not-a-urn", a),
 			want: `state migration for ` + a + `: received a resource with invalid URN "not-a-urn"`},
 		{name: "prior-state-duplicate", fns: []migrationFunc{unchanged},
-			prior: func(s *enginetest.State) { addPrior(child, a)(s); addPrior(child, a)(s) },
+			prior: func(s *State) { addPrior(child, a)(s); addPrior(child, a)(s) },
 			want:  "state migration for " + a + ": received duplicate resource " + child},
 		{name: "registration-claimed-by-alias", fns: []migrationFunc{renameLength},
 			before: func(p *program) {
@@ -189,23 +187,23 @@ func TestMigrationRulesOfTheDeployment(t *testing.T) {
 			return append(old, map[string]any{"urn": loop, "custom": false, "type": "pulumi:pulumi:Stack", "parent": loop}), nil, nil
 		}}, want: "state migration for " + a + ": resource " + loop + " has a cyclic parent chain"},
 		{name: "provider-state-rewritten",
-			prior: func(s *enginetest.State) {
-				s.Resources = append(s.Resources, &enginetest.ResourceState{URN: prov, Type: "pulumi:providers:test",
+			prior: func(s *State) {
+				s.Resources = append(s.Resources, &ResourceState{URN: prov, Type: "pulumi:providers:test",
 					Name: "prov", Custom: true, ID: "prov-id", Parent: a})
 			},
 			fns: []migrationFunc{touched(b)},
 			want: "state migration for " + a + ": state migration for " + a + " rewrites references in provider state " +
 				prov + " returned by the migration; provider states must remain unchanged"},
 		{name: "retained-provider-state-rewritten", renamed: true,
-			prior: func(s *enginetest.State) {
-				s.Resources = append(s.Resources, &enginetest.ResourceState{URN: "urn:pulumi:stack::project::pulumi:providers:test::other",
+			prior: func(s *State) {
+				s.Resources = append(s.Resources, &ResourceState{URN: "urn:pulumi:stack::project::pulumi:providers:test::other",
 					Type: "pulumi:providers:test", Name: "other", Custom: true, ID: "other-id", DependsOn: []string{a}})
 			},
 			fns: []migrationFunc{touched(b)},
 			want: "state migration for " + b + " rewrites references in provider state " +
 				"urn:pulumi:stack::project::pulumi:providers:test::other retained from prior state; provider states must remain unchanged"},
 		{name: "retained-provider-reference-unparsed", renamed: true,
-			prior: func(s *enginetest.State) {
+			prior: func(s *State) {
 				addPrior("urn:pulumi:stack::project::"+thingType+"::other", "")(s)
 				s.Get("urn:pulumi:stack::project::" + thingType + "::other").Provider = "nope"
 			},
@@ -213,8 +211,8 @@ func TestMigrationRulesOfTheDeployment(t *testing.T) {
 			want: "state migration for " + b + `: rewriting successor references: parsing provider reference "nope": ` +
 				`expected '::' in provider reference 'nope'`},
 		{name: "intermediate-provider-state-rewritten",
-			prior: func(s *enginetest.State) {
-				s.Resources = append(s.Resources, &enginetest.ResourceState{URN: prov, Type: "pulumi:providers:test",
+			prior: func(s *State) {
+				s.Resources = append(s.Resources, &ResourceState{URN: prov, Type: "pulumi:providers:test",
 					Name: "prov", Custom: true, ID: "prov-id", Parent: a})
 			},
 			fns: []migrationFunc{touched(b), unchanged},
@@ -260,7 +258,7 @@ func TestMigrationRulesOfTheDeployment(t *testing.T) {
 			t.Parallel()
 			prior := priorState(t)
 			if tt.child {
-				prior.Resources = append(prior.Resources, &enginetest.ResourceState{
+				prior.Resources = append(prior.Resources, &ResourceState{
 					URN: child, Type: thingType, Name: "child", Custom: true, ID: "child-id", Parent: a,
 					Provider: prior.Get(a).Provider, PendingDelete: tt.pending,
 				})
@@ -268,7 +266,7 @@ func TestMigrationRulesOfTheDeployment(t *testing.T) {
 			if tt.prior != nil {
 				tt.prior(prior)
 			}
-			e := startEngine(t, enginetest.WithState(prior))
+			e := startEngine(t, WithState(prior))
 			cbs := newCallbackServer(t)
 			p := newProgram(t, e)
 			if tt.before != nil {
@@ -303,14 +301,14 @@ func TestMigrationRulesOfTheDeployment(t *testing.T) {
 // JSON is read as that value.
 func TestMigrationSecretCiphertextIsReadAsPlaintext(t *testing.T) {
 	t.Parallel()
-	e := startEngine(t, enginetest.WithState(priorState(t)))
+	e := startEngine(t, WithState(priorState(t)))
 	cbs := newCallbackServer(t)
 	var m migration
 	p := newProgram(t, e)
 	resp := p.custom("a", map[string]any{"length": 2}, withMigrations(m.serve(cbs,
 		func(_ string, old []map[string]any) ([]map[string]any, map[string]string, error) {
 			old[0]["outputs"] = map[string]any{"length": map[string]any{
-				enginetest.SigKey: enginetest.SecretSig, "ciphertext": "3"}}
+				sigKey: secretSig, "ciphertext": "3"}}
 			return old, nil, nil
 		})))
 	res := p.finish()
@@ -318,7 +316,7 @@ func TestMigrationSecretCiphertextIsReadAsPlaintext(t *testing.T) {
 		t.Fatalf("deployment failed: %v\n%s", res.Err, e.Trace())
 	}
 	got := res.State.Get(resp.GetUrn()).Outputs.GetFields()["length"]
-	if !enginetest.IsSecret(got) || got.GetStructValue().GetFields()["value"].GetNumberValue() != 3 {
+	if !isSecret(got) || got.GetStructValue().GetFields()["value"].GetNumberValue() != 3 {
 		t.Fatalf("output %v, want the secret 3\n%s", got, e.Trace())
 	}
 }
@@ -338,10 +336,10 @@ func TestMigrationChainsIntermediateURNsStayOutsideIt(t *testing.T) {
 	)
 	prior := priorState(t)
 	prior.Resources = append(prior.Resources,
-		&enginetest.ResourceState{URN: mid, Type: thingType, Name: "t", Custom: true, ID: "t-id", Provider: prior.Get(a).Provider},
-		&enginetest.ResourceState{URN: other, Type: "pulumi:providers:test", Name: "other", Custom: true, ID: "other-id",
+		&ResourceState{URN: mid, Type: thingType, Name: "t", Custom: true, ID: "t-id", Provider: prior.Get(a).Provider},
+		&ResourceState{URN: other, Type: "pulumi:providers:test", Name: "other", Custom: true, ID: "other-id",
 			DependsOn: []string{mid}})
-	e := startEngine(t, enginetest.WithState(prior))
+	e := startEngine(t, WithState(prior))
 	cbs := newCallbackServer(t)
 	p := newProgram(t, e)
 	rename := func(to string) migrationFunc {
@@ -360,5 +358,5 @@ func TestMigrationChainsIntermediateURNsStayOutsideIt(t *testing.T) {
 	if res.Failed {
 		t.Fatalf("deployment failed: %v\n%s", res.Err, e.Trace())
 	}
-	wantDiag(t, res.Diagnostics, enginetest.SeverityInfo, b, "State migration applied (state entries: 1 before, 1 after).")
+	wantDiag(t, res.Diagnostics, severityInfo, b, "State migration applied (state entries: 1 before, 1 after).")
 }

@@ -1,4 +1,4 @@
-package enginetest_test
+package enginetest
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 // migrationFunc is a state migration over decoded checkpoint resources. A
@@ -72,7 +70,7 @@ func renameLength(_ string, old []map[string]any) ([]map[string]any, map[string]
 
 // priorState is the state of a first update that created thing "a" with
 // {"length": 2}.
-func priorState(t *testing.T) *enginetest.State {
+func priorState(t *testing.T) *State {
 	t.Helper()
 	e := startEngine(t)
 	p := newProgram(t, e)
@@ -88,7 +86,7 @@ func withMigrations(cbs ...*pulumirpc.Callback) func(*pulumirpc.RegisterResource
 	return func(r *pulumirpc.RegisterResourceRequest) { r.StateMigrations = cbs }
 }
 
-func stepOf(res *enginetest.Result, urn string) enginetest.Op {
+func stepOf(res *Result, urn string) string {
 	for _, s := range res.Steps {
 		if s.URN == urn {
 			return s.Op
@@ -110,7 +108,7 @@ func TestMigrationRenamesAPropertyAndTheStepIsSame(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			e := startEngine(t, enginetest.WithState(prior), enginetest.DryRun(preview))
+			e := startEngine(t, WithState(prior), DryRun(preview))
 			cbs := newCallbackServer(t)
 			var m migration
 			p := newProgram(t, e)
@@ -123,8 +121,8 @@ func TestMigrationRenamesAPropertyAndTheStepIsSame(t *testing.T) {
 			if got := m.calls(); len(got) != 1 || !strings.Contains(got[0], `"length":2`) || !strings.Contains(got[0], `"urn":"`+urn+`"`) {
 				t.Fatalf("the migration got %q, want one call with the prior state", got)
 			}
-			wantDiag(t, res.Diagnostics, enginetest.SeverityInfo, urn, "State migration "+verb+" (state entries: 1 before, 1 after).")
-			if op := stepOf(res, urn); op != enginetest.OpSame {
+			wantDiag(t, res.Diagnostics, severityInfo, urn, "State migration "+verb+" (state entries: 1 before, 1 after).")
+			if op := stepOf(res, urn); op != opSame {
 				t.Fatalf("step %q, want same\n%s", op, e.Trace())
 			}
 			got := res.State.Get(urn)
@@ -146,18 +144,18 @@ func TestMigrationsRunOnlyOverPriorState(t *testing.T) {
 	prior := priorState(t)
 	tests := []struct {
 		name      string
-		opts      []enginetest.Option
+		opts      []Option
 		resource  string
 		wantCalls int
 	}{
 		{name: "new-resource", resource: "b", wantCalls: 0},
-		{name: "destroy-run-program", opts: []enginetest.Option{enginetest.Destroy(true)}, resource: "a", wantCalls: 0},
+		{name: "destroy-run-program", opts: []Option{Destroy(true)}, resource: "a", wantCalls: 0},
 		{name: "no-change", resource: "a", wantCalls: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := startEngine(t, append([]enginetest.Option{enginetest.WithState(prior)}, tt.opts...)...)
+			e := startEngine(t, append([]Option{WithState(prior)}, tt.opts...)...)
 			cbs := newCallbackServer(t)
 			var m migration
 			p := newProgram(t, e)
@@ -184,7 +182,7 @@ func TestMigrationsRunOnlyOverPriorState(t *testing.T) {
 func TestMigrationsRunInOrder(t *testing.T) {
 	t.Parallel()
 	prior := priorState(t)
-	e := startEngine(t, enginetest.WithState(prior))
+	e := startEngine(t, WithState(prior))
 	cbs := newCallbackServer(t)
 	var first, second migration
 	addPrefix := func(_ string, old []map[string]any) ([]map[string]any, map[string]string, error) {
@@ -202,7 +200,7 @@ func TestMigrationsRunInOrder(t *testing.T) {
 	if got := second.calls(); len(got) != 1 || !strings.Contains(got[0], `"size":2`) {
 		t.Fatalf("the second migration got %q, want the first one's result", got)
 	}
-	if op := stepOf(res, p.e.URN("", thingType, "a")); op != enginetest.OpSame {
+	if op := stepOf(res, p.e.URN("", thingType, "a")); op != opSame {
 		t.Fatalf("step %q, want same", op)
 	}
 }
@@ -214,7 +212,7 @@ func TestMigrationsRunInOrder(t *testing.T) {
 func TestMigrationWithSuccessor(t *testing.T) {
 	t.Parallel()
 	prior := priorState(t)
-	e := startEngine(t, enginetest.WithState(prior))
+	e := startEngine(t, WithState(prior))
 	cbs := newCallbackServer(t)
 	oldURN := e.URN("", thingType, "a")
 	newURN := e.URN("", thingType+"V2", "a")
@@ -270,7 +268,7 @@ func TestMigrationResultsTheEngineRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := startEngine(t, enginetest.WithState(prior))
+			e := startEngine(t, WithState(prior))
 			cbs := newCallbackServer(t)
 			var m migration
 			p := newProgram(t, e)

@@ -1,19 +1,17 @@
-package enginetest_test
+package enginetest
 
 import (
 	"fmt"
 	"testing"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 // deploy runs one update of a program that registers thing "a" with props,
 // from prior, and returns its result.
-func deploy(t *testing.T, prior *enginetest.State, props map[string]any) *enginetest.Result {
+func deploy(t *testing.T, prior *State, props map[string]any) *Result {
 	t.Helper()
-	var opts []enginetest.Option
+	var opts []Option
 	if prior != nil {
-		opts = append(opts, enginetest.WithState(prior))
+		opts = append(opts, WithState(prior))
 	}
 	e := startEngine(t, opts...)
 	p := newProgram(t, e)
@@ -37,7 +35,7 @@ func TestDefaultProviderReplacesOnKeepersWithANewID(t *testing.T) {
 	}
 
 	updated := deploy(t, first.State, map[string]any{"keepers": map[string]any{"owner": "ann"}, "length": 3})
-	if op := stepOf(updated, urn); op != enginetest.OpUpdate {
+	if op := stepOf(updated, urn); op != opUpdate {
 		t.Errorf("a change of length is %q, want an update", op)
 	}
 	if id := updated.State.Get(urn).ID; id != "a-id" {
@@ -47,7 +45,7 @@ func TestDefaultProviderReplacesOnKeepersWithANewID(t *testing.T) {
 	prior := updated.State
 	for _, want := range []string{"a-id-2", "a-id-3"} {
 		replaced := deploy(t, prior, map[string]any{"keepers": map[string]any{"owner": want}, "length": 3})
-		if op := stepOf(replaced, urn); op != enginetest.OpReplace {
+		if op := stepOf(replaced, urn); op != opReplace {
 			t.Errorf("a change of keepers is %q, want a replacement", op)
 		}
 		if id := replaced.State.Get(urn).ID; id != want {
@@ -61,8 +59,8 @@ func TestDefaultProviderReplacesOnKeepersWithANewID(t *testing.T) {
 // replaceOnChanges.
 func TestDefaultProviderDiffSaysKeepersReplace(t *testing.T) {
 	t.Parallel()
-	p := &enginetest.FakeProvider{}
-	resp, err := p.Diff(t.Context(), &enginetest.DiffRequest{
+	p := &FakeProvider{}
+	resp, err := p.diff(t.Context(), &DiffRequest{
 		OldInputs: mustStruct(t, map[string]any{"keepers": map[string]any{"a": "1"}, "length": 2}),
 		NewInputs: mustStruct(t, map[string]any{"keepers": map[string]any{"a": "2"}, "length": 3}),
 	})
@@ -86,9 +84,9 @@ func (f *failures) Errorf(format string, args ...any) {
 
 // notReplaced is the assertion a migration test makes: the resource kept
 // its ID and was not replaced.
-func notReplaced(t testing.TB, before, after *enginetest.Result, urn string) {
+func notReplaced(t testing.TB, before, after *Result, urn string) {
 	t.Helper()
-	if op := stepOf(after, urn); op == enginetest.OpReplace {
+	if op := stepOf(after, urn); op == opReplace {
 		t.Errorf("%s was replaced", urn)
 	}
 	if a, b := before.State.Get(urn).ID, after.State.Get(urn).ID; a != b {
@@ -123,7 +121,7 @@ func TestNotReplacedCanFail(t *testing.T) {
 		}
 		return old, nil, nil
 	}
-	e := startEngine(t, enginetest.WithState(first.State))
+	e := startEngine(t, WithState(first.State))
 	p := newProgram(t, e)
 	p.custom("a", renamed, withMigrations(m.serve(newCallbackServer(t), rename)))
 	migrated := p.finish()

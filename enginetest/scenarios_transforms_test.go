@@ -1,4 +1,4 @@
-package enginetest_test
+package enginetest
 
 import (
 	"context"
@@ -13,8 +13,6 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 // appendTo returns a transform that appends tag to the string property
@@ -140,7 +138,7 @@ func TestScenario07_EmptyTransformResponseNoChange(t *testing.T) {
 			}
 			wantEqualStrings(t, "ignoreChanges", st.IgnoreChanges, []string{"n"})
 			wantEqualStrings(t, "dependsOn", st.DependsOn, []string{dep.GetUrn()})
-			if len(e.Events(enginetest.KindCallback)) != 1 {
+			if len(e.Events(KindCallback)) != 1 {
 				t.Fatalf("want exactly one transform call:\n%s", e.Trace())
 			}
 		})
@@ -179,7 +177,7 @@ func TestScenario09_OptionsReplaceWholeMessage(t *testing.T) {
 			cbs := newCallbackServer(t)
 			p := newProgram(t, e)
 			explicit := p.mustRegister(res{typ: "pulumi:providers:test", name: "explicit", custom: true})
-			ref := enginetest.ProviderReference(explicit.GetUrn(), explicit.GetId())
+			ref := providerReference(explicit.GetUrn(), explicit.GetId())
 			dep := p.custom("dep", nil)
 			var seen *pulumirpc.TransformResourceOptions
 			var mu sync.Mutex
@@ -271,7 +269,7 @@ func TestScenario10_TransformErrorFailsRegistration(t *testing.T) {
 			if len(res.Diagnostics) != 0 {
 				t.Fatalf("engine emitted diagnostics: %v", res.Diagnostics)
 			}
-			if n := len(e.Events(enginetest.KindProviderCreate)); n != 0 {
+			if n := len(e.Events(kindProviderCreate)); n != 0 {
 				t.Fatalf("provider called %d times", n)
 			}
 		})
@@ -283,7 +281,7 @@ func TestScenario11_SecretsAndUnknownsAsOutputValues(t *testing.T) {
 	for _, preview := range []bool{false, true} {
 		t.Run(map[bool]string{false: "up", true: "preview"}[preview], func(t *testing.T) {
 			t.Parallel()
-			e := startEngine(t, enginetest.DryRun(preview))
+			e := startEngine(t, DryRun(preview))
 			cbs := newCallbackServer(t)
 			p := newProgram(t, e)
 			var mu sync.Mutex
@@ -295,22 +293,22 @@ func TestScenario11_SecretsAndUnknownsAsOutputValues(t *testing.T) {
 				return nil, nil
 			}))
 			r := p.custom("r", map[string]any{
-				"s":     enginetest.SecretValue(structpb.NewStringValue("shh")),
-				"u":     enginetest.UnknownValue(),
+				"s":     secretValue(structpb.NewStringValue("shh")),
+				"u":     unknownValue(),
 				"plain": "x",
 				"nested": structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{
-					"inner": enginetest.SecretValue(structpb.NewNumberValue(1)),
+					"inner": secretValue(structpb.NewNumberValue(1)),
 				}}),
 			})
 			res := p.finish()
 
 			mu.Lock()
 			defer mu.Unlock()
-			s, ok := enginetest.DecodeOutputValue(field(got, "s"))
+			s, ok := decodeOutputValue(field(got, "s"))
 			if !ok || !s.Secret || !s.Known || s.Value.GetStringValue() != "shh" {
 				t.Errorf("secret arrived as %v", field(got, "s"))
 			}
-			u, ok := enginetest.DecodeOutputValue(field(got, "u"))
+			u, ok := decodeOutputValue(field(got, "u"))
 			if !ok || u.Known || u.Secret {
 				t.Errorf("unknown arrived as %v", field(got, "u"))
 			}
@@ -318,12 +316,12 @@ func TestScenario11_SecretsAndUnknownsAsOutputValues(t *testing.T) {
 				t.Errorf("plain arrived as %v", field(got, "plain"))
 			}
 			inner := field(got, "nested").GetStructValue().GetFields()["inner"]
-			if n, ok := enginetest.DecodeOutputValue(inner); !ok || !n.Secret || n.Value.GetNumberValue() != 1 {
+			if n, ok := decodeOutputValue(inner); !ok || !n.Secret || n.Value.GetNumberValue() != 1 {
 				t.Errorf("nested secret arrived as %v", inner)
 			}
 			// The stored inputs are back in plain wire form.
 			st := res.State.Get(r.GetUrn())
-			if !enginetest.IsSecret(field(st.Inputs, "s")) || field(st.Inputs, "u").GetStringValue() != enginetest.UnknownSentinel {
+			if !isSecret(field(st.Inputs, "s")) || field(st.Inputs, "u").GetStringValue() != unknownSentinel {
 				t.Errorf("stored inputs %v", st.Inputs)
 			}
 		})
@@ -335,10 +333,10 @@ func TestScenario11_SecretsAndUnknownsAsOutputValues(t *testing.T) {
 // an empty list when it has none, where 3.260 left the field out.
 func TestTransformOutputValuesCarryDependencies(t *testing.T) {
 	t.Parallel()
-	for engine, want := range map[string]bool{enginetest.Engine3_274: true, enginetest.Engine3_260: false} {
+	for engine, want := range map[string]bool{engine3_274: true, engine3_260: false} {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
-			e := startEngine(t, enginetest.EngineVersion(engine))
+			e := startEngine(t, EngineVersion(engine))
 			cbs := newCallbackServer(t)
 			p := newProgram(t, e)
 			var mu sync.Mutex
@@ -350,10 +348,10 @@ func TestTransformOutputValuesCarryDependencies(t *testing.T) {
 				return nil, nil
 			}))
 			p.custom("r", map[string]any{
-				"s":     enginetest.SecretValue(structpb.NewStringValue("shh")),
-				"u":     enginetest.UnknownValue(),
+				"s":     secretValue(structpb.NewStringValue("shh")),
+				"u":     unknownValue(),
 				"plain": "x",
-				"list":  structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{enginetest.SecretValue(structpb.NewNumberValue(1))}}),
+				"list":  structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{secretValue(structpb.NewNumberValue(1))}}),
 			})
 			p.finish()
 
@@ -362,7 +360,7 @@ func TestTransformOutputValuesCarryDependencies(t *testing.T) {
 			for name, v := range map[string]*structpb.Value{
 				"s": field(got, "s"), "u": field(got, "u"), "list[0]": field(got, "list").GetListValue().GetValues()[0],
 			} {
-				if _, ok := enginetest.DecodeOutputValue(v); !ok {
+				if _, ok := decodeOutputValue(v); !ok {
 					t.Fatalf("%s arrived as %v, want an output value", name, v)
 				}
 				deps, has := v.GetStructValue().GetFields()["dependencies"]
@@ -401,11 +399,11 @@ func TestScenario12_PropertyDependenciesRoundTrip(t *testing.T) {
 			tr := cbs.transform(func(_ context.Context, req *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
 				props := proto.Clone(req.GetProperties()).(*structpb.Struct)
 				mu.Lock()
-				if o, ok := enginetest.DecodeOutputValue(field(props, "foo")); ok {
+				if o, ok := decodeOutputValue(field(props, "foo")); ok {
 					seen = o.Dependencies
 				}
 				mu.Unlock()
-				props.Fields["foo"] = enginetest.OutputValue{
+				props.Fields["foo"] = outputValue{
 					Value: structpb.NewStringValue("v"), Known: true, Dependencies: []string{a},
 				}.Encode()
 				return &pulumirpc.TransformResponse{Properties: props}, nil
@@ -449,7 +447,7 @@ func TestScenario13_StackTransformSetsProvider(t *testing.T) {
 	cbs := newCallbackServer(t)
 	p := newProgram(t, e)
 	prov := p.mustRegister(res{typ: "pulumi:providers:test", name: "mine", custom: true})
-	ref := enginetest.ProviderReference(prov.GetUrn(), prov.GetId())
+	ref := providerReference(prov.GetUrn(), prov.GetId())
 	p.stackTransform(cbs.transform(func(_ context.Context, req *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
 		if !req.GetCustom() || req.GetOptions().GetProvider() != "" {
 			return nil, nil
@@ -575,7 +573,7 @@ func TestScenario16_ByteStrings(t *testing.T) {
 			cb.AcceptsByteString = tt.accepts
 			p.stackTransform(cb)
 			_, err := p.register(res{typ: thingType, name: "r", custom: true, props: map[string]any{
-				"b": enginetest.ByteStringValue(raw),
+				"b": byteStringValue(raw),
 			}})
 			p.finish()
 			if tt.wantErr != "" {
@@ -588,7 +586,7 @@ func TestScenario16_ByteStrings(t *testing.T) {
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if enginetest.Signature(got) != enginetest.ByteStringSig ||
+			if signature(got) != byteStringSig ||
 				got.GetStructValue().GetFields()["value"].GetStringValue() != base64.StdEncoding.EncodeToString(raw) {
 				t.Fatalf("byte string arrived as %v", got)
 			}
@@ -600,8 +598,8 @@ func TestScenario18_RemoteComponentTransforms(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var seen []string
-	e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
-		OnConstruct: func(ctx context.Context, req *enginetest.ConstructRequest) (*enginetest.ConstructResponse, error) {
+	e := startEngine(t, WithProvider(&FakeProvider{
+		OnConstruct: func(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error) {
 			comp, err := req.Monitor.RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
 				Type: req.Type, Name: req.Name, Parent: req.Parent, Object: req.Inputs,
 			})
@@ -616,7 +614,7 @@ func TestScenario18_RemoteComponentTransforms(t *testing.T) {
 			if _, err := req.Monitor.RegisterResourceOutputs(ctx, &pulumirpc.RegisterResourceOutputsRequest{Urn: comp.GetUrn()}); err != nil {
 				return nil, err
 			}
-			return &enginetest.ConstructResponse{URN: comp.GetUrn()}, nil
+			return &ConstructResponse{URN: comp.GetUrn()}, nil
 		},
 	}))
 	cbs := newCallbackServer(t)
@@ -682,8 +680,8 @@ func TestRemoteComponentProviderTransforms(t *testing.T) {
 				})
 			}
 			fromProvider := record("provider")
-			e := startEngine(t, enginetest.WithProvider(&enginetest.FakeProvider{
-				OnConstruct: func(ctx context.Context, req *enginetest.ConstructRequest) (*enginetest.ConstructResponse, error) {
+			e := startEngine(t, WithProvider(&FakeProvider{
+				OnConstruct: func(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error) {
 					comp, err := req.Monitor.RegisterResource(ctx, &pulumirpc.RegisterResourceRequest{
 						Type: req.Type, Name: req.Name, Parent: req.Parent, Object: req.Inputs,
 						Transforms: []*pulumirpc.Callback{fromProvider},
@@ -699,7 +697,7 @@ func TestRemoteComponentProviderTransforms(t *testing.T) {
 					if _, err := req.Monitor.RegisterResourceOutputs(ctx, &pulumirpc.RegisterResourceOutputsRequest{Urn: comp.GetUrn()}); err != nil {
 						return nil, err
 					}
-					return &enginetest.ConstructResponse{URN: comp.GetUrn()}, nil
+					return &ConstructResponse{URN: comp.GetUrn()}, nil
 				},
 			}))
 			p := newProgram(t, e)

@@ -10,7 +10,7 @@ import (
 )
 
 // RootStackType is the type of the stack's root component resource.
-const RootStackType = "pulumi:pulumi:Stack"
+const rootStackType = "pulumi:pulumi:Stack"
 
 // providerTypePrefix starts the type of every provider resource.
 const providerTypePrefix = "pulumi:providers:"
@@ -147,9 +147,9 @@ func cloneStrings(s []string) []string {
 // NewURN builds a resource URN the way the engine does. parentType is the
 // qualified type of the parent (see [QualifiedType]); it is ignored when
 // empty or when the parent is the root stack.
-func NewURN(stack, project, parentType, typ, name string) string {
+func newURN(stack, project, parentType, typ, name string) string {
 	qt := typ
-	if parentType != "" && parentType != RootStackType {
+	if parentType != "" && parentType != rootStackType {
 		qt = parentType + "$" + typ
 	}
 	return "urn:pulumi:" + stack + "::" + project + "::" + qt + "::" + name
@@ -186,4 +186,4 @@ func packageOf(typ string) string {
 func isProviderType(typ string) bool { return strings.HasPrefix(typ, providerTypePrefix) }
 
 // ProviderReference joins a provider URN and ID into a reference.
-func ProviderReference(urn, id string) string { return urn + "::" + id }
+func providerReference(urn, id string) string { return urn + "::" + id }

@@ -55,7 +55,7 @@ func (e *Engine) decideStep(ns *ResourceState) (stepFunc, error) {
 		if ns.ImportID != "" {
 			return func() (*ResourceState, error) { return e.importStep(ns) }, nil
 		}
-		return func() (*ResourceState, error) { return e.createStep(ns, OpCreate, "") }, nil
+		return func() (*ResourceState, error) { return e.createStep(ns, opCreate, "") }, nil
 	}
 	op, dbr, err := e.diff(ns, old)
 	if err != nil {
@@ -66,14 +66,14 @@ func (e *Engine) decideStep(ns *ResourceState) (stepFunc, error) {
 		return nil, err
 	}
 	switch op {
-	case OpSame:
+	case opSame:
 		return func() (*ResourceState, error) {
-			e.startStep(OpSame, ns.URN)
+			e.startStep(opSame, ns.URN)
 			ns.ID, ns.Outputs = old.ID, cloneStruct(old.Outputs)
 			e.commit(ns)
 			return ns, nil
 		}, nil
-	case OpUpdate:
+	case opUpdate:
 		return func() (*ResourceState, error) { return e.updateStep(ns, old) }, nil
 	default:
 		return func() (*ResourceState, error) { return e.replaceStep(ns, old, dbr) }, nil
@@ -84,12 +84,12 @@ func (e *Engine) decideStep(ns *ResourceState) (stepFunc, error) {
 // else create now and delete the old one at the end.
 func (e *Engine) replaceStep(ns, old *ResourceState, dbr bool) (*ResourceState, error) {
 	if dbr {
-		if err := e.deleteStep(old, OpDeleteReplaced); err != nil {
+		if err := e.deleteStep(old, opDeleteReplaced); err != nil {
 			return nil, err
 		}
-		return e.createStep(ns, OpReplace, old.ID)
+		return e.createStep(ns, opReplace, old.ID)
 	}
-	st, err := e.createStep(ns, OpReplace, old.ID)
+	st, err := e.createStep(ns, opReplace, old.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -111,21 +111,17 @@ func applyIgnoreChanges(ns, old *ResourceState) {
 	}
 }
 
-// check runs the provider's Check, if it has one, and replaces the inputs
+// check runs the provider's Check and replaces the inputs
 // with the checked ones. Failures are reported one by one, then fail the
 // resource as invalid. Either way the deployment ends, even with
 // ContinueOnError: in the engine, Check is part of generating the step.
 func (e *Engine) check(ns, old *ResourceState) error {
-	c, ok := e.prov.(Checker)
-	if !ok {
-		return nil
-	}
 	req := &CheckRequest{URN: ns.URN, Type: ns.Type, Name: ns.Name, NewInputs: cloneStruct(ns.Inputs)}
 	if old != nil {
 		req.OldInputs = cloneStruct(old.Inputs)
 	}
-	resp, err := c.Check(e.base, req)
-	ev := Event{Kind: KindProviderCheck, URN: ns.URN, Detail: "ok"}
+	resp, err := e.prov.check(e.base, req)
+	ev := Event{Kind: kindProviderCheck, URN: ns.URN, Detail: "ok"}
 	if err == nil && resp != nil && resp.Inputs != nil {
 		var inputs *structpb.Struct
 		if inputs, err = canonical(resp.Inputs); err == nil {
@@ -159,25 +155,25 @@ func (e *Engine) check(ns, old *ResourceState) error {
 }
 
 // diff decides between same, update and replace.
-func (e *Engine) diff(ns, old *ResourceState) (Op, bool, error) {
+func (e *Engine) diff(ns, old *ResourceState) (string, bool, error) {
 	trigger := ns.ReplacementTrigger != nil && old.ReplacementTrigger != nil &&
 		!proto.Equal(ns.ReplacementTrigger, old.ReplacementTrigger)
 	if !ns.Custom || isProviderType(ns.Type) {
 		switch {
 		case trigger:
-			return OpReplace, ns.DeleteBeforeReplace, nil
+			return opReplace, ns.DeleteBeforeReplace, nil
 		case len(changedKeys(old.Inputs, ns.Inputs)) > 0:
-			return OpUpdate, false, nil
+			return opUpdate, false, nil
 		default:
-			return OpSame, false, nil
+			return opSame, false, nil
 		}
 	}
-	resp, err := e.prov.Diff(e.base, &DiffRequest{
+	resp, err := e.prov.diff(e.base, &DiffRequest{
 		URN: ns.URN, Type: ns.Type, Name: ns.Name, ID: old.ID,
 		OldInputs: cloneStruct(old.Inputs), OldOutputs: cloneStruct(old.Outputs),
 		NewInputs: cloneStruct(ns.Inputs), IgnoreChanges: cloneStrings(ns.IgnoreChanges),
 	})
-	ev := Event{Kind: KindProviderDiff, URN: ns.URN}
+	ev := Event{Kind: kindProviderDiff, URN: ns.URN}
 	if err != nil {
 		ev.Err = err.Error()
 		e.rec.add(ev)
@@ -203,11 +199,11 @@ func (e *Engine) diff(ns, old *ResourceState) (Op, bool, error) {
 	e.rec.add(ev)
 	switch {
 	case replace:
-		return OpReplace, ns.DeleteBeforeReplace || resp.DeleteBeforeReplace, nil
+		return opReplace, ns.DeleteBeforeReplace || resp.DeleteBeforeReplace, nil
 	case len(resp.Changed) > 0:
-		return OpUpdate, false, nil
+		return opUpdate, false, nil
 	default:
-		return OpSame, false, nil
+		return opSame, false, nil
 	}
 }
 
@@ -230,7 +226,7 @@ func onError(b *pulumirpc.RegisterResourceRequest_ResourceHooksBinding) []string
 }
 
 func (e *Engine) importStep(ns *ResourceState) (*ResourceState, error) {
-	e.startStep(OpImport, ns.URN)
+	e.startStep(opImport, ns.URN)
 	ns.ID = ns.ImportID
 	ns.Outputs = cloneStruct(ns.Inputs)
 	e.commit(ns)
@@ -239,7 +235,7 @@ func (e *Engine) importStep(ns *ResourceState) (*ResourceState, error) {
 
 // createStep creates a resource (op is OpCreate, or OpReplace of the
 // resource with ID oldID).
-func (e *Engine) createStep(ns *ResourceState, op Op, oldID string) (*ResourceState, error) {
+func (e *Engine) createStep(ns *ResourceState, op string, oldID string) (*ResourceState, error) {
 	i := e.startStep(op, ns.URN)
 	binding := ns.Hooks
 	before := &pulumirpc.ResourceHookRequest{
@@ -260,11 +256,11 @@ func (e *Engine) createStep(ns *ResourceState, op Op, oldID string) (*ResourceSt
 		}
 		var resp *CreateResponse
 		err := e.withRetries("create", onError(binding), base, func(attempt int) error {
-			r, err := e.prov.Create(e.base, &CreateRequest{
+			r, err := e.prov.create(e.base, &CreateRequest{
 				URN: ns.URN, Type: ns.Type, Name: ns.Name, Inputs: cloneStruct(ns.Inputs),
 				Preview: e.cfg.dryRun, Attempt: attempt, replaces: oldID,
 			})
-			ev := Event{Kind: KindProviderCreate, URN: ns.URN, Detail: fmt.Sprintf("attempt %d", attempt)}
+			ev := Event{Kind: kindProviderCreate, URN: ns.URN, Detail: fmt.Sprintf("attempt %d", attempt)}
 			if err != nil {
 				ev.Err = err.Error()
 			} else if r != nil {
@@ -318,7 +314,7 @@ func (e *Engine) finishCommitted(i int, ns *ResourceState, after func(*ResourceS
 
 // updateStep updates a resource in place.
 func (e *Engine) updateStep(ns, old *ResourceState) (*ResourceState, error) {
-	i := e.startStep(OpUpdate, ns.URN)
+	i := e.startStep(opUpdate, ns.URN)
 	binding := ns.Hooks
 	oldOpts := e.hookOptions(old)
 	before := &pulumirpc.ResourceHookRequest{
@@ -341,12 +337,12 @@ func (e *Engine) updateStep(ns, old *ResourceState) (*ResourceState, error) {
 		}
 		var resp *UpdateResponse
 		err := e.withRetries("update", onError(binding), base, func(attempt int) error {
-			r, err := e.prov.Update(e.base, &UpdateRequest{
+			r, err := e.prov.update(e.base, &UpdateRequest{
 				URN: ns.URN, Type: ns.Type, Name: ns.Name, ID: old.ID,
 				OldInputs: cloneStruct(old.Inputs), OldOutputs: cloneStruct(old.Outputs),
 				NewInputs: cloneStruct(ns.Inputs), Preview: e.cfg.dryRun, Attempt: attempt,
 			})
-			ev := Event{Kind: KindProviderUpdate, URN: ns.URN, Detail: fmt.Sprintf("attempt %d", attempt)}
+			ev := Event{Kind: kindProviderUpdate, URN: ns.URN, Detail: fmt.Sprintf("attempt %d", attempt)}
 			if err != nil {
 				ev.Err = err.Error()
 			}

@@ -1,4 +1,4 @@
-package enginetest_test
+package enginetest
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
-
-	enginetest "github.com/langhost/callbacks/enginetest"
 )
 
 // A program run with Run finds the engine in its environment, and the
@@ -18,7 +16,7 @@ func TestRunSetsTheEnvironmentForTheProgram(t *testing.T) {
 	os.Unsetenv("PULUMI_MONITOR")
 	t.Setenv("PULUMI_PROJECT", "outer")
 
-	eng := enginetest.New(t, enginetest.WithProject("inner"), enginetest.WithStack("dev"))
+	eng := New(t, WithProject("inner"), WithStack("dev"))
 	var seen string
 	res := eng.Run(t, func() error {
 		seen = os.Getenv("PULUMI_PROJECT")
@@ -47,7 +45,7 @@ func TestRunSetsTheEnvironmentForTheProgram(t *testing.T) {
 // A failed program never signals; Run ends the deployment itself and
 // returns the program's error with the result.
 func TestRunAfterAFailedProgram(t *testing.T) {
-	eng := enginetest.New(t)
+	eng := New(t)
 	boom := errors.New("boom")
 	res := eng.Run(t, func() error {
 		return pulumi.RunErr(func(ctx *pulumi.Context) error {
@@ -67,7 +65,7 @@ func TestRunAfterAFailedProgram(t *testing.T) {
 }
 
 func TestRunFuncErrors(t *testing.T) {
-	eng := enginetest.New(t)
+	eng := New(t)
 	_, err := eng.RunFunc(t.Context(), nil)
 	if want := "enginetest: RunFunc: nil program"; err == nil || err.Error() != want {
 		t.Errorf("RunFunc(nil) = %v, want %q", err, want)
@@ -81,9 +79,9 @@ func TestRunFuncErrors(t *testing.T) {
 	first.custom("gone", nil)
 	prior := first.finish().State
 	release := make(chan struct{})
-	eng2 := enginetest.New(t, enginetest.WithoutShutdownSignal(), enginetest.WithState(prior),
-		enginetest.WithProvider(&enginetest.FakeProvider{
-			OnDelete: func(context.Context, *enginetest.DeleteRequest) error { <-release; return nil },
+	eng2 := New(t, WithoutShutdownSignal(), WithState(prior),
+		WithProvider(&FakeProvider{
+			OnDelete: func(context.Context, *DeleteRequest) error { <-release; return nil },
 		}))
 	t.Cleanup(func() { close(release) }) // before New's cleanup closes the engine
 	ctx, cancel := context.WithCancel(t.Context())
@@ -96,8 +94,8 @@ func TestRunFuncErrors(t *testing.T) {
 
 // New closes the engine when the test ends.
 func TestNewClosesTheEngine(t *testing.T) {
-	var eng *enginetest.Engine
-	t.Run("inner", func(t *testing.T) { eng = enginetest.New(t) })
+	var eng *Engine
+	t.Run("inner", func(t *testing.T) { eng = New(t) })
 	_, err := eng.Wait(context.Background())
 	if err == nil {
 		t.Error("Wait after the test ended succeeded: the engine should be closed")

@@ -70,7 +70,7 @@ func (e *Engine) applyTransforms(ctx context.Context, in *transformInput, chain 
 
 func (e *Engine) applyTransform(ctx context.Context, in *transformInput, cb *pulumirpc.Callback) error {
 	ev := Event{
-		Kind: KindCallback, Callback: CallbackResourceTransform, URN: in.urn,
+		Kind: KindCallback, Callback: callbackResourceTransform, URN: in.urn,
 		Target: cb.GetTarget(), Token: cb.GetToken(),
 	}
 	props, err := forReceiver(in.props, cb.GetAcceptsByteString())
@@ -79,7 +79,7 @@ func (e *Engine) applyTransform(ctx context.Context, in *transformInput, cb *pul
 		e.rec.add(ev)
 		return err
 	}
-	if e.cfg.engine != Engine3_260 {
+	if e.cfg.engine != engine3_260 {
 		props = withDependencyLists(props)
 	}
 	req := &pulumirpc.TransformRequest{
@@ -297,8 +297,8 @@ func (e *Engine) invoke(ctx context.Context, req *pulumirpc.ResourceInvokeReques
 		}
 	}
 	preq := &InvokeRequest{Token: req.GetTok(), Args: args, Provider: ref}
-	presp, err := e.prov.Invoke(e.base, preq)
-	ev := Event{Kind: KindProviderInvoke, Name: req.GetTok(), Detail: "ok"}
+	presp, err := e.prov.invoke(e.base, preq)
+	ev := Event{Kind: kindProviderInvoke, Name: req.GetTok(), Detail: "ok"}
 	if err != nil {
 		ev.Err = err.Error()
 	}
@@ -322,7 +322,7 @@ func (e *Engine) applyInvokeTransforms(ctx context.Context, tok string, args *st
 	defer e.invokeMu.Unlock()
 	for _, cb := range e.invokeTransforms {
 		ev := Event{
-			Kind: KindCallback, Callback: CallbackInvokeTransform, Name: tok,
+			Kind: KindCallback, Callback: callbackInvokeTransform, Name: tok,
 			Target: cb.GetTarget(), Token: cb.GetToken(),
 		}
 		sent, err := forReceiver(args, cb.GetAcceptsByteString())
