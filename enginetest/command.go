@@ -69,7 +69,7 @@ func (pe *ProgramError) Error() string {
 //
 // As under the engine, each line the program writes to standard error that
 // is not blank becomes, as it is written, a diagnostic of severity
-// [SeverityInfoErr] with no URN and the line (without its newline) as its
+// "info#err" with no URN and the line (without its newline) as its
 // message, whether the program fails or not. A program that exits non-zero
 // fails: Result.ProgramErr holds a [*ProgramError] and, unless the program
 // exited with status 32 (it has already logged its error), the engine
@@ -92,7 +92,7 @@ func (pe *ProgramError) Error() string {
 //
 // Programs that read their settings from flags rather than the environment
 // (the Node.js and Python runners) take the addresses from
-// [Engine.MonitorAddr] and [Engine.EngineAddr]; see [Engine.NodeArgs].
+// [Engine.MonitorAddr] and [Engine.EngineAddr].
 func (e *Engine) RunCommand(ctx context.Context, cmd *exec.Cmd) (*Result, error) {
 	if cmd.Process != nil {
 		return nil, errors.New("enginetest: RunCommand: the command has already started")
@@ -188,29 +188,6 @@ func (e *Engine) ProgramPID() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.programPID
-}
-
-// NodeArgs returns the arguments with which the Node.js language host runs
-// program (a file or directory, relative to dir) with `node`: through the
-// runner of the @pulumi/pulumi package installed in dir, which takes the
-// engine's addresses and the stack's names as flags.
-func (e *Engine) nodeArgs(dir, program string) []string {
-	args := []string{
-		dir + "/node_modules/@pulumi/pulumi/cmd/run",
-		"--monitor=" + e.addr,
-		"--engine=" + e.addr,
-		"--project=" + e.cfg.project,
-		"--stack=" + e.cfg.stack,
-		"--parallel=" + strconv.Itoa(int(e.cfg.parallel)),
-		"--pwd=" + dir,
-	}
-	if e.cfg.organization != "" {
-		args = append(args, "--organization="+e.cfg.organization)
-	}
-	if e.cfg.dryRun {
-		args = append(args, "--dry-run")
-	}
-	return append(args, program)
 }
 
 // tailBuffer keeps the last limit bytes written to it.

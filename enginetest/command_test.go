@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,7 +15,7 @@ import (
 
 // nodeFixtures is the npm project holding the Node.js programs; CI installs
 // it with `npm ci`.
-const nodeFixtures = "../../../testdata/nodejs"
+const nodeFixtures = "../testdata/nodejs"
 
 // The reasons the Node.js tests skip, which say how to include them; test.sh
 // at the repository root checks the same two things.
@@ -179,7 +180,7 @@ func TestNodeProgramWithStackTransformAndHook(t *testing.T) {
 		t.Errorf("inputs.added = %q, want the stack transform's %q", got, "by-transform")
 	}
 	var transformed, hooked bool
-	for _, ev := range e.record() {
+	for _, ev := range e.Events() {
 		switch {
 		case ev.Kind == KindCallback && ev.Callback == callbackResourceTransform &&
 			ev.URN == thingURN && ev.Err == "":
@@ -297,4 +298,27 @@ func TestRunCommandStopsTheProgramOfAFailedDeployment(t *testing.T) {
 	}
 	doomed := e.URN(e.URN("", rootStackType, "project-stack"), "test:index:Thing", "doomed")
 	wantEndedByProgram(t, e, kindRegisterResource, byURN(doomed))
+}
+
+// nodeArgs returns the arguments with which the Node.js language host runs
+// program (a file or directory, relative to dir) with `node`: through the
+// runner of the @pulumi/pulumi package installed in dir, which takes the
+// engine's addresses and the stack's names as flags.
+func (e *Engine) nodeArgs(dir, program string) []string {
+	args := []string{
+		dir + "/node_modules/@pulumi/pulumi/cmd/run",
+		"--monitor=" + e.addr,
+		"--engine=" + e.addr,
+		"--project=" + e.cfg.project,
+		"--stack=" + e.cfg.stack,
+		"--parallel=" + strconv.Itoa(int(e.cfg.parallel)),
+		"--pwd=" + dir,
+	}
+	if e.cfg.organization != "" {
+		args = append(args, "--organization="+e.cfg.organization)
+	}
+	if e.cfg.dryRun {
+		args = append(args, "--dry-run")
+	}
+	return append(args, program)
 }
