@@ -22,7 +22,7 @@ import (
 // Engine is a simulated Pulumi engine serving one deployment. It serves the
 // ResourceMonitor and Engine gRPC services on a loopback port, calls the
 // program's callbacks (transforms, hooks, error hooks) over gRPC the way the
-// real engine does, and runs the deployment's steps against a [Provider].
+// real engine does, and runs the deployment's steps against a [FakeProvider].
 //
 // An Engine is safe for concurrent use. Close it when done.
 type Engine struct {
@@ -312,8 +312,13 @@ type Result struct {
 
 // Step is one step of the deployment.
 type Step struct {
-	Op  string
+	// Op is the step's operation in the engine's own words: "same",
+	// "create", "update", "replace", "import", "read", "delete" or
+	// "delete-replaced".
+	Op string
+	// URN is the resource's.
 	URN string
+	// Err is why the step failed, or nil.
 	Err error
 }
 

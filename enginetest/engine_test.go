@@ -62,8 +62,8 @@ func TestTrace(t *testing.T) {
 			t.Errorf("trace lacks %q:\n%s", want, trace)
 		}
 	}
-	if n := strings.Count(trace, "\n"); n != len(e.record()) {
-		t.Errorf("trace has %d lines for %d events", n, len(e.record()))
+	if n := strings.Count(trace, "\n"); n != len(e.Events()) {
+		t.Errorf("trace has %d lines for %d events", n, len(e.Events()))
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// CallbackStateMigration is the Event.Callback of a state migration call.
+// callbackStateMigration is the Event.Callback of a state migration call.
 const callbackStateMigration = "state-migration"
 
 // checkpointResource is a resource in the checkpoint format the engine

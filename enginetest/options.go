@@ -7,7 +7,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// An Option configures an [Engine] at [Start].
+// An Option configures an [Engine] at [Start] or [New].
 type Option interface {
 	apply(*config)
 }
@@ -125,30 +125,31 @@ func OldEngine() Option {
 }
 
 // The engine releases whose behaviour the simulator can play, for
-// [EngineVersion].
+// [EngineVersion], which says how they differ.
 const (
-	// Engine3_274 is Pulumi 3.274.1, the default.
-	// It advertises STATE_MIGRATIONS and runs the migrations of a
-	// registration (see [Engine.RunFunc] and the package documentation).
-	engine3_274 = "3.274.1"
-	// Engine3_260 is Pulumi 3.260.0. Where it differs from 3.274.1 in a way
-	// a program sees, the simulator follows it under this version: a
-	// registration skipped under ContinueOnError answers Result SKIP
-	// (3.274.1 answers SUCCESS with Unknown set), and the engine neither
-	// advertises STATE_MIGRATIONS nor runs migrations: RegisterResource
-	// requests that carry them fail with FailedPrecondition ("state
-	// migrations are not supported by this deployment"). After a failure
-	// it leaves the program's pending calls unanswered until it stops the
-	// program, where 3.274.1 shuts its resource monitor down and so ends
-	// them (see the package doc). It leaves "dependencies" out of the
-	// output values of a resource transform's request that have none,
-	// where 3.274.1 writes an empty list.
+	engine3_274 = "3.274.1" // the default
 	engine3_260 = "3.260.0"
 )
 
 // EngineVersion makes the simulator play the given engine release,
-// [Engine3_274] (the default) or [Engine3_260]. Any other value makes
-// [Start] fail.
+// "3.274.1" (the default) or "3.260.0". Any other value makes [Start]
+// fail.
+//
+// Under "3.274.1" the engine advertises STATE_MIGRATIONS and runs the
+// migrations of a registration (see [Engine.RunFunc] and the package
+// documentation).
+//
+// Where 3.260.0 differs from 3.274.1 in a way a program sees, the
+// simulator follows it under "3.260.0": a registration skipped under
+// ContinueOnError answers Result SKIP (3.274.1 answers SUCCESS with
+// Unknown set), and the engine neither advertises STATE_MIGRATIONS nor
+// runs migrations: RegisterResource requests that carry them fail with
+// FailedPrecondition ("state migrations are not supported by this
+// deployment"). After a failure it leaves the program's pending calls
+// unanswered until it stops the program, where 3.274.1 shuts its resource
+// monitor down and so ends them (see the package doc). It leaves
+// "dependencies" out of the output values of a resource transform's
+// request that have none, where 3.274.1 writes an empty list.
 func EngineVersion(v string) Option {
 	return optionFunc(func(c *config) { c.engine = v })
 }

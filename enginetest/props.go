@@ -11,49 +11,49 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// Signatures of Pulumi's special property values. An object whose SigKey
+// Signatures of Pulumi's special property values. An object whose sigKey
 // field holds one of these strings is not a plain map but the value the
 // signature names. The values are those of the Pulumi SDK's sig package.
 const (
-	// SigKey is the field that carries a special value's signature.
+	// sigKey is the field that carries a special value's signature.
 	sigKey = "4dabf18193072939515e22adb298388d"
-	// SecretSig marks a secret: {SigKey: SecretSig, "value": v}.
+	// secretSig marks a secret: {sigKey: secretSig, "value": v}.
 	secretSig = "1b47061264138c4ac30d75fd1eb44270"
-	// ResourceReferenceSig marks a resource reference:
-	// {SigKey: ResourceReferenceSig, "urn": u, "id": i, "packageVersion": p}.
+	// resourceReferenceSig marks a resource reference:
+	// {sigKey: resourceReferenceSig, "urn": u, "id": i, "packageVersion": p}.
 	resourceReferenceSig = "5cf8f73096256a8f31e491e813e4eb8e"
-	// OutputValueSig marks an output value:
-	// {SigKey: OutputValueSig, "value"?: v, "secret"?: bool, "dependencies"?: [urn...]}.
+	// outputValueSig marks an output value:
+	// {sigKey: outputValueSig, "value"?: v, "secret"?: bool, "dependencies"?: [urn...]}.
 	// An output value without "value" is unknown.
 	outputValueSig = "d0e6a833031e9bbcd3f4e8bde6ca49a4"
-	// ByteStringSig marks a string whose bytes are not valid UTF-8:
-	// {SigKey: ByteStringSig, "value": base64(bytes)}.
+	// byteStringSig marks a string whose bytes are not valid UTF-8:
+	// {sigKey: byteStringSig, "value": base64(bytes)}.
 	byteStringSig = "803fd3297a5875dc03ca845dda5d2a98"
-	// AssetSig marks an asset.
+	// assetSig marks an asset.
 	assetSig = "c44067f5952c0a294b673a41bacd8c17"
-	// ArchiveSig marks an archive.
+	// archiveSig marks an archive.
 	archiveSig = "0def7320c3a5731c473e5ecbe6d01bc7"
-	// UnknownSentinel is the string that stands for an unknown value when
+	// unknownSentinel is the string that stands for an unknown value when
 	// output values are not in use.
 	unknownSentinel = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 )
 
-// SecretValue wraps v in a secret envelope.
+// secretValue wraps v in a secret envelope.
 func secretValue(v *structpb.Value) *structpb.Value {
 	return sigObject(secretSig, map[string]*structpb.Value{"value": cloneValue(v)})
 }
 
-// UnknownValue returns the unknown sentinel string.
+// unknownValue returns the unknown sentinel string.
 func unknownValue() *structpb.Value { return structpb.NewStringValue(unknownSentinel) }
 
-// ByteStringValue returns the byte-string envelope for b.
+// byteStringValue returns the byte-string envelope for b.
 func byteStringValue(b []byte) *structpb.Value {
 	return sigObject(byteStringSig, map[string]*structpb.Value{
 		"value": structpb.NewStringValue(base64.StdEncoding.EncodeToString(b)),
 	})
 }
 
-// ResourceReferenceValue returns a resource reference to urn (and id, for a
+// resourceReferenceValue returns a resource reference to urn (and id, for a
 // custom resource).
 func resourceReferenceValue(urn, id string) *structpb.Value {
 	fields := map[string]*structpb.Value{"urn": structpb.NewStringValue(urn)}
@@ -63,7 +63,7 @@ func resourceReferenceValue(urn, id string) *structpb.Value {
 	return sigObject(resourceReferenceSig, fields)
 }
 
-// OutputValue is the decoded form of an output-value object.
+// outputValue is the decoded form of an output-value object.
 type outputValue struct {
 	Value        *structpb.Value // nil when unknown
 	Known        bool
@@ -86,7 +86,7 @@ func (o outputValue) Encode() *structpb.Value {
 	return sigObject(outputValueSig, fields)
 }
 
-// DecodeOutputValue reports whether v is an output-value object and, if so,
+// decodeOutputValue reports whether v is an output-value object and, if so,
 // decodes it.
 func decodeOutputValue(v *structpb.Value) (outputValue, bool) {
 	if signature(v) != outputValueSig {
@@ -104,7 +104,7 @@ func decodeOutputValue(v *structpb.Value) (outputValue, bool) {
 	return o, true
 }
 
-// Signature returns the signature of a special value, or "" for any other
+// signature returns the signature of a special value, or "" for any other
 // value.
 func signature(v *structpb.Value) string {
 	s, ok := v.GetKind().(*structpb.Value_StructValue)
@@ -118,10 +118,10 @@ func signature(v *structpb.Value) string {
 	return sig.GetStringValue()
 }
 
-// IsSecret reports whether v is a secret envelope.
+// isSecret reports whether v is a secret envelope.
 func isSecret(v *structpb.Value) bool { return signature(v) == secretSig }
 
-// SecretElement returns the value inside a secret envelope.
+// secretElement returns the value inside a secret envelope.
 func secretElement(v *structpb.Value) *structpb.Value {
 	return v.GetStructValue().GetFields()["value"]
 }

@@ -47,7 +47,9 @@ type CreateRequest struct {
 
 // CreateResponse is a provider's answer to Create.
 type CreateResponse struct {
-	ID      string
+	// ID is the new resource's ID ("" in a preview).
+	ID string
+	// Outputs are the resource's outputs, kept in the state.
 	Outputs *structpb.Struct
 }
 
@@ -56,12 +58,14 @@ type UpdateRequest struct {
 	URN, Type, Name, ID   string
 	OldInputs, OldOutputs *structpb.Struct
 	NewInputs             *structpb.Struct
-	Preview               bool
-	Attempt               int
+	// Preview and Attempt are as in [CreateRequest].
+	Preview bool
+	Attempt int
 }
 
 // UpdateResponse is a provider's answer to Update.
 type UpdateResponse struct {
+	// Outputs are the resource's new outputs, kept in the state.
 	Outputs *structpb.Struct
 }
 
@@ -69,7 +73,8 @@ type UpdateResponse struct {
 type DeleteRequest struct {
 	URN, Type, Name, ID string
 	Inputs, Outputs     *structpb.Struct
-	Attempt             int
+	// Attempt is as in [CreateRequest].
+	Attempt int
 }
 
 // DiffRequest asks a provider how a resource changes.
@@ -77,22 +82,30 @@ type DiffRequest struct {
 	URN, Type, Name, ID   string
 	OldInputs, OldOutputs *structpb.Struct
 	NewInputs             *structpb.Struct
-	IgnoreChanges         []string
+	// IgnoreChanges is the resource's ignoreChanges option.
+	IgnoreChanges []string
 }
 
 // DiffResponse is a provider's answer to Diff. No changed keys means no
 // change. The engine adds a replacement itself when a changed key is listed
 // in the resource's replaceOnChanges option.
 type DiffResponse struct {
-	Changed             []string
-	Replace             []string
+	// Changed lists the top-level input keys that change.
+	Changed []string
+	// Replace lists the keys whose change needs a replacement; any makes
+	// the step a replace.
+	Replace []string
+	// DeleteBeforeReplace makes a replacement delete the old resource
+	// first, as the resource's own option does.
 	DeleteBeforeReplace bool
 }
 
 // InvokeRequest asks a provider to run a function.
 type InvokeRequest struct {
+	// Token is the function's token.
 	Token string
-	Args  *structpb.Struct
+	// Args are the arguments, after the invoke transforms.
+	Args *structpb.Struct
 	// Provider is the reference of the provider that serves the invoke:
 	// the one the options name after the invoke transforms, or the default
 	// provider of the token's package.
@@ -101,7 +114,9 @@ type InvokeRequest struct {
 
 // InvokeResponse is a provider's answer to Invoke.
 type InvokeResponse struct {
-	Return   *structpb.Struct
+	// Return is the function's result; nil is an empty one.
+	Return *structpb.Struct
+	// Failures are passed to the program with the result.
 	Failures []*pulumirpc.CheckFailure
 }
 
@@ -120,12 +135,15 @@ type ConstructRequest struct {
 	// component: the one the options name, or the default provider of its
 	// package, which the engine creates for it.
 	Provider string
-	Monitor  pulumirpc.ResourceMonitorClient
+	// Monitor is a client of the engine's ResourceMonitor service.
+	Monitor pulumirpc.ResourceMonitorClient
 }
 
 // ConstructResponse is a provider's answer to Construct.
 type ConstructResponse struct {
-	URN   string
+	// URN is the component's, as its registration returned it.
+	URN string
+	// State is the component's outputs.
 	State *structpb.Struct
 	// PropertyDependencies lists, by output, the resources it depends on;
 	// the engine adds those of the output values in State and returns them
@@ -133,8 +151,9 @@ type ConstructResponse struct {
 	PropertyDependencies map[string][]string
 }
 
-// FakeProvider is a [Provider] built from optional functions. A nil function
-// gets the default behaviour:
+// FakeProvider plays the resource provider plugin behind every custom
+// resource and invoke, built from optional functions. A nil function gets
+// the default behaviour:
 //   - Create: ID "<name>-id" (empty in preview), outputs equal to inputs;
 //     a resource that replaces another gets an ID of its own:
 //     "<name>-id-2" replaces "<name>-id", "<name>-id-3" replaces
@@ -150,14 +169,38 @@ type ConstructResponse struct {
 //   - Construct: registers the component with the given type, name, parent
 //     and inputs, then its outputs (equal to its inputs).
 //
-// A FakeProvider is safe for concurrent use if its functions are.
+// The engine calls the functions from many goroutines at once: a
+// FakeProvider is safe for concurrent use if its functions are. A nil
+// *FakeProvider behaves as a zero one.
+//
+// Properties are in the simulator's stored form, as in [ResourceState]:
+// a secret is the envelope {"4dabf18193072939515e22adb298388d":
+// "1b47061264138c4ac30d75fd1eb44270", "value": v}, an unknown is the
+// string "04da6b54-80e4-46f7-96ec-b56ff0331ba9", and a string whose bytes
+// are not valid UTF-8 is a byte-string envelope.
 type FakeProvider struct {
-	OnCheck     func(ctx context.Context, req *CheckRequest) (*CheckResponse, error)
-	OnCreate    func(ctx context.Context, req *CreateRequest) (*CreateResponse, error)
-	OnUpdate    func(ctx context.Context, req *UpdateRequest) (*UpdateResponse, error)
-	OnDelete    func(ctx context.Context, req *DeleteRequest) error
-	OnDiff      func(ctx context.Context, req *DiffRequest) (*DiffResponse, error)
-	OnInvoke    func(ctx context.Context, req *InvokeRequest) (*InvokeResponse, error)
+	// OnCheck checks a custom resource's inputs, as a provider plugin's
+	// Check does. The engine calls it before the resource's step (in a
+	// preview too, and not for imports or provider resources); the inputs
+	// it returns (defaults applied, values normalised) replace the
+	// program's: they are what resource hooks, error hooks, Diff, Create
+	// and Update see and what the state keeps. An error fails the
+	// resource; failures are reported one by one, then the resource is
+	// invalid and the deployment fails.
+	OnCheck func(ctx context.Context, req *CheckRequest) (*CheckResponse, error)
+	// OnCreate creates a custom resource, or, in a preview, says what it
+	// would be.
+	OnCreate func(ctx context.Context, req *CreateRequest) (*CreateResponse, error)
+	// OnUpdate updates a custom resource in place.
+	OnUpdate func(ctx context.Context, req *UpdateRequest) (*UpdateResponse, error)
+	// OnDelete deletes a custom resource.
+	OnDelete func(ctx context.Context, req *DeleteRequest) error
+	// OnDiff says how a custom resource in the prior state changes.
+	OnDiff func(ctx context.Context, req *DiffRequest) (*DiffResponse, error)
+	// OnInvoke runs a function for an Invoke of the program.
+	OnInvoke func(ctx context.Context, req *InvokeRequest) (*InvokeResponse, error)
+	// OnConstruct builds a remote component (a registration with
+	// remote=true).
 	OnConstruct func(ctx context.Context, req *ConstructRequest) (*ConstructResponse, error)
 }
 

@@ -9,11 +9,37 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// EventKind names what an [Event] records.
+// EventKind names what an [Event] records. A call of the program to the
+// engine is recorded under its method's name in the ResourceMonitor or
+// Engine service ("RegisterResource", "RegisterResourceHook", "Invoke",
+// "SupportsFeature", "SignalAndWaitForShutdown", ...), a call of the engine
+// to the provider under "Provider" and its method ("ProviderCheck",
+// "ProviderCreate", "ProviderDiff", ...), and what the engine does itself
+// under the kinds below.
 type EventKind string
 
-// Event kinds. The RPC kinds record a call the program made to the engine;
-// the others record what the engine did.
+// What the engine does itself.
+const (
+	// KindDial records the creation of a callbacks client for a target.
+	KindDial EventKind = "Dial"
+	// KindCallback records a transform call or a state migration (its
+	// Callback is "resource-transform", "invoke-transform" or
+	// "state-migration").
+	KindCallback EventKind = "Callback"
+	// KindHook records a resource hook call (Callback "resource-hook"), or
+	// a hook that was skipped (Detail says why).
+	KindHook EventKind = "Hook"
+	// KindErrorHook records an error hook call (Callback "error-hook").
+	KindErrorHook EventKind = "ErrorHook"
+	// KindStep records the start of a step (Op says which).
+	KindStep EventKind = "Step"
+	// KindLog records an Engine.Log call by the program.
+	KindLog EventKind = "Log"
+	// KindDiagnostic records a diagnostic the engine emitted itself.
+	KindDiagnostic EventKind = "Diagnostic"
+)
+
+// The calls of the program to the engine, and of the engine to the provider.
 const (
 	kindGetDeploymentInfo            EventKind = "GetDeploymentInfo"
 	kindSupportsFeature              EventKind = "SupportsFeature"
@@ -28,19 +54,6 @@ const (
 	kindRegisterPackage              EventKind = "RegisterPackage"
 	kindSignalAndWaitForShutdown     EventKind = "SignalAndWaitForShutdown"
 
-	// KindDial records the creation of a callbacks client for a target.
-	KindDial EventKind = "Dial"
-	// KindCallback records a transform call (Callback is
-	// "resource-transform" or "invoke-transform").
-	KindCallback EventKind = "Callback"
-	// KindHook records a resource hook call, or a hook that was skipped
-	// (Detail says why).
-	KindHook EventKind = "Hook"
-	// KindErrorHook records an error hook call.
-	KindErrorHook EventKind = "ErrorHook"
-	// KindStep records the start of a step (Op says which).
-	KindStep EventKind = "Step"
-
 	kindProviderCheck     EventKind = "ProviderCheck"
 	kindProviderCreate    EventKind = "ProviderCreate"
 	kindProviderUpdate    EventKind = "ProviderUpdate"
@@ -48,11 +61,6 @@ const (
 	kindProviderDiff      EventKind = "ProviderDiff"
 	kindProviderInvoke    EventKind = "ProviderInvoke"
 	kindProviderConstruct EventKind = "ProviderConstruct"
-
-	// KindLog records an Engine.Log call by the program.
-	KindLog EventKind = "Log"
-	// KindDiagnostic records a diagnostic the engine emitted itself.
-	KindDiagnostic EventKind = "Diagnostic"
 )
 
 // Callback kinds, as found in Event.Callback.
@@ -72,12 +80,15 @@ const (
 // recorded when the call returns.
 type Event struct {
 	// Seq numbers events from 1 in the order they were recorded.
-	Seq  int
+	Seq int
+	// Kind says what the event records.
 	Kind EventKind
-	URN  string
-	// Name is the hook name (KindHook, KindErrorHook, KindRegister*Hook),
-	// the invoke token (KindInvoke, invoke transforms) or the feature id
-	// (KindSupportsFeature).
+	// URN is the resource's, or "" for an event about no resource.
+	URN string
+	// Name is the hook name (KindHook, KindErrorHook, and the kinds
+	// "RegisterResourceHook" and "RegisterErrorHook"), the invoke token
+	// (kind "Invoke", and KindCallback for an invoke transform) or the
+	// feature id (kind "SupportsFeature").
 	Name string
 	// Callback is the callback kind for KindCallback, KindHook and
 	// KindErrorHook; Point is the hook point ("before_create", ...,
@@ -137,7 +148,7 @@ func (ev Event) String() string {
 	return b.String()
 }
 
-// Severities, as in the engine's LogSeverity, and SeverityInfoErr, the
+// Severities, as in the engine's LogSeverity, and severityInfoErr, the
 // engine's severity for a line the program wrote to standard error.
 const (
 	severityDebug   = "debug"
@@ -165,14 +176,20 @@ func severityOf(s pulumirpc.LogSeverity) string {
 // [Engine.RunCommand]), or emitted by the engine itself (hook failures,
 // retries...).
 type Diagnostic struct {
+	// Severity is in the engine's own words: "debug", "info", "info#err"
+	// (a line of the program's standard error), "warning" or "error".
 	Severity string
-	URN      string
-	Message  string
+	// URN is the resource the message is about, or "" for none.
+	URN string
+	// Message is the text the user sees.
+	Message string
 	// FromProgram is true for messages the program logged and for the
 	// lines of its standard error.
 	FromProgram bool
 }
 
+// String renders the diagnostic as one line: its severity, its URN if it
+// has one, and its message.
 func (d Diagnostic) String() string {
 	if d.URN != "" {
 		return fmt.Sprintf("%s: %s: %s", d.Severity, d.URN, d.Message)
@@ -220,9 +237,6 @@ func (r *recorder) diagnostics() []Diagnostic {
 	return append([]Diagnostic(nil), r.diags...)
 }
 
-// Record returns every event so far, in order. The slice is a copy.
-func (e *Engine) record() []Event { return e.rec.snapshot() }
-
 // Events returns the events of the given kinds, in order; with no kinds,
 // every event so far. The slice is a copy.
 func (e *Engine) Events(kinds ...EventKind) []Event {
@@ -241,7 +255,7 @@ func (e *Engine) Events(kinds ...EventKind) []Event {
 	return out
 }
 
-// Trace renders [Engine.Record] as text, one event a line.
+// Trace renders [Engine.Events] as text, one event a line.
 func (e *Engine) Trace() string {
 	var b strings.Builder
 	for _, ev := range e.rec.snapshot() {

@@ -84,7 +84,7 @@ func TestScenario20_UnreachableTarget(t *testing.T) {
 			t.Fatalf("dials %v, want one for %s", dials, target)
 		}
 		// The client was created by the registration, before any call.
-		if first := e.record()[0]; first.Kind != KindDial {
+		if first := e.Events()[0]; first.Kind != KindDial {
 			t.Fatalf("first event %v, want the dial", first)
 		}
 	})

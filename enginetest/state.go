@@ -9,15 +9,18 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// RootStackType is the type of the stack's root component resource.
+// rootStackType is the type of the stack's root component resource.
 const rootStackType = "pulumi:pulumi:Stack"
 
 // providerTypePrefix starts the type of every provider resource.
 const providerTypePrefix = "pulumi:providers:"
 
 // State is a stack's state: what the engine keeps between deployments.
-// A State is a plain value; it is not safe for concurrent mutation.
+// Pass it to [WithState] to start the next deployment from it. A State is a
+// plain value; it is not safe for concurrent mutation.
 type State struct {
+	// Resources are the stack's resources in the order their steps
+	// completed.
 	Resources []*ResourceState
 }
 
@@ -64,23 +67,32 @@ func (s *State) Clone() *State {
 	return out
 }
 
-// ResourceState is one resource as the engine records it.
+// ResourceState is one resource as the engine records it. A replaced
+// resource whose delete has not run is kept with PendingDelete set.
 type ResourceState struct {
-	URN    string
-	Type   string
-	Name   string
+	URN  string
+	Type string
+	Name string
+	// Custom is true for a custom resource (a provider's), false for a
+	// component.
 	Custom bool
 	// External is true for resources read with ReadResource.
 	External bool
-	Parent   string
-	ID       string
-	Inputs   *structpb.Struct
-	Outputs  *structpb.Struct
+	// Parent is the parent's URN, "" for none.
+	Parent string
+	// ID is the provider's ID of a custom resource.
+	ID string
+	// Inputs and Outputs are in the engine's stored form, as the
+	// provider sees them (see [FakeProvider]).
+	Inputs  *structpb.Struct
+	Outputs *structpb.Struct
 	// Provider is the provider reference, "<provider URN>::<provider ID>",
 	// of a custom resource.
 	Provider string
 	// Providers is the providers option of a component, by package.
-	Providers            map[string]string
+	Providers map[string]string
+	// The resource options it was registered with (dependsOn, protect,
+	// ignoreChanges and the rest), after its transforms.
 	DependsOn            []string
 	PropertyDependencies map[string][]string
 	Protect              bool
@@ -144,7 +156,7 @@ func cloneStrings(s []string) []string {
 	return append([]string(nil), s...)
 }
 
-// NewURN builds a resource URN the way the engine does. parentType is the
+// newURN builds a resource URN the way the engine does. parentType is the
 // qualified type of the parent (see [QualifiedType]); it is ignored when
 // empty or when the parent is the root stack.
 func newURN(stack, project, parentType, typ, name string) string {
@@ -155,7 +167,11 @@ func newURN(stack, project, parentType, typ, name string) string {
 	return "urn:pulumi:" + stack + "::" + project + "::" + qt + "::" + name
 }
 
-// QualifiedType returns the qualified type part of a URN.
+// QualifiedType returns the qualified type part of a URN: the parent's
+// type and the resource's, "pkg:mod:Parent$pkg:mod:Child", or the
+// resource's alone under the stack or no parent. It returns "" for a string
+// with fewer parts than a URN, such as the "" of an event or diagnostic
+// about no resource.
 func QualifiedType(urn string) string {
 	parts := strings.SplitN(strings.TrimPrefix(urn, "urn:pulumi:"), "::", 4)
 	if len(parts) < 4 {
@@ -164,7 +180,9 @@ func QualifiedType(urn string) string {
 	return parts[2]
 }
 
-// URNName returns the name part of a URN.
+// URNName returns the name part of a URN, its last, or "" for a string
+// with fewer parts than a URN, such as the "" of an event or diagnostic
+// about no resource.
 func URNName(urn string) string {
 	parts := strings.SplitN(strings.TrimPrefix(urn, "urn:pulumi:"), "::", 4)
 	if len(parts) < 4 {
@@ -185,5 +203,5 @@ func packageOf(typ string) string {
 
 func isProviderType(typ string) bool { return strings.HasPrefix(typ, providerTypePrefix) }
 
-// ProviderReference joins a provider URN and ID into a reference.
+// providerReference joins a provider URN and ID into a reference.
 func providerReference(urn, id string) string { return urn + "::" + id }

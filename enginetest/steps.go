@@ -233,7 +233,7 @@ func (e *Engine) importStep(ns *ResourceState) (*ResourceState, error) {
 	return ns, nil
 }
 
-// createStep creates a resource (op is OpCreate, or OpReplace of the
+// createStep creates a resource (op is opCreate, or opReplace of the
 // resource with ID oldID).
 func (e *Engine) createStep(ns *ResourceState, op string, oldID string) (*ResourceState, error) {
 	i := e.startStep(op, ns.URN)
