@@ -6,11 +6,11 @@
 //
 // # Where the engine lives
 //
-// The engine itself is in enginetest/internal/engine, one concern a file:
+// The engine is this package, one concern a file:
 //
-//	engine.go       the Engine: start, addresses, the deployment's end, Wait, Finish, Close
+//	engine.go       the Engine: start, addresses, the deployment's end, Wait, Finish, Close, Result
 //	testing.go      New, Run and RunFunc: a Go program in the test's process
-//	command.go      RunCommand: a program as a process, as a language host runs it
+//	command.go      RunCommand: a program as a process, as a language host runs it; ProgramError
 //	options.go      the options and the configuration they set
 //	features.go     SupportsFeature and GetDeploymentInfo's feature list
 //	monitor.go      the ResourceMonitor service: each RPC, recorded, handed on
@@ -24,17 +24,14 @@
 //	steps.go        a registration's step: check, diff, create, update, replace
 //	deletes.go      the deletes after the program, dependents first
 //	defaults.go     default providers
-//	provider.go     the Provider interface, its requests and FakeProvider
+//	provider.go     FakeProvider and the requests it answers
 //	dial.go         the clients of the program's callback servers
-//	state.go        State and ResourceState
+//	state.go        State, ResourceState and URNs
 //	record.go       Event, Diagnostic and the record of the deployment
 //	props.go        property values on the wire: secrets, unknowns, output values
 //	assets.go       asset and archive hashes, as the engine computes them
 //	trace.go        OpenTelemetry spans (WithTracing)
 //	grpclog.go      the gRPC log (PULUMI_DEBUG_GRPC), in the CLI's format
-//
-// The types of the result, the state and the provider's requests are
-// defined there and named here; their fields are documented with them.
 //
 // # What a test holds
 //

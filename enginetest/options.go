@@ -2,41 +2,82 @@ package enginetest
 
 import (
 	"context"
+	"maps"
 
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/langhost/callbacks/enginetest/internal/engine"
 )
 
-// An Option configures an [Engine] at [Start].
-type Option = engine.Option
+// An Option configures an [Engine] at [Start] or [New].
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	project, stack, organization string
+	dryRun                       bool
+	parallel                     int32
+	config                       map[string]string
+	configSecretKeys             []string
+	prior                        *State
+	provider                     *FakeProvider
+	continueOnError              bool
+	engine                       string
+	oldEngine                    bool
+	noShutdownSignal             bool
+	destroy, runProgram          bool
+	disabled                     map[string]bool
+	beforeShutdown               func(context.Context)
+	tp                           trace.TracerProvider
+	traceParent                  trace.SpanContext
+}
+
+func defaultConfig() *config {
+	return &config{
+		project:  "project",
+		stack:    "stack",
+		engine:   engine3_274,
+		parallel: 16,
+		config:   map[string]string{},
+		disabled: map[string]bool{},
+	}
+}
 
 // WithProject sets the project name. The default is "project".
 func WithProject(name string) Option {
-	return engine.WithProject(name)
+	return optionFunc(func(c *config) { c.project = name })
 }
 
 // WithStack sets the stack name. The default is "stack".
 func WithStack(name string) Option {
-	return engine.WithStack(name)
+	return optionFunc(func(c *config) { c.stack = name })
 }
 
 // WithOrganization sets the organization name. The default is empty.
 func WithOrganization(name string) Option {
-	return engine.WithOrganization(name)
+	return optionFunc(func(c *config) { c.organization = name })
 }
 
 // WithConfig sets the stack configuration reported to the program, and the
 // keys among it that are secret. The default is empty.
 func WithConfig(values map[string]string, secretKeys ...string) Option {
-	return engine.WithConfig(values, secretKeys...)
+	return optionFunc(func(c *config) {
+		c.config = maps.Clone(values)
+		if c.config == nil {
+			c.config = map[string]string{}
+		}
+		c.configSecretKeys = append([]string(nil), secretKeys...)
+	})
 }
 
 // WithParallel sets the parallelism reported to the program. The default is
 // 16. The simulator does not limit how many steps run at once, so the value
 // has no other effect.
 func WithParallel(n int32) Option {
-	return engine.WithParallel(n)
+	return optionFunc(func(c *config) { c.parallel = n })
 }
 
 // WithState sets the state of the previous deployment. Without it the
@@ -44,25 +85,25 @@ func WithParallel(n int32) Option {
 // registers again are diffed (same, update or replace); the others are
 // deleted once the program is done.
 func WithState(s *State) Option {
-	return engine.WithState(s)
+	return optionFunc(func(c *config) { c.prior = s.Clone() })
 }
 
 // DryRun makes the deployment a preview. The default is false (an update).
 func DryRun(preview bool) Option {
-	return engine.DryRun(preview)
+	return optionFunc(func(c *config) { c.dryRun = preview })
 }
 
 // WithProvider sets the provider that serves every custom resource and
 // invoke. The default is a zero [FakeProvider].
 func WithProvider(p *FakeProvider) Option {
-	return engine.WithProvider(p)
+	return optionFunc(func(c *config) { c.provider = p })
 }
 
 // ContinueOnError makes the deployment go on after a failed step, as
 // `pulumi up --continue-on-error` does. The default is false: the first
 // failure cancels every later step.
 func ContinueOnError(on bool) Option {
-	return engine.ContinueOnError(on)
+	return optionFunc(func(c *config) { c.continueOnError = on })
 }
 
 // OldEngine makes the simulator behave like an engine that predates
@@ -72,8 +113,23 @@ func ContinueOnError(on bool) Option {
 // parameterization), the matching registration RPCs answer UNIMPLEMENTED,
 // and the transforms and hooks fields of RegisterResource are ignored.
 func OldEngine() Option {
-	return engine.OldEngine()
+	return optionFunc(func(c *config) {
+		c.oldEngine = true
+		for _, id := range []string{
+			"transforms", "invokeTransforms", "resourceHooks", "errorHooks",
+			"sendsOptionsToHooks", "parameterization",
+		} {
+			c.disabled[id] = true
+		}
+	})
 }
+
+// The engine releases whose behaviour the simulator can play, for
+// [EngineVersion], which says how they differ.
+const (
+	engine3_274 = "3.274.1" // the default
+	engine3_260 = "3.260.0"
+)
 
 // EngineVersion makes the simulator play the given engine release,
 // "3.274.1" (the default) or "3.260.0". Any other value makes [Start]
@@ -95,14 +151,14 @@ func OldEngine() Option {
 // "dependencies" out of the output values of a resource transform's
 // request that have none, where 3.274.1 writes an empty list.
 func EngineVersion(v string) Option {
-	return engine.EngineVersion(v)
+	return optionFunc(func(c *config) { c.engine = v })
 }
 
 // WithoutShutdownSignal makes SignalAndWaitForShutdown answer UNIMPLEMENTED,
 // as engines that predate it do. The program's end must then be reported with
 // [Engine.Finish].
 func WithoutShutdownSignal() Option {
-	return engine.WithoutShutdownSignal()
+	return optionFunc(func(c *config) { c.noShutdownSignal = true })
 }
 
 // WithoutFeatures turns the named features off. Names are SupportsFeature ids
@@ -111,7 +167,11 @@ func WithoutShutdownSignal() Option {
 // A feature that is off is neither advertised nor served: its registration
 // RPC answers UNIMPLEMENTED and its RegisterResource fields are ignored.
 func WithoutFeatures(ids ...string) Option {
-	return engine.WithoutFeatures(ids...)
+	return optionFunc(func(c *config) {
+		for _, id := range ids {
+			c.disabled[id] = true
+		}
+	})
 }
 
 // BeforeShutdown calls f when the program calls SignalAndWaitForShutdown,
@@ -120,7 +180,7 @@ func WithoutFeatures(ids ...string) Option {
 // program gives up waiting. Tools that call a program's callbacks themselves
 // (a conformance check) use it to keep the program alive while they do.
 func BeforeShutdown(f func(ctx context.Context)) Option {
-	return engine.BeforeShutdown(f)
+	return optionFunc(func(c *config) { c.beforeShutdown = f })
 }
 
 // Destroy makes the deployment a destroy of the state given with
@@ -148,20 +208,12 @@ func BeforeShutdown(f func(ctx context.Context)) Option {
 // Destroy(true) and [DryRun](true), then against one started with
 // Destroy(true), both from the same state.
 func Destroy(runProgram bool) Option {
-	return engine.Destroy(runProgram)
+	return optionFunc(func(c *config) { c.destroy, c.runProgram = true, runProgram })
 }
 
-// WithTracing makes the simulator trace the deployment the way the engine
-// does under `pulumi up --otel-traces`, with spans made by tp: a
-// "deployment" span over the whole deployment (under parent's span, if
-// parent is valid, as the engine's spans are under the CLI's); a server
-// span for each call of the program to the ResourceMonitor and Engine
-// services, continuing the trace context the call carries; and a client
-// span for each call to a callback server (pulumirpc.Callbacks/Invoke),
-// its trace context sent in the call's metadata as W3C Trace Context. A
-// callback the program's calls cause (a transform) is under the call's
-// span; one the engine makes of its own accord (a hook) is under the
-// deployment's. A nil tp traces nothing, the default.
-func WithTracing(tp trace.TracerProvider, parent trace.SpanContext) Option {
-	return engine.WithTracing(tp, parent)
+// runsMigrations reports whether the engine played advertises and runs
+// state migrations: 3.274.1 does, on the self-managed backends the
+// simulator stands for; 3.260.0 and engines that predate callbacks do not.
+func (c *config) runsMigrations() bool {
+	return c.engine == engine3_274 && !c.oldEngine
 }

@@ -1,9 +1,0 @@
-package enginetest_test
-
-import (
-	"testing"
-
-	"github.com/langhost/callbacks/internal/testkit/leakcheck"
-)
-
-func TestMain(m *testing.M) { leakcheck.Main(m) }
