@@ -197,7 +197,7 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	source := in.source
 	if only.on() {
 		recs = only.apply(recs, d)
-		if len(recs) == 0 && len(d.Steps) == 0 {
+		if len(recs) == 0 && len(d.Steps) == 0 && len(d.Plans) == 0 {
 			fmt.Fprintf(stderr, "callbacklog: %s: no call matches %s\n", in.source, only.String())
 			return exitOK
 		}
