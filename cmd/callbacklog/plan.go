@@ -470,15 +470,21 @@ func (p *plan) decide(reg *resourceReg, b *binding, roc []string, dbr *bool, che
 	if said.Changes == "" {
 		why = "the provider's Diff does not say; the inputs differ (" + strings.Join(changed, ", ") + ")"
 	}
-	replaces = append(slices.Clone(replaces), onChanges(roc, changed)...)
-	if len(replaces) == 0 {
+	byOption := onChanges(roc, changed)
+	if len(replaces) == 0 && len(byOption) == 0 {
 		p.Step, p.Why = "update", why
 		p.hooks("update", why, false, b.BeforeUpdate, b.AfterUpdate, "")
 		p.onError("Update", b)
 		return
 	}
-	slices.Sort(replaces)
-	why = "the provider's Diff replaces " + strings.Join(slices.Compact(replaces), ", ")
+	var whys []string
+	if len(replaces) > 0 {
+		whys = append(whys, "the provider's Diff replaces "+strings.Join(slices.Compact(slices.Sorted(slices.Values(replaces))), ", "))
+	}
+	if len(byOption) > 0 {
+		whys = append(whys, "its replaceOnChanges covers "+strings.Join(byOption, ", "))
+	}
+	why = strings.Join(whys, "; ")
 	first := said.DBR
 	if dbr != nil {
 		first = *dbr
@@ -488,16 +494,20 @@ func (p *plan) decide(reg *resourceReg, b *binding, roc []string, dbr *bool, che
 		p.Step = "replace, deleting first"
 		p.oldDeletes(b)
 	}
-	p.hooks("replace", why+"; the new resource", false, b.BeforeCreate, b.AfterCreate, "")
+	p.hooks(p.Step, why+"; the new resource", false, b.BeforeCreate, b.AfterCreate, "")
 	p.onError("Create", b)
 	if !first {
 		p.oldDeletes(b)
 	}
 }
 
-// hooks adds the hooks of one step's before and after moments.
+// hooks adds the hooks of one step's before and after moments: those of
+// the create of a create or replace, of the update of an update.
 func (p *plan) hooks(step, why string, conditional bool, before, after []string, note string) {
-	moment := map[string]string{"create": "create", "replace": "create", "update": "update"}[step]
+	moment := "create"
+	if step == "update" {
+		moment = "update"
+	}
 	for _, n := range before {
 		p.Hooks = append(p.Hooks, plannedHook{Moment: "before-" + moment, Name: n, Step: step + ": " + why, Conditional: conditional, Note: note})
 	}
