@@ -40,7 +40,7 @@ var planResources = []planned{
 		diff: map[string]any{}, diffRq: map[string]any{"oldInputs": map[string]any{"length": 2}, "news": map[string]any{"length": 3}}},
 	{name: "ghost", custom: true, hooks: map[string]any{"beforeCreate": []string{"never-registered"}}},
 	{name: "box", hooks: map[string]any{"beforeCreate": []string{"log-create"}, "afterCreate": []string{"log-create"}}},
-	{name: "plain", custom: true}, // binds no hook: not in the account
+	{name: "plain", custom: true},    // binds no hook: not in the account
 	{name: "attached", custom: true}, // bound by a transform
 }
 
@@ -149,7 +149,7 @@ func TestWhatAnUpdateWouldRun(t *testing.T) {
 			`after-create  "log-create"  (replace, deleting first: its replaceOnChanges covers prefix; the new resource)`}},
 		"steady": {"same: the provider's Diff found no changes (log line ", nil},
 		"unsaid": {"update", []string{`before-update  "log-update"  (update: the provider's Diff does not say; the inputs differ (length))`}},
-		"ghost": {"create", []string{`before-create  "never-registered"  (create: no prior state)  not registered in this run: the step would fail (hook "never-registered" was not registered)`}},
+		"ghost":  {"create", []string{`before-create  "never-registered"  (create: no prior state)  not registered in this run: the step would fail (hook "never-registered" was not registered)`}},
 		"box": {"cannot tell: " + cannotComponent, []string{
 			`before-create  "log-create"  (create: if it has no prior state)`,
 			`after-create  "log-create"  (create: if it has no prior state)  at its RegisterResourceOutputs`}},
