@@ -26,19 +26,25 @@ func TestWhatARealPreviewSaysAnUpdateWouldRun(t *testing.T) {
 	s.SetProject(project(t, name, "./testdata/planprogram", previewLog))
 	s.Preview().MustSucceed(t)
 	s.SetProject(project(t, name, "./testdata/planprogram", upLog))
-	s.Up().MustSucceed(t)
-	keep(t, previewLog)
+	s.Run("up", "--yes", "--non-interactive").MustSucceed(t) // its own preview, then the update
+	keep(t, upLog)
 
 	d := readDeployment(t, previewLog)
 	if len(d.Plans) != 1 || len(d.Runs) != 1 || d.Runs[0].Name != "preview" {
 		t.Fatalf("the preview's log has runs %v and plans %v: want one preview and its plan", d.Runs, d.Plans)
 	}
 	rp := d.Plans[0]
+	// The update's own preview says the same.
+	ud := readDeployment(t, upLog)
+	if len(ud.Plans) != 1 || len(ud.Runs) != 2 || ud.Runs[0].Name != "preview" || ud.Runs[1].Name != "update" {
+		t.Fatalf("the update's log has runs %v and plans %v: want a preview and its plan, then the update", ud.Runs, ud.Plans)
+	}
+	equalLists(t, "what the update's own preview says an update would run", planText(ud.Plans[0]), planText(rp))
 
 	// What the update called, by resource, in order.
 	called := map[string][]string{}
 	for _, r := range readFile(t, upLog, false) {
-		if r.Kind == "resource hook" {
+		if r.Kind == "resource hook" && r.Run == "update" {
 			called[r.URN] = append(called[r.URN], r.HookName)
 		}
 	}
@@ -125,4 +131,16 @@ func matches(plan []plannedHook, called []string) bool {
 		return match(w[1:], c[1:])
 	}
 	return match(want, called)
+}
+
+// planText is what the account says of rp, without log lines: per
+// resource, its name, its step and its hooks, sorted by name (the program
+// registers its resources concurrently, in any order).
+func planText(rp *runPlan) []string {
+	var out []string
+	for _, p := range rp.Resources {
+		out = append(out, p.Name+": "+p.Step+": "+p.Why+"; "+p.CannotTell+"\n    "+strings.Join(hookLines(p), "\n    "))
+	}
+	slices.Sort(out)
+	return out
 }
