@@ -385,8 +385,8 @@
 // whose duration the log does not give is an instant event ("ph": "i").
 // What a preview says an update would run is an instant event per resource
 // ("would run: update", category "would run") on its lane in the preview's
-// process, when its step was decided, with the step and the hooks in
-// "args", and one for the preview ("would run: about no resource") with the
+// process, when its step was decided, with the step ("wouldTake") and the
+// hooks ("hooks") in "args", and one for the preview ("would run: about no resource") with the
 // hooks bound to none and what it cannot tell of deletes.
 // Secrets are hidden as in the account.
 //

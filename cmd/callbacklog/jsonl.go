@@ -244,7 +244,7 @@ func wouldRunJSON(rp *runPlan) []jsonWouldRunLine {
 		j := jsonWouldRun{Run: rp.Run, RunLine: rp.RunLine, Resource: &jsonResource{URN: p.URN, Type: p.Type, Name: p.Name},
 			Component: p.Component, Step: p.Step, Why: p.Why, Line: p.Line, CannotTell: p.CannotTell}
 		for _, h := range p.Hooks {
-			j.Hooks = append(j.Hooks, jsonHookPlan{Moment: h.Moment, Name: h.Name, Step: h.Step, Conditional: h.Conditional, Note: h.Note})
+			j.Hooks = append(j.Hooks, jsonHookPlan(h))
 		}
 		out = append(out, jsonWouldRunLine{j})
 	}

@@ -151,10 +151,6 @@ type plannedHook struct {
 	Note        string
 }
 
-// runs reports whether an update certainly calls the hook, by a name the
-// log gives.
-func (h plannedHook) runs() bool { return h.Name != "" && !h.Conditional }
-
 // What the account says where a preview's log cannot tell.
 const (
 	cannotDeletes = "cannot tell: which resources the program no longer registers, and so what an update would delete " +

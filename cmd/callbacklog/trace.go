@@ -174,7 +174,7 @@ func planEvents(rp *runPlan, first time.Time, pid int, lanes map[string]int, tid
 		if step == "" {
 			step = "cannot tell"
 		}
-		args := map[string]any{"run": rp.Run, "urn": p.URN, "step": p.stepLine()}
+		args := map[string]any{"run": rp.Run, "urn": p.URN, "wouldTake": p.stepLine()}
 		if p.Line != 0 {
 			args["line"] = p.Line
 		}
