@@ -30,6 +30,7 @@ import (
 func readLog(r io.Reader, secrets, payloads bool) ([]*record, []problem, *deployment) {
 	var recs []*record
 	var problems []problem
+	var trs []transformSeen
 	found := secretSet{}
 	sc := newScanner(found)
 	if secrets {
@@ -41,6 +42,12 @@ func readLog(r io.Reader, secrets, payloads bool) ([]*record, []problem, *deploy
 		}
 		if c != nil {
 			recs = append(recs, newRecord(c, secrets, payloads))
+			if c.Kind == callbacks.KindResourceTransform {
+				if req, res, err := c.Messages(); err == nil {
+					res, _ := res.(*pulumirpc.TransformResponse)
+					trs = append(trs, transformOf(c.Line, c.Seq, req.(*pulumirpc.TransformRequest), res))
+				}
+			}
 			if !secrets {
 				found.collect(c)
 			}
@@ -53,6 +60,7 @@ func readLog(r io.Reader, secrets, payloads bool) ([]*record, []problem, *deploy
 	for _, rec := range d.Steps {
 		d.place(rec)
 	}
+	d.planUpdates(trs)
 	if !secrets && len(found) > 0 {
 		red := found.redactor()
 		red.redact(recs, problems)

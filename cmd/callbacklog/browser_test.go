@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"image/color"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -232,5 +235,136 @@ func TestTimelinesOfRecordedLogsInABrowser(t *testing.T) {
 				t.Errorf("unreadable lines in a recorded log: %v", problems)
 			}
 		})
+	}
+}
+
+var (
+	planSectionRE = regexp.MustCompile(`<section class="plan" data-run="([^"]*)">`)
+	planRowRE     = regexp.MustCompile(`<tr data-urn="([^"]*)">`)
+	planHookRE    = regexp.MustCompile(`<li (?:class="cond" )?data-moment="([^"]*)" data-name="([^"]*)">`)
+)
+
+// TestWhatAnUpdateWouldRunInABrowser renders the timeline of a recorded
+// `pulumi up` with its preview, with -v, and checks what the page's script
+// built of what the preview says an update would run: a section for the
+// preview, a row per resource that binds hooks, and its hooks in order;
+// then a call's details with its request and answer; then takes a
+// screenshot of the page for review, and checks that it is an image of the
+// window's size that shows something.
+func TestWhatAnUpdateWouldRunInABrowser(t *testing.T) {
+	chromium(t)
+	file := filepath.Join("testdata", "logs", "planprogram-3.274.1.jsonl")
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _, d := readLog(f, false, true)
+	f.Close()
+	if len(d.Plans) != 1 {
+		t.Fatalf("the recorded log has %d plans, want its preview's", len(d.Plans))
+	}
+	page := filepath.Join(t.TempDir(), "timeline.html")
+	if code, _, stderr := callbacklog("", "show", "-v", "-html", page, file); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	dom, logged := browse(t, page, "--dump-dom")
+	checkPage(t, dom, logged, recs, d.Steps)
+	sections := planSectionRE.FindAllStringSubmatch(dom, -1)
+	if len(sections) != 1 || sections[0][1] != d.Plans[0].Label {
+		t.Fatalf("the page's would-run sections are %v, want one for %q", sections, d.Plans[0].Label)
+	}
+	box := dom[strings.Index(dom, sections[0][0]):]
+	box = box[:strings.Index(box, "</section>")]
+	rows := planRowRE.FindAllStringSubmatchIndex(box, -1)
+	if len(rows) != len(d.Plans[0].Resources) {
+		t.Fatalf("the section has %d rows, want one per resource that binds hooks (%d):\n%s", len(rows), len(d.Plans[0].Resources), box)
+	}
+	for i, p := range d.Plans[0].Resources {
+		end := len(box)
+		if i+1 < len(rows) {
+			end = rows[i+1][0]
+		}
+		row := box[rows[i][0]:end]
+		if urn := box[rows[i][2]:rows[i][3]]; urn != p.URN {
+			t.Errorf("row %d is of %s, want %s", i, urn, p.URN)
+		}
+		var got, want []string
+		for _, m := range planHookRE.FindAllStringSubmatch(row, -1) {
+			got = append(got, m[1]+" "+m[2])
+		}
+		for _, h := range p.Hooks {
+			want = append(want, h.Moment+" "+h.Name)
+		}
+		equalLists(t, p.Name+"'s hooks on the page", got, want)
+		if !strings.Contains(row, oneLine(p.Step)) {
+			t.Errorf("%s's row does not say its step %q:\n%s", p.Name, p.Step, row)
+		}
+	}
+	for _, w := range []string{"Deletes: cannot tell: ", "Registered, bound to no resource of this preview: \"orphan\""} {
+		if !strings.Contains(box, w) {
+			t.Errorf("the section does not say %q:\n%s", w, box)
+		}
+	}
+
+	// A hook call's details, with -v: its request by property path.
+	var hook *record
+	for _, r := range recs {
+		if r.Kind == "resource hook" && r.Run == "update" {
+			hook = r
+			break
+		}
+	}
+	if hook == nil {
+		t.Fatal("the recorded update called no hook")
+	}
+	dom, _ = browse(t, page+"#call="+strconv.Itoa(hook.Seq), "--dump-dom")
+	detail := section(dom, `<div id="detail"`)
+	for _, w := range []string{"#" + strconv.Itoa(hook.Seq) + " resource hook · " + hook.Registration, `data-part="request"`, "urn", hook.URN} {
+		if !strings.Contains(detail, w) {
+			t.Errorf("the details of hook call #%d do not show %q:\n%s", hook.Seq, w, detail)
+		}
+	}
+
+	// The screenshot, for review: in the test's directory, or in
+	// $CALLBACKLOG_SCREENSHOT_DIR when it is set.
+	dir := os.Getenv("CALLBACKLOG_SCREENSHOT_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	shot, err := filepath.Abs(filepath.Join(dir, "preview-and-update.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const w, h = 1280, 1600
+	browse(t, page+"#call="+strconv.Itoa(hook.Seq), "--screenshot="+shot, fmt.Sprintf("--window-size=%d,%d", w, h), "--hide-scrollbars")
+	t.Logf("the screenshot: %s", shot)
+	checkScreenshot(t, shot, w, h)
+}
+
+// checkScreenshot checks that the file is a PNG image of w by h pixels
+// that is not of one colour.
+func checkScreenshot(t *testing.T, file string, w, h int) {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatalf("the browser wrote no screenshot: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("the screenshot is not a PNG image: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
+		t.Errorf("the screenshot is %dx%d, want the window's %dx%d", b.Dx(), b.Dy(), w, h)
+	}
+	colours := map[color.RGBA]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 4 {
+		for x := b.Min.X; x < b.Max.X; x += 4 {
+			colours[color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)] = true
+		}
+	}
+	if len(colours) < 8 {
+		t.Errorf("the screenshot has %d colours: the page did not render", len(colours))
 	}
 }

@@ -27,6 +27,14 @@ type deployment struct {
 	Steps []*record
 	// Last is the latest time an entry of the log gives: when the log ended.
 	Last time.Time
+	// Regs are the program's resource registrations and Hooks its hook
+	// registrations, in the order they started; diffs what each completed
+	// Diff of Steps said. Plans is, per preview, what an update would run
+	// (planUpdates).
+	Regs  []*resourceReg
+	Hooks []*hookReg
+	diffs map[*record]*diffAnswer
+	Plans []*runPlan
 }
 
 // progRun is one run of the program: a LanguageRuntime/Run of the engine.
@@ -89,6 +97,8 @@ const (
 	pluginInfo     = "/pulumirpc.LanguageRuntime/GetPluginInfo"
 	registerEntry  = "/pulumirpc.ResourceMonitor/RegisterResource"
 	callbackEntry  = `{"method":"/pulumirpc.Callbacks/Invoke"`
+	hookEntry      = "/pulumirpc.ResourceMonitor/RegisterResourceHook"
+	errorHookEntry = "/pulumirpc.ResourceMonitor/RegisterErrorHook"
 )
 
 // sdkRE finds the Go SDK's version in a source position.
@@ -105,6 +115,9 @@ type scanner struct {
 	skip   bool // the current line is not read
 	starts map[string][]stepStart
 	order  int // how many provider calls started
+	// regStarts are the registrations started and not yet completed, by
+	// request.
+	regStarts map[string][]*resourceReg
 }
 
 type stepStart struct {
@@ -113,7 +126,7 @@ type stepStart struct {
 }
 
 func newScanner(found secretSet) *scanner {
-	return &scanner{d: &deployment{Known: true}, found: found, starts: map[string][]stepStart{}}
+	return &scanner{d: &deployment{Known: true}, found: found, starts: map[string][]stepStart{}, regStarts: map[string][]*resourceReg{}}
 }
 
 // tailSize is how much of a line that is not read is kept: its timestamp,
@@ -241,10 +254,15 @@ func (s *scanner) entry(n int, line []byte) {
 		if json.Unmarshal(e.Response, &res) == nil {
 			s.d.CLI = res.Version
 		}
-	case e.Method == registerEntry && s.d.SDK == "":
-		if m := sdkRE.FindSubmatch(line); m != nil {
-			s.d.SDK = string(m[1])
+	case e.Method == registerEntry:
+		if s.d.SDK == "" {
+			if m := sdkRE.FindSubmatch(line); m != nil {
+				s.d.SDK = string(m[1])
+			}
 		}
+		s.registerLine(n, &e, at)
+	case e.Method == hookEntry || e.Method == errorHookEntry:
+		s.hookLine(n, &e)
 	case strings.HasPrefix(e.Method, providerPrefix) && stepMethods[strings.TrimPrefix(e.Method, providerPrefix)]:
 		s.step(n, &e, at, done)
 	}
@@ -371,6 +389,9 @@ func (s *scanner) step(n int, e *logLine, at time.Time, done bool) {
 			r.Outcome = "changes"
 		case method == "Diff" && res.Changes == "DIFF_NONE":
 			r.Outcome = "no changes"
+		}
+		if method == "Diff" {
+			s.diffLine(r, e)
 		}
 	}
 	s.d.Steps = append(s.d.Steps, r)

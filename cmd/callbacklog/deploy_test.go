@@ -107,6 +107,7 @@ func deploymentLog(tb testing.TB) (log string, hookLine, checkLine int) {
 			name := urn[strings.LastIndex(urn, "::")+2:]
 			reg := map[string]any{
 				"type": "random:index/randomPet:RandomPet", "name": name, "custom": true,
+				"parent": "urn:pulumi:dev::demo::pulumi:pulumi:Stack::demo-dev", "hooks": map[string]any{"beforeCreate": []string{"check-owner"}},
 				"sourcePosition": map[string]any{"uri": "file:///go/pkg/mod/github.com/pulumi/pulumi/sdk/v3@v3.274.1/go/pulumi/context.go", "line": 10},
 			}
 			l.start("/pulumirpc.ResourceMonitor/RegisterResource", monitorMeta, reg)
@@ -222,7 +223,12 @@ func TestDeploymentAroundTheCalls(t *testing.T) {
 		Provider *struct{ Name, Method string }
 	}
 	var objs []obj
+	var wouldRun []string
 	for _, l := range lines[1:] {
+		if strings.HasPrefix(l, `{"wouldRun":`) {
+			wouldRun = append(wouldRun, l)
+			continue
+		}
 		var o obj
 		if err := json.Unmarshal([]byte(l), &o); err != nil {
 			t.Fatal(err)
@@ -235,6 +241,13 @@ func TestDeploymentAroundTheCalls(t *testing.T) {
 	if len(objs) < 2 || objs[0].Answered == nil || *objs[0].Answered || objs[0].Line != hookLine || objs[0].Seq != 2 ||
 		objs[1].Answered == nil || *objs[1].Answered || objs[1].Line != checkLine || objs[1].Provider == nil || objs[1].Provider.Method != "Check" {
 		t.Errorf("the lines do not start with the calls never answered, marked so:\n%s", js)
+	}
+	// What an update would run, told by the preview: pet and db, each
+	// created with its before-create hook, then what is about no resource.
+	if len(wouldRun) != 3 || !strings.Contains(wouldRun[0], `"name":"pet"`) || !strings.Contains(wouldRun[1], `"name":"db"`) ||
+		!strings.Contains(wouldRun[1], `"hooks":[{"moment":"before-create","name":"check-owner","step":"create: no prior state"}]`) ||
+		!strings.Contains(wouldRun[2], `"deletes":"cannot tell: `) {
+		t.Errorf("-json does not say what an update would run:\n%s", strings.Join(wouldRun, "\n"))
 	}
 	for _, o := range objs[2:] {
 		if o.Answered != nil {

@@ -155,6 +155,59 @@
 //
 // User strings are printed on one line, with control characters escaped.
 //
+// # What an update would run
+//
+// A preview calls no resource hook (but those registered to run on dry
+// runs). From a gRPC log, the account of each preview ends with what an
+// update would run: for each resource the preview registered that binds
+// hooks, in the order of its registration, the step an update would take
+// and the hooks it would call, in order, each with its moment and the step
+// it follows from:
+//
+//	An update would run (told by this preview's registrations and its provider's Check and Diff):
+//	  random:index/randomPet:RandomPet "pet"
+//	    urn:pulumi:dev::demo::random:index/randomPet:RandomPet::pet
+//	    create (log line 8)
+//	      before-create  "log-create"  (create: no prior state)
+//	      after-create   "log-create"  (create: no prior state)
+//	  deletes: cannot tell: which resources the program no longer registers, ...
+//
+// A resource's hooks are those its registration binds by name, or, where a
+// resource transform answered, those of the options the last one left it.
+// Its step is read from its provider's calls in the preview, as the engine
+// decides it: a Check and no Diff (no prior state): create, which runs
+// before-create then after-create; a Diff with no changes: same, which runs
+// no hook; with changes: update (before-update, after-update), or replace
+// when the Diff names a property that replaces the resource (replaces, or a
+// detailed diff's *_REPLACE kind) or the resource's replaceOnChanges covers
+// a changed property: the new resource's create hooks, and the replaced
+// resource's delete hooks, after them, or before them when the Diff or the
+// resource's deleteBeforeReplace says to delete first. A Diff that does not
+// say whether anything changed is settled as the engine does, by comparing
+// the old inputs with the new, less the properties the resource ignores
+// (the account cannot tell where an ignored path is below the top level). A
+// failed Check or Diff fails the step before any hook; an import runs none.
+// Error hooks are listed as running only if the provider's Create or
+// Update fails. A hook a binding names that the run never registered is
+// marked: the step would fail.
+//
+// What the log cannot tell, the account says instead of guessing: the
+// replaced resource's delete hooks, which its prior state binds ("?", with
+// the names this registration binds); a component's step (it gets no
+// provider step: the engine creates it when it has no prior state, updates
+// it when its inputs differ from its prior state's, else leaves it the same,
+// and runs its after hooks at its RegisterResourceOutputs), so its create
+// and update hooks are listed as conditional; a remote component's hooks,
+// which the provider's Construct binds; the step of a resource whose Check
+// or Diff was never answered; the deletes of resources the program no
+// longer registers, and their delete hooks, which only the prior state
+// names. A replacement the engine decides without asking the provider (a
+// changed provider, a --replace target, replaceWith, deletedWith) makes no
+// Diff, and reads as a create. The hooks the program registered
+// that no registration of the preview binds are named: an update runs them
+// only for deletes whose prior state binds them. An update's own account
+// has no such section.
+//
 // # Filters
 //
 // -resource GLOB, -kind KIND, -outcome WORD and -run RUN keep only some
@@ -163,6 +216,10 @@
 // included, and ? for any one character; a kind is the account's word with
 // a dash for the space (resource-hook, provider-step); an outcome and a run
 // are the account's words (refused, retry, unanswered; preview, update).
+// What a preview says an update would run is of the kind resource-hook and
+// of the preview's run, and has no outcome: -outcome keeps none of it, and
+// -resource keeps the resources it matches and leaves out the hooks bound
+// to none.
 // Each flag may be given several times, or with values separated by
 // commas, and keeps what any of its values match; the flags together keep
 // what all of them keep. The account says it is filtered, beside the log's
@@ -261,8 +318,19 @@
 //	              not hold it: why ("none: the call failed", "not in this
 //	              log: ...")
 //
-// then one object {"unreadable": {"line", "reason"}} per line that could not
-// be read. Empty fields are left out.
+// then, per preview, what an update would run: one object {"wouldRun":
+// {...}} per resource that binds hooks, with the fields run ("preview"),
+// runLine (the line that started the preview), resource ({"urn", "type",
+// "name"}), component (true for a component), step ("create", "update",
+// "replace", "replace, deleting first", "same", "import", "fails"; absent
+// when the log cannot tell), why, line (the log line it follows from),
+// cannotTell, and hooks ([{"moment": "before-create", ..., "after-delete"
+// or "on-error", "name" (absent where the log cannot tell which), "step"
+// (the step and why), "conditional" (true when it runs only if something
+// the log does not settle holds), "note"}]); then one {"wouldRun": {"run",
+// "runLine", "unboundHooks": [names], "deletes": "cannot tell: ..."}} for
+// what is about no resource. Then one object {"unreadable": {"line",
+// "reason"}} per line that could not be read. Empty fields are left out.
 //
 // A value (oldValue, newValue, and what request and answer hold) is a
 // property value mapped to JSON: objects, arrays, numbers, strings,
@@ -290,6 +358,8 @@
 // time each registration took. Hovering or clicking a bar shows the call's
 // details (with -v, its request and answer by property path, as the text
 // account prints them); FILE#call=N opens the page with call N selected.
+// Below the timeline, a table per preview says what an update would run:
+// a row per resource, with its step and its hooks in order.
 //
 // # Trace
 //
@@ -313,6 +383,11 @@
 // resource ended goes on another lane of the resource, named with (2), (3),
 // since the viewers draw one lane's events nested or not at all. A call
 // whose duration the log does not give is an instant event ("ph": "i").
+// What a preview says an update would run is an instant event per resource
+// ("would run: update", category "would run") on its lane in the preview's
+// process, when its step was decided, with the step ("wouldTake") and the
+// hooks ("hooks") in "args", and one for the preview ("would run: about no resource") with the
+// hooks bound to none and what it cannot tell of deletes.
 // Secrets are hidden as in the account.
 //
 // # Two recordings compared

@@ -112,8 +112,40 @@ func (f *filter) apply(recs []*record, d *deployment) []*record {
 	}
 	if d != nil {
 		d.Steps = keep(d.Steps)
+		d.Plans = f.plans(d.Plans)
 	}
 	return keep(recs)
+}
+
+// plans keeps of what previews say an update would run what f keeps: the
+// hooks are of the kind "resource hook" and of the preview's run, and have
+// no outcome, so that an -outcome flag keeps none; -resource keeps the
+// resources it matches, and leaves out the hooks bound to none.
+func (f *filter) plans(in []*runPlan) []*runPlan {
+	var out []*runPlan
+	for _, rp := range in {
+		if len(f.outcomes) > 0 ||
+			!anyOf(f.kinds, func(k string) bool {
+				return strings.EqualFold(strings.NewReplacer("-", " ", "_", " ").Replace(k), "resource hook")
+			}) ||
+			!anyOf(f.runs, func(run string) bool { return strings.EqualFold(run, rp.Run) }) {
+			continue
+		}
+		kept := *rp
+		if len(f.globs) > 0 {
+			kept.Resources, kept.Unbound = nil, nil
+			for _, p := range rp.Resources {
+				if f.keeps(&record{URN: p.URN, Type: p.Type, Name: p.Name, Kind: "resource hook", Run: rp.Run}) {
+					kept.Resources = append(kept.Resources, p)
+				}
+			}
+			if len(kept.Resources) == 0 {
+				continue
+			}
+		}
+		out = append(out, &kept)
+	}
+	return out
 }
 
 // String says what f keeps, for the account's header.

@@ -34,6 +34,8 @@ type page struct {
 	Runs       []pageRun
 	Unanswered []pageCall
 	Split      *pageSplit
+	// Plans are, per preview, what an update would run.
+	Plans []pagePlan
 
 	// groups are the rows of the timeline, made one at a time as the page
 	// is written (writePage).
@@ -45,6 +47,21 @@ type pageRun struct {
 	Program                  string
 	Line, EndLine            int
 	AtNs, DurNs              int64
+}
+
+// pagePlan is what an update would run, as one preview tells it.
+type pagePlan struct {
+	Run       string // the run's label
+	Resources []pagePlanned
+	Unbound   string // the hooks bound to no resource, and what an update does with them
+	Deletes   string
+}
+
+type pagePlanned struct {
+	URN, Type, Name string
+	Component       bool
+	Step            string // the step and why, or what the log cannot tell
+	Hooks           []plannedHook
 }
 
 type pageSplit struct {
@@ -128,6 +145,22 @@ func writeHTML(w io.Writer, source string, from origin, recs []*record, problems
 	}
 	if sp := timeSplit(recs, d); sp.Runs > 0 || sp.Steps > 0 {
 		p.Split = &pageSplit{CallbacksNs: int64(sp.Callbacks), ProviderNs: int64(sp.Provider), RestNs: int64(sp.Rest), RunsNs: int64(sp.Runs), Steps: sp.Steps}
+	}
+	p.Plans = []pagePlan{}
+	for _, rp := range d.Plans {
+		pp := pagePlan{Run: rp.Label, Resources: []pagePlanned{}, Deletes: cannotDeletes}
+		if len(rp.Unbound) > 0 {
+			pp.Unbound = unboundText(rp.Unbound)
+		}
+		for _, pl := range rp.Resources {
+			step := pl.stepLine()
+			if pl.Step != "" && len(pl.Hooks) > 0 {
+				step = pl.Step + " (log line " + strconv.Itoa(pl.Line) + ")"
+			}
+			pp.Resources = append(pp.Resources, pagePlanned{URN: pl.URN, Type: pl.Type, Name: pl.Name, Component: pl.Component,
+				Step: step, Hooks: pl.Hooks})
+		}
+		p.Plans = append(p.Plans, pp)
 	}
 	for _, b := range s.ByReg {
 		p.ByReg = append(p.ByReg, pageSpent{Kind: b.Kind, Registration: b.Registration, Calls: b.Calls, TotalNs: int64(b.Total)})

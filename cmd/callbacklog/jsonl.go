@@ -151,8 +151,8 @@ func toJSON(from origin, r *record) jsonCall {
 
 // writeJSON writes, for a log that tells the deployment, a first object
 // about it; then one JSON object per call or provider step: those never
-// answered first, then the others in the order of the log; then one per
-// unreadable line.
+// answered first, then the others in the order of the log; then, per
+// preview, what an update would run; then one per unreadable line.
 func writeJSON(w io.Writer, from origin, recs []*record, problems []problem, d *deployment) error {
 	if d == nil {
 		d = &deployment{}
@@ -192,10 +192,61 @@ func writeJSON(w io.Writer, from origin, recs []*record, problems []problem, d *
 			return err
 		}
 	}
+	for _, rp := range d.Plans {
+		for _, l := range wouldRunJSON(rp) {
+			if err := enc.Encode(l); err != nil {
+				return err
+			}
+		}
+	}
 	for _, p := range problems {
 		if err := enc.Encode(jsonProblem{p}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// jsonWouldRunLine is the line -json writes per resource of a preview that
+// binds hooks, and one per preview for what is about no resource: what an
+// update would run.
+type jsonWouldRunLine struct {
+	WouldRun jsonWouldRun `json:"wouldRun"`
+}
+
+type jsonWouldRun struct {
+	Run        string         `json:"run"`
+	RunLine    int            `json:"runLine"`
+	Resource   *jsonResource  `json:"resource,omitempty"`
+	Component  bool           `json:"component,omitempty"`
+	Step       string         `json:"step,omitempty"`
+	Why        string         `json:"why,omitempty"`
+	Line       int            `json:"line,omitempty"`
+	Hooks      []jsonHookPlan `json:"hooks,omitempty"`
+	CannotTell string         `json:"cannotTell,omitempty"`
+	Unbound    []string       `json:"unboundHooks,omitempty"`
+	Deletes    string         `json:"deletes,omitempty"`
+}
+
+type jsonHookPlan struct {
+	Moment      string `json:"moment"`
+	Name        string `json:"name,omitempty"`
+	Step        string `json:"step"`
+	Conditional bool   `json:"conditional,omitempty"`
+	Note        string `json:"note,omitempty"`
+}
+
+// wouldRunJSON is the -json lines of rp: one per resource, then one for
+// the preview.
+func wouldRunJSON(rp *runPlan) []jsonWouldRunLine {
+	var out []jsonWouldRunLine
+	for _, p := range rp.Resources {
+		j := jsonWouldRun{Run: rp.Run, RunLine: rp.RunLine, Resource: &jsonResource{URN: p.URN, Type: p.Type, Name: p.Name},
+			Component: p.Component, Step: p.Step, Why: p.Why, Line: p.Line, CannotTell: p.CannotTell}
+		for _, h := range p.Hooks {
+			j.Hooks = append(j.Hooks, jsonHookPlan(h))
+		}
+		out = append(out, jsonWouldRunLine{j})
+	}
+	return append(out, jsonWouldRunLine{jsonWouldRun{Run: rp.Run, RunLine: rp.RunLine, Unbound: rp.Unbound, Deletes: cannotDeletes}})
 }

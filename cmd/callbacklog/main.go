@@ -38,7 +38,9 @@ show    prints an account of every callback call, resource by resource: which
         with the error it saw. From the gRPC log also: the calls never
         answered (first), the runs (preview, update) the calls are grouped by,
         a header (project, stack, versions, each run's result and first
-        error), and each resource's provider steps (Check, Create, ...).
+        error), and each resource's provider steps (Check, Create, ...); for a
+        preview, the hooks an update would run, per resource, and the step
+        they follow from.
           -v          also show, under each call, its whole request and its
                       whole answer, by property path (as JSON values with
                       -json)
@@ -197,7 +199,7 @@ func show(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	source := in.source
 	if only.on() {
 		recs = only.apply(recs, d)
-		if len(recs) == 0 && len(d.Steps) == 0 {
+		if len(recs) == 0 && len(d.Steps) == 0 && len(d.Plans) == 0 {
 			fmt.Fprintf(stderr, "callbacklog: %s: no call matches %s\n", in.source, only.String())
 			return exitOK
 		}

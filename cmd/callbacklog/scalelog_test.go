@@ -326,7 +326,21 @@ func TestScaleAccountIsTheLogs(t *testing.T) {
 		}
 		return out
 	}
-	got, want := read("the account made", made.String()), read("show -json", out)
+	// What the preview says an update would run is not in the account
+	// made: a line per resource, and one for the preview.
+	var calls strings.Builder
+	wouldRun := 0
+	for l := range strings.Lines(out) {
+		if strings.HasPrefix(l, `{"wouldRun":`) {
+			wouldRun++
+			continue
+		}
+		calls.WriteString(l)
+	}
+	if wouldRun != n+1 {
+		t.Errorf("show -json says what an update would run in %d lines, want %d", wouldRun, n+1)
+	}
+	got, want := read("the account made", made.String()), read("show -json", calls.String())
 	if len(got) != len(want) || len(want) != 1+len(recs)+len(d.Steps) {
 		t.Fatalf("the account made has %d lines, show's %d; want %d", len(got), len(want), 1+len(recs)+len(d.Steps))
 	}

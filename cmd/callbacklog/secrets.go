@@ -259,6 +259,20 @@ func (r *redactor) deployment(d *deployment) {
 	for _, run := range d.Runs {
 		run.Err, run.Program = r.str(run.Err), r.str(run.Program)
 	}
+	for _, rp := range d.Plans {
+		for i := range rp.Unbound {
+			rp.Unbound[i] = r.str(rp.Unbound[i])
+		}
+		for _, p := range rp.Resources {
+			for _, s := range []*string{&p.URN, &p.Type, &p.Name, &p.Why, &p.CannotTell} {
+				*s = r.str(*s)
+			}
+			for i := range p.Hooks {
+				h := &p.Hooks[i]
+				h.Name, h.Step, h.Note = r.str(h.Name), r.str(h.Step), r.str(h.Note)
+			}
+		}
+	}
 }
 
 // value returns v with the secrets hidden in a copy: a string or number

@@ -45,6 +45,12 @@ func writeText(w io.Writer, source string, from origin, recs []*record, problems
 				p.line("")
 				p.group(g, cols, first)
 			}
+			if rp := d.planOf(pt.Run); rp != nil {
+				p.line("")
+				for _, l := range rp.lines() {
+					p.line("%s", l)
+				}
+			}
 		}
 	}
 	if len(problems) > 0 {

@@ -94,9 +94,15 @@ func eachTraceEvent(source string, recs []*record, d *deployment, yield func(tra
 	tid := 0
 	for pid := 1; pid <= len(runs)+1; pid++ {
 		in, ok := byPid[pid]
-		if !ok {
+		var rp *runPlan
+		if pid > 1 {
+			rp = d.planOf(runs[pid-2])
+		}
+		if !ok && rp == nil {
 			continue
 		}
+		lanes := map[string]int{} // a resource's first lane
+
 		name := "deployment (" + source + ")"
 		if pid > 1 {
 			name = runs[pid-2].label()
@@ -125,6 +131,9 @@ func eachTraceEvent(source string, recs []*record, d *deployment, yield func(tra
 						!yield(traceEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: tid, Args: map[string]any{"sort_index": tid}}) {
 						return
 					}
+					if lane == 0 && g.URN != "" {
+						lanes[g.URN] = tid
+					}
 				}
 				ends[lane] = end
 				if !yield(callEvent(r, first, pid, tids[lane])) {
@@ -132,7 +141,57 @@ func eachTraceEvent(source string, recs []*record, d *deployment, yield func(tra
 				}
 			}
 		}
+		if rp != nil && !planEvents(rp, first, pid, lanes, &tid, yield) {
+			return
+		}
 	}
+}
+
+// planEvents makes the events of what an update would run, as the preview
+// rp tells it: an instant event per resource that binds hooks, on its lane
+// (a new one if it has none), when the step it follows from was decided;
+// and one for the preview, at its start, with what is about no resource.
+func planEvents(rp *runPlan, first time.Time, pid int, lanes map[string]int, tid *int, yield func(traceEvent) bool) bool {
+	at := func(t time.Time) *float64 {
+		if t.IsZero() || first.IsZero() || t.Before(first) {
+			return micros(0)
+		}
+		return micros(t.Sub(first))
+	}
+	for _, p := range rp.Resources {
+		lane, ok := lanes[p.URN]
+		if !ok {
+			*tid++
+			lane = *tid
+			lanes[p.URN] = lane
+			g := &group{URN: p.URN, Type: p.Type, Name: p.Name}
+			if !yield(traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: lane, Args: map[string]any{"name": laneName(g)}}) ||
+				!yield(traceEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: lane, Args: map[string]any{"sort_index": lane}}) {
+				return false
+			}
+		}
+		step := p.Step
+		if step == "" {
+			step = "cannot tell"
+		}
+		args := map[string]any{"run": rp.Run, "urn": p.URN, "wouldTake": p.stepLine()}
+		if p.Line != 0 {
+			args["line"] = p.Line
+		}
+		hooks := []string{}
+		for _, h := range p.Hooks {
+			hooks = append(hooks, h.text(0))
+		}
+		args["hooks"] = hooks
+		if !yield(traceEvent{Name: "would run: " + step, Cat: "would run", Ph: "i", Scope: "t", Ts: at(p.At), Pid: pid, Tid: lane, Args: args}) {
+			return false
+		}
+	}
+	args := map[string]any{"run": rp.Run, "deletes": cannotDeletes}
+	if len(rp.Unbound) > 0 {
+		args["unboundHooks"] = rp.Unbound
+	}
+	return yield(traceEvent{Name: "would run: about no resource", Cat: "would run", Ph: "i", Scope: "p", Ts: micros(0), Pid: pid, Args: args})
 }
 
 func callEvent(r *record, first time.Time, pid, tid int) traceEvent {
