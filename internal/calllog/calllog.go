@@ -216,6 +216,7 @@ type Stats struct {
 	Sent    uint64 // accepted by the receiver
 	Dropped uint64 // never sent: the queue was full, or the exporter closed
 	Failed  uint64 // sent, and the send failed or passed its deadline
+	Held    int64  // bytes of payloads the records still queued hold
 }
 
 // event is a record waiting in the queue.
@@ -372,7 +373,7 @@ func (e *Exporter) drop(ev *event) {
 
 // Stats returns the counts so far.
 func (e *Exporter) Stats() Stats {
-	return Stats{Sent: e.sent.Load(), Dropped: e.dropped.Load(), Failed: e.failed.Load()}
+	return Stats{Sent: e.sent.Load(), Dropped: e.dropped.Load(), Failed: e.failed.Load(), Held: e.held.Load()}
 }
 
 // Close sends what is queued, for at most the FlushTimeout or until ctx
