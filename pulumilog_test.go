@@ -23,9 +23,11 @@ import (
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/calllog"
+	"github.com/langhost/callbacks/internal/testkit/benchdata"
 )
 
 // fakeReceiver is the CLI's OTLP logs receiver: it keeps every record it
@@ -589,4 +591,53 @@ func TestPulumiLogAbsentReceiver(t *testing.T) {
 	assert.Zero(t, st.Sent)
 	assert.Equal(t, uint64(2*calls), st.Failed+st.Dropped, "%+v", st)
 	assert.Zero(t, st.Held)
+}
+
+// BenchmarkInvokePulumiLogTransform serves a resource transform that adds
+// a tag, on bufconn, one call at a time, with PULUMI_LOG_OTLP_ENDPOINT
+// absent, present (the records say what the call changed) and present with
+// CALLBACKS_PULUMI_LOG=payloads, pointing at a receiver that keeps
+// nothing. dropped/op counts the records the queue could not hold.
+func BenchmarkInvokePulumiLogTransform(b *testing.B) {
+	tag := callbacks.ResourceTransform(func(_ context.Context, r *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
+		props := r.GetProperties()
+		if props.GetFields() == nil {
+			props = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+		}
+		props.Fields["team"] = structpb.NewStringValue("platform")
+		return &pulumirpc.TransformResponse{Properties: props, Options: r.GetOptions()}, nil
+	})
+	for _, size := range []string{"small", "medium"} {
+		for _, mode := range []string{"absent", "present", "payloads"} {
+			b.Run(size+"/"+mode, func(b *testing.B) {
+				b.Setenv(calllog.EndpointEnv, "")
+				b.Setenv(calllog.SwitchEnv, "")
+				if mode != "absent" {
+					b.Setenv(calllog.EndpointEnv, startDiscardingReceiver(b))
+				}
+				if mode == "payloads" {
+					b.Setenv(calllog.SwitchEnv, calllog.PayloadsOn)
+				}
+				h := serve(b)
+				cb, err := h.srv.Register(context.Background(), tag)
+				if err != nil {
+					b.Fatal(err)
+				}
+				req := &pulumirpc.CallbackInvokeRequest{Token: cb.GetToken(), Request: benchdata.Marshal(benchdata.TransformRequest(size))}
+				ctx := context.Background()
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := h.client.Invoke(ctx, req); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				if st, ok := callbacks.PulumiLogStats(h.srv); ok {
+					b.ReportMetric(float64(st.Dropped)/float64(b.N), "dropped/op")
+				} else if mode != "absent" {
+					b.Fatal("no exporter with the variable present")
+				}
+			})
+		}
+	}
 }
