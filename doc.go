@@ -56,7 +56,7 @@
 // call's function starts, once the request is decoded, and one when the
 // call ends, so that a call that never ended is seen. Both have the body
 // "callbacks: call started" or "callbacks: call finished", callbacks.module
-// "github.com/langhost/callbacks", callbacks.schema 1 and a
+// "github.com/langhost/callbacks", callbacks.schema 2 and a
 // callbacks.call_id shared by the two, and the span attributes above that
 // the call has (kind, name, site, token, the resource's URN, type and
 // name, dry run, attempt); the end adds callbacks.outcome ("ok" or
@@ -66,9 +66,34 @@
 // with outcome "error" and code OK. A call with an unknown token has kind
 // "unknown".
 //
-// No payload goes in a record: no property, option or state, so nothing a
-// program marked secret, except what a message carries. The message is
-// the one the engine gets: for an error a function returns, or a hook's
+// The end record of a resource transform, an invoke transform or a state
+// migration that did not fail says what the call changed:
+// callbacks.changes, a JSON array of {"path", "old", "new"} by property
+// path as `callbacklog` prints them (properties.tags.team,
+// options.protect, args.region, state[0].outputs.size), each value
+// written short (200 bytes at most), old or new left out where the value
+// was absent; at most 32 changes and 4 KiB of their text, and
+// callbacks.changes_left_out counts the rest. An empty answer records []
+// and callbacks.changes_note "no change: the answer was empty". The
+// request (and the answer) are kept from the start record to the end
+// record's sending, a copy of the request made as the function starts,
+// because the encoder may answer in the request's own bytes; all that the
+// queued records hold is bounded by 16 MiB, and a call that would pass it
+// records callbacks.changes_note "changes not recorded: payload too
+// large". The decoding and comparing happen on the goroutine that sends,
+// not in the call.
+//
+// A secret's value never goes in a record: a secret, and anything inside
+// one (a secret map's members, a secret output value), is written
+// [secret], two different secrets [secret] and [another secret]. With
+// CALLBACKS_PULUMI_LOG=payloads, every end record also holds the call's
+// request and answer as JSON text (callbacks.request, callbacks.answer:
+// the protocol's JSON form, a migration's state as the JSON it holds),
+// each secret there written {"4dabf18193072939515e22adb298388d":
+// "1b47061264138c4ac30d75fd1eb44270", "value": "[secret]"}; one of more
+// than 64 KiB of JSON is left out, and callbacks.payload_note says so.
+// What else a record may hold of a program's data is an error message:
+// the one the engine gets, for an error a function returns, or a hook's
 // answer, its own text, which may hold anything the function put in it;
 // for a panic, the panic's value. A URN, type or resource name is never
 // secret in Pulumi.
@@ -82,7 +107,8 @@
 // package sets no global OpenTelemetry provider or logger and leaves the
 // program's loggers alone. [WithoutPulumiLog], or CALLBACKS_PULUMI_LOG=off
 // in the environment, turns the records off; without the variable nothing
-// is dialled and a call costs what it did before (BENCHMARKS.md).
+// is dialled, nothing is copied or computed, and a call costs what it did
+// before (BENCHMARKS.md).
 //
 // An Automation API inline program gets no record: its language host runs
 // in the Automation API's own process, which the CLI does not start, so

@@ -40,7 +40,7 @@ func (s *Server) startPulumiLog() {
 	if endpoint == "" {
 		return
 	}
-	exp, err := calllog.New(endpoint, pulumiLogLimits)
+	exp, err := calllog.New(endpoint, pulumiLogLimits, calllog.Payloads(os.Getenv))
 	if err != nil {
 		s.reg.cfg.logger.Debug("callbacks: not recording calls in Pulumi's log",
 			slog.String("endpoint", endpoint), slog.String("error", err.Error()))

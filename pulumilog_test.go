@@ -6,8 +6,10 @@ package callbacks_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,9 +22,12 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/calllog"
+	"github.com/langhost/callbacks/internal/testkit/benchdata"
 )
 
 // fakeReceiver is the CLI's OTLP logs receiver: it keeps every record it
@@ -120,7 +125,11 @@ func (c *countedConn) Close() error {
 
 // patientLimits send every record, however slow the machine: only a hang
 // would meet their deadlines.
-var patientLimits = calllog.Limits{Queue: 4096, Batch: 64, ExportTimeout: hangBound, FlushTimeout: hangBound}
+var patientLimits = func() calllog.Limits {
+	l := calllog.DefaultLimits
+	l.Batch, l.ExportTimeout, l.FlushTimeout = 64, hangBound, hangBound
+	return l
+}()
 
 // pulumiLogTo points servers made from now on at f, as the CLI does, with
 // limits l.
@@ -296,13 +305,20 @@ func TestPulumiLogRecordsEachCall(t *testing.T) {
 func TestPulumiLogNeverHoldsUpACall(t *testing.T) {
 	f := startReceiver(t, true)
 	const queue = 4
-	pulumiLogTo(t, f, calllog.Limits{Queue: queue, Batch: 2, ExportTimeout: hangBound, FlushTimeout: time.Millisecond})
+	l := calllog.DefaultLimits
+	l.Queue, l.Batch, l.ExportTimeout, l.FlushTimeout = queue, 2, hangBound, time.Millisecond
+	pulumiLogTo(t, f, l)
 	h := serve(t, callbacks.WithLogger(discardLogger()))
 	ctx := testCtx(t)
 	hook := mustRegister(t, h.srv, callbacks.ResourceHook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
 		return nil, nil
 	}), callbacks.Name("audit"))
 	req := hookRequest(t)
+	// A transform's records hold its payloads while queued.
+	tr := mustRegister(t, h.srv, callbacks.ResourceTransform(func(_ context.Context, req *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
+		return &pulumirpc.TransformResponse{Properties: mustStruct(t, map[string]any{"x": "changed"})}, nil
+	}))
+	trReq := mustMarshal(t, &pulumirpc.TransformRequest{Name: "pet", Properties: mustStruct(t, map[string]any{"x": "y"})})
 
 	_, err := h.invoke(ctx, hook.Token, req)
 	require.NoError(t, err)
@@ -312,8 +328,12 @@ func TestPulumiLogNeverHoldsUpACall(t *testing.T) {
 		t.Fatal("the receiver got no export")
 	}
 	const calls = 20
-	for range calls {
-		_, err := h.invoke(ctx, hook.Token, req) // returns although the receiver never answers
+	for i := range calls {
+		tok, payload := hook.Token, req
+		if i%2 == 0 {
+			tok, payload = tr.Token, trReq
+		}
+		_, err := h.invoke(ctx, tok, payload) // returns although the receiver never answers
 		require.NoError(t, err)
 	}
 	st, _ := callbacks.PulumiLogStats(h.srv)
@@ -326,6 +346,7 @@ func TestPulumiLogNeverHoldsUpACall(t *testing.T) {
 	st, _ = callbacks.PulumiLogStats(h.srv)
 	assert.Zero(t, st.Sent)
 	assert.Equal(t, uint64(2*(calls+1)), st.Dropped+st.Failed, "every record is accounted for: %+v", st)
+	assert.Zero(t, st.Held, "the bytes the dropped records held are given back")
 	assert.Empty(t, f.received())
 }
 
@@ -388,4 +409,235 @@ func TestPulumiLogManyServersLeaveNothing(t *testing.T) {
 	assert.Len(t, f.received(), 2*servers, "every server sent both records of its call before its Shutdown returned")
 	assert.EqualValues(t, servers, f.accepted.Load(), "one connection per server")
 	waitFor(t, func() bool { return f.open.Load() == 0 }) // the test's deadline is the verdict on a leak
+}
+
+// secretOf is a property value's secret holding v.
+func secretOf(v any) map[string]any {
+	return map[string]any{"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "value": v}
+}
+
+// changesOf is what a finished record says the call changed.
+func changesOf(t *testing.T, end map[string]any) []calllog.Change {
+	t.Helper()
+	text, ok := end[calllog.AttrChanges].(string)
+	require.True(t, ok, "no changes in %v", end)
+	var out []calllog.Change
+	require.NoError(t, json.Unmarshal([]byte(text), &out))
+	return out
+}
+
+// The finished record of a transform, an invoke transform and a migration
+// says what each changed, by path, a secret as [secret]; a transform that
+// answered "no change" says so; a hook's and a failed call's say nothing
+// of changes; and with CALLBACKS_PULUMI_LOG=payloads every record holds
+// the call's request and answer, no secret's value in them.
+func TestPulumiLogRecordsChanges(t *testing.T) {
+	for _, payloads := range []bool{false, true} {
+		t.Run(map[bool]string{false: "changes", true: "payloads"}[payloads], func(t *testing.T) {
+			f := startReceiver(t, false)
+			pulumiLogTo(t, f, patientLimits)
+			if payloads {
+				t.Setenv(calllog.SwitchEnv, "Payloads")
+			}
+			h := serve(t, callbacks.WithLogger(discardLogger()))
+			ctx := testCtx(t)
+			const secret = "hunter2-secret-value"
+
+			tag := mustRegister(t, h.srv, callbacks.ResourceTransform(func(_ context.Context, req *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
+				props := req.GetProperties().AsMap()
+				props["tags"] = map[string]any{"team": "platform"}
+				props["password"] = secretOf(secret + "-new")
+				return &pulumirpc.TransformResponse{Properties: mustStruct(t, props),
+					Options: &pulumirpc.TransformResourceOptions{Protect: proto.Bool(true)}}, nil
+			}), callbacks.Name("tag"))
+			noop := mustRegister(t, h.srv, callbacks.ResourceTransform(func(context.Context, *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
+				return nil, nil
+			}))
+			failing := mustRegister(t, h.srv, callbacks.ResourceTransform(func(context.Context, *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
+				return nil, errors.New("no")
+			}))
+			region := mustRegister(t, h.srv, callbacks.InvokeTransform(func(_ context.Context, req *pulumirpc.TransformInvokeRequest) (*pulumirpc.TransformInvokeResponse, error) {
+				return &pulumirpc.TransformInvokeResponse{Args: mustStruct(t, map[string]any{"region": "eu-west-1"})}, nil
+			}))
+			migrate := mustRegister(t, h.srv, callbacks.StateMigration(func(_ context.Context, req *pulumirpc.StateMigrationRequest) (*pulumirpc.StateMigrationResponse, error) {
+				return &pulumirpc.StateMigrationResponse{NewState: []byte(`[{"urn":"` + hookURN + `","outputs":{"size":2}}]`)}, nil
+			}), callbacks.Name("v2"))
+			hook := mustRegister(t, h.srv, callbacks.ResourceHook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
+				return nil, nil
+			}), callbacks.Name("audit"))
+
+			given := &pulumirpc.TransformRequest{Type: "random:index/randomPet:RandomPet", Name: "pet",
+				Properties: mustStruct(t, map[string]any{"length": 2.0, "password": secretOf(secret)})}
+			for _, tok := range []string{tag.Token, noop.Token} {
+				_, err := h.call(ctx, tok, given)
+				require.NoError(t, err)
+			}
+			_, err := h.call(ctx, failing.Token, given)
+			require.Error(t, err)
+			_, err = h.call(ctx, region.Token, &pulumirpc.TransformInvokeRequest{Token: "aws:index/getRegion:getRegion",
+				Args: mustStruct(t, map[string]any{"region": "us-east-1"})})
+			require.NoError(t, err)
+			_, err = h.srv.Registry().Invoke(ctx, migrate.Token, mustMarshal(t, &pulumirpc.StateMigrationRequest{Urn: hookURN,
+				OldState: []byte(`[{"urn":"` + hookURN + `","outputs":{"size":1}}]`)}))
+			require.NoError(t, err)
+			_, err = h.invoke(ctx, hook.Token, hookRequest(t))
+			require.NoError(t, err)
+			require.NoError(t, h.srv.Shutdown(ctx))
+
+			byToken := map[string]*loggedCall{}
+			for _, c := range callsByID(t, f.received()) {
+				byToken[c.start[calllog.AttrToken].(string)] = c
+				for k, v := range c.end {
+					if s, ok := v.(string); ok && strings.Contains(s, secret) {
+						t.Errorf("the record's %s holds the secret: %s", k, s)
+					}
+				}
+			}
+			assert.Equal(t, []calllog.Change{
+				{Path: "properties.password", Old: "[secret]", New: "[another secret]"},
+				{Path: "properties.tags", New: `{"team": "platform"}`},
+				{Path: "options.protect", New: "true"},
+			}, changesOf(t, byToken[tag.Token].end))
+			assert.Empty(t, changesOf(t, byToken[noop.Token].end))
+			assert.Equal(t, calllog.NoteEmptyAnswer, byToken[noop.Token].end[calllog.AttrChangesNote])
+			assert.NotContains(t, byToken[failing.Token].end, calllog.AttrChanges, "a failed call changed nothing")
+			assert.Equal(t, []calllog.Change{{Path: "args.region", Old: `"us-east-1"`, New: `"eu-west-1"`}},
+				changesOf(t, byToken[region.Token].end))
+			assert.Equal(t, []calllog.Change{{Path: "state[0].outputs.size", Old: "1", New: "2"}},
+				changesOf(t, byToken[migrate.Token].end))
+			assert.NotContains(t, byToken[hook.Token].end, calllog.AttrChanges)
+			for _, c := range byToken {
+				assert.NotContains(t, c.start, calllog.AttrChanges, "a start record says nothing of changes")
+			}
+
+			tagEnd := byToken[tag.Token].end
+			if !payloads {
+				assert.NotContains(t, tagEnd, calllog.AttrRequest)
+				assert.NotContains(t, tagEnd, calllog.AttrAnswer)
+				return
+			}
+			var req, answer map[string]any
+			require.NoError(t, json.Unmarshal([]byte(tagEnd[calllog.AttrRequest].(string)), &req))
+			require.NoError(t, json.Unmarshal([]byte(tagEnd[calllog.AttrAnswer].(string)), &answer))
+			assert.Equal(t, "pet", req["name"])
+			assert.Equal(t, secretOf("[secret]"), req["properties"].(map[string]any)["password"])
+			assert.Equal(t, map[string]any{"team": "platform"}, answer["properties"].(map[string]any)["tags"])
+			assert.Contains(t, byToken[hook.Token].end, calllog.AttrRequest, "with payloads, a hook's too")
+			assert.Equal(t, "{}", byToken[noop.Token].end[calllog.AttrAnswer], "an empty answer is the empty message")
+		})
+	}
+}
+
+// A call whose payloads would pass the bound on the bytes the queued
+// records hold is recorded without its changes, and says why; the bytes
+// are given back once its records are made, so the next call fits.
+func TestPulumiLogPayloadTooLarge(t *testing.T) {
+	f := startReceiver(t, false)
+	l := patientLimits
+	l.Held = 4 << 10
+	pulumiLogTo(t, f, l)
+	h := serve(t, callbacks.WithLogger(discardLogger()))
+	ctx := testCtx(t)
+	tr := mustRegister(t, h.srv, callbacks.ResourceTransform(func(_ context.Context, req *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
+		props := req.GetProperties().AsMap()
+		props["x"] = "changed"
+		return &pulumirpc.TransformResponse{Properties: mustStruct(t, props)}, nil
+	}))
+	big := &pulumirpc.TransformRequest{Name: "big", Properties: mustStruct(t, map[string]any{"blob": strings.Repeat("b", 8<<10)})}
+	small := &pulumirpc.TransformRequest{Name: "small", Properties: mustStruct(t, map[string]any{"x": "y"})}
+	for _, req := range []*pulumirpc.TransformRequest{big, small} {
+		_, err := h.call(ctx, tr.Token, req)
+		require.NoError(t, err)
+	}
+	require.NoError(t, h.srv.Shutdown(ctx))
+	var notes []any
+	var changes []string
+	for _, r := range f.received() {
+		a := attrsOf(r)
+		if r.GetBody().GetStringValue() != calllog.FinishedBody {
+			continue
+		}
+		notes = append(notes, a[calllog.AttrChangesNote])
+		if c, ok := a[calllog.AttrChanges].(string); ok {
+			changes = append(changes, c)
+		}
+	}
+	assert.Equal(t, []any{calllog.NoteTooLarge, nil}, notes)
+	assert.Equal(t, []string{`[{"path":"properties.x","old":"\"y\"","new":"\"changed\""}]`}, changes)
+}
+
+// With no receiver listening at the address (the CLI gone), every call
+// still answers, its records fail and are counted, and what they held is
+// given back.
+func TestPulumiLogAbsentReceiver(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	gone := &fakeReceiver{addr: lis.Addr().String()}
+	require.NoError(t, lis.Close())
+	pulumiLogTo(t, gone, patientLimits)
+	h := serve(t, callbacks.WithLogger(discardLogger()))
+	ctx := testCtx(t)
+	tr := mustRegister(t, h.srv, callbacks.ResourceTransform(func(_ context.Context, req *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
+		return &pulumirpc.TransformResponse{Properties: mustStruct(t, map[string]any{"x": "changed"})}, nil
+	}))
+	const calls = 10
+	for range calls {
+		_, err := h.call(ctx, tr.Token, &pulumirpc.TransformRequest{Name: "pet", Properties: mustStruct(t, map[string]any{"x": "y"})})
+		require.NoError(t, err)
+	}
+	require.NoError(t, h.srv.Shutdown(ctx))
+	st, ok := callbacks.PulumiLogStats(h.srv)
+	require.True(t, ok)
+	assert.Zero(t, st.Sent)
+	assert.Equal(t, uint64(2*calls), st.Failed+st.Dropped, "%+v", st)
+	assert.Zero(t, st.Held)
+}
+
+// BenchmarkInvokePulumiLogTransform serves a resource transform that adds
+// a tag, on bufconn, one call at a time, with PULUMI_LOG_OTLP_ENDPOINT
+// absent, present (the records say what the call changed) and present with
+// CALLBACKS_PULUMI_LOG=payloads, pointing at a receiver that keeps
+// nothing. dropped/op counts the records the queue could not hold.
+func BenchmarkInvokePulumiLogTransform(b *testing.B) {
+	tag := callbacks.ResourceTransform(func(_ context.Context, r *pulumirpc.TransformRequest) (*pulumirpc.TransformResponse, error) {
+		props := r.GetProperties()
+		if props.GetFields() == nil {
+			props = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+		}
+		props.Fields["team"] = structpb.NewStringValue("platform")
+		return &pulumirpc.TransformResponse{Properties: props, Options: r.GetOptions()}, nil
+	})
+	for _, size := range []string{"small", "medium"} {
+		for _, mode := range []string{"absent", "present", "payloads"} {
+			b.Run(size+"/"+mode, func(b *testing.B) {
+				b.Setenv(calllog.EndpointEnv, "")
+				b.Setenv(calllog.SwitchEnv, "")
+				if mode != "absent" {
+					b.Setenv(calllog.EndpointEnv, startDiscardingReceiver(b))
+				}
+				if mode == "payloads" {
+					b.Setenv(calllog.SwitchEnv, calllog.PayloadsOn)
+				}
+				h := serve(b)
+				cb, err := h.srv.Register(context.Background(), tag)
+				if err != nil {
+					b.Fatal(err)
+				}
+				req := &pulumirpc.CallbackInvokeRequest{Token: cb.GetToken(), Request: benchdata.Marshal(benchdata.TransformRequest(size))}
+				ctx := context.Background()
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := h.client.Invoke(ctx, req); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				if st, ok := callbacks.PulumiLogStats(h.srv); ok {
+					b.ReportMetric(float64(st.Dropped)/float64(b.N), "dropped/op")
+				} else if mode != "absent" {
+					b.Fatal("no exporter with the variable present")
+				}
+			})
+		}
+	}
 }

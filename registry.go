@@ -187,7 +187,7 @@ func (r *Registry) invoke(ctx context.Context, token string, payload []byte, how
 		traceCall(how.span, how.served, nil, &CallInfo{Token: token}, "", ce, nil)
 		if lg := r.calls.Load(); lg != nil {
 			lc := logCall(&CallInfo{Token: token}, "", how.span)
-			lg.Start(lc)
+			lg.Start(lc, nil)
 			lg.Finish(lc, logEnd(nil, ce, nil, 0))
 		}
 		return nil, ce
@@ -216,12 +216,13 @@ func (r *Registry) invoke(ctx context.Context, token string, payload []byte, how
 	var out []byte
 	c, err := recovered(r, ctx, cs, func() (call, error) { return e.decode(ctx, cs, payload, how.owned) })
 	// The record of the call's start, in Pulumi's log, names its resource:
-	// it goes once the request is decoded, before the function runs.
+	// it goes once the request is decoded, before the function runs, and
+	// keeps the request for the end record if that needs it.
 	var lc *calllog.Call
 	if lg != nil {
 		info := cs.snapshot()
 		lc = logCall(&info, e.site, how.span)
-		lg.Start(lc)
+		lg.Start(lc, payload)
 	}
 	if err == nil {
 		err = r.run(ctx, cs, how.running, label(e.kind, e.name), c)
@@ -241,7 +242,9 @@ func (r *Registry) invoke(ctx context.Context, token string, payload []byte, how
 	}
 	traceCall(how.span, how.served, cs, &info, e.site, ce, failedOpen)
 	if lg != nil {
-		lg.Finish(lc, logEnd(cs, ce, failedOpen, time.Since(start)))
+		end := logEnd(cs, ce, failedOpen, time.Since(start))
+		end.Answer, end.AnswerFixed = out, how.served
+		lg.Finish(lc, end)
 	}
 	if obs != nil {
 		code := codes.OK

@@ -118,6 +118,10 @@ type autoInfo struct {
 	moduleCalls int // calls told from the records of this module
 	engineCalls int // calls told from the engine's lines only
 	newerSchema int // the newest schema of the module's records, if newer than the reader knows
+	// Of the calls told from the module's records: the transforms and
+	// migrations whose records do not say what they changed (records of
+	// schema 1), and the calls whose records hold their payloads.
+	moduleUntold, modulePayloads int
 }
 
 // The engine's lines about callbacks (pkg/resource/deploy, source_eval.go,

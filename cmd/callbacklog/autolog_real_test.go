@@ -10,12 +10,14 @@ import (
 
 	"github.com/langhost/callbacks/cmd/callbacklog/testdata/sdkprogram/secret"
 	"github.com/langhost/callbacks/integration/clitest"
+	"github.com/langhost/callbacks/internal/calllog"
 )
 
 // These tests run a deployment with no debugging flag at all, decrypt the
 // automatic log the CLI wrote for it with `pulumi logs decrypt --latest`,
 // in the stack's environment, and read that. They pass under 3.274.1 and
-// 3.260.0; where the engines' logs differ (3.260.0 also logs every property
+// 3.260.0 (the module's records, changes and payloads included, read the
+// same under both); where the engines' logs differ (3.260.0 also logs every property
 // it marshals), the account does not.
 
 // decryptedUp runs `pulumi up` of the program pkg and returns the path of
@@ -292,4 +294,56 @@ func TestScrubOfARealAutoLog(t *testing.T) {
 		}
 	}
 	checkAutoScrub(t, log, secret.Value, providerKey, providerRegion, programSecret, programPlain)
+}
+
+// TestAutoLogOfRealTransformChanges runs the hooks program with the
+// payloads asked for (CALLBACKS_PULUMI_LOG=payloads): the record of its
+// transform says what it changed (the hooks option), and the account
+// shows that change from the record alone, with the engine's lines about
+// transforms taken out of the log; with -v it shows the transform's
+// request and answer from the record.
+func TestAutoLogOfRealTransformChanges(t *testing.T) {
+	t.Parallel()
+	log, _ := decryptedUp(t, "txchanges", programs+"hooks", calllog.SwitchEnv+"="+calllog.PayloadsOn)
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	records := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, `"msg":"Transform: `) {
+			continue // the engine's lines about transforms
+		}
+		if strings.Contains(line, calllog.AttrChanges) {
+			records++
+		}
+		kept = append(kept, line)
+	}
+	if records == 0 {
+		t.Fatalf("no record of the module says what a call changed:\n%s", data)
+	}
+	recordsOnly := filepath.Join(t.TempDir(), "records-only.jsonl")
+	if err := os.WriteFile(recordsOnly, []byte(strings.Join(kept, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{log, recordsOnly} {
+		recs := resources(readAuto(t, path, false))
+		if len(recs) == 0 || recs[0].Kind != "resource transform" {
+			t.Errorf("%s: the calls %v, want the transform first", filepath.Base(path), shapes(recs))
+			continue
+		}
+		if tr := recs[0]; tr.Outcome != "changed" || !slices.Contains(changePaths(tr), "options.hooks") {
+			t.Errorf("%s: the transform %s changed %v, want the hooks option", filepath.Base(path), shape(tr), changePaths(tr))
+		}
+		if p := recs[0].Payload; p == nil || p.Request == nil || p.Answer == nil {
+			t.Errorf("%s: the transform's request and answer are not shown: %+v", filepath.Base(path), p)
+		}
+	}
+	text := showText(t, "-v", recordsOnly)
+	for _, want := range []string{"options.hooks", "request:", "answer:"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the account of the records alone has no %q:\n%s", want, text)
+		}
+	}
 }

@@ -18,15 +18,17 @@ import (
 // This file reads the records this module's callback servers write into
 // the automatic log (internal/calllog): a record when a call's function
 // starts and one when the call ends, paired by a call id. A call they
-// record is told from them, exactly; the engine's lines about the same call
-// are then left out, but for what they alone tell (what a transform or a
-// migration changed, whether an error hook asked for a retry), which is
-// taken only where the engine's call and the record's are certainly the
-// same call.
+// record is told from them, exactly: from schema 2, the end record of a
+// transform or a migration says what it changed, and with payloads asked
+// for, every end record holds the call's request and answer. The engine's
+// lines about the same call are then left out, but for what they alone
+// tell (whether an error hook asked for a retry; what a transform or a
+// migration changed, for records of schema 1), which is taken only where
+// the engine's call and the record's are certainly the same call.
 
 // missingModule is why a call told from the module's records alone shows
 // no request or answer.
-const missingModule = "not in this log: the module's records hold no payload, and no line of the engine's is certainly about this call"
+const missingModule = "not in this log: the module's records hold no payload (CALLBACKS_PULUMI_LOG=payloads puts them there), and no line of the engine's is certainly about this call"
 
 // modCall is a call the module's records show.
 type modCall struct {
@@ -38,6 +40,10 @@ type modCall struct {
 	duration   time.Duration
 	failedOpen bool
 	errType    string
+	listed     bool // the end record lists what the call changed
+	told       bool // it lists it, or says why it does not
+	payloads   bool // the end record holds the call's request or answer
+	untold     bool // a transform or migration that did not fail, and its record is silent on what it changed
 }
 
 // moduleAttrs are the attributes of a module record, read as the record
@@ -137,9 +143,15 @@ func (a *autoReader) moduleLine(n int, line []byte, e autoEntry) bool {
 			c.duration = time.Duration(ms * float64(time.Millisecond))
 		}
 		c.failedOpen, c.errType = m.flag(calllog.AttrFailedOpen), m.str(calllog.AttrErrorType)
+		a.modulePayloads(n, c, m)
 		switch m.str(calllog.AttrOutcome) {
 		case "ok":
 			r.Outcome = "ok"
+			switch kind {
+			case callbacks.KindResourceTransform.String(), callbacks.KindInvokeTransform.String(), callbacks.KindStateMigration.String():
+				a.moduleChanges(n, c, m)
+				c.untold = !c.told
+			}
 		case "error":
 			r.Outcome = "failed"
 			msg := m.str(calllog.AttrError)
@@ -162,6 +174,77 @@ func (a *autoReader) moduleLine(n int, line []byte, e autoEntry) bool {
 		}
 	}
 	return true
+}
+
+// moduleChanges reads what the end record m of a call that did not fail
+// says the call changed: its changes, or why it has none (an empty answer)
+// or records none (payloads too large to hold).
+func (a *autoReader) moduleChanges(n int, c *modCall, m moduleAttrs) {
+	r := c.rec
+	note := m.str(calllog.AttrChangesNote)
+	text, has := m[calllog.AttrChanges].(string)
+	if !has {
+		c.told, r.Note = note != "", note
+		return
+	}
+	var changes []calllog.Change
+	if err := json.Unmarshal([]byte(text), &changes); err != nil {
+		a.problem(n, "the changes of the record of call %s do not decode: %v", c.id, err)
+		return
+	}
+	c.told, c.listed = true, true
+	r.Changes = nil
+	for _, ch := range changes {
+		r.Changes = append(r.Changes, change{Path: ch.Path, Old: orAbsent(ch.Old), New: orAbsent(ch.New)})
+	}
+	r.Outcome = "unchanged"
+	if len(r.Changes) > 0 {
+		r.Outcome = "changed"
+		if r.Kind == callbacks.KindStateMigration.String() {
+			r.Outcome = "migrated"
+		}
+	}
+	if left, ok := m.num(calllog.AttrChangesLeftOut); ok && left > 0 {
+		word := "changes"
+		if left == 1 {
+			word = "change"
+		}
+		r.Note = fmt.Sprintf("%d more %s not shown: its record holds a bounded number", int(left), word)
+	}
+}
+
+// modulePayloads reads the request and the answer the end record m holds,
+// with payloads asked for.
+func (a *autoReader) modulePayloads(n int, c *modCall, m moduleAttrs) {
+	read := func(attr string) *value {
+		text, ok := m[attr].(string)
+		if !ok {
+			return nil
+		}
+		x, err := decodeJSON([]byte(text))
+		if err != nil {
+			a.problem(n, "the %s of the record of call %s does not decode: %v", strings.TrimPrefix(attr, "callbacks."), c.id, err)
+			return nil
+		}
+		return fromJSON(x, a.secrets)
+	}
+	req, ans := read(calllog.AttrRequest), read(calllog.AttrAnswer)
+	if req == nil && ans == nil {
+		return
+	}
+	c.payloads = true
+	missing := m.str(calllog.AttrPayloadNote)
+	if missing == "" {
+		missing = missingFailed
+	}
+	p := &exchange{Request: req, Answer: ans}
+	if req == nil {
+		p.RequestMissing = missing
+	}
+	if ans == nil {
+		p.AnswerMissing = missing
+	}
+	c.rec.Payload = p
 }
 
 // mergeModule puts the calls the module's records show among the calls
@@ -259,6 +342,14 @@ func (a *autoReader) mergeModule() {
 	kept := slices.DeleteFunc(slices.Clone(a.recs), func(r *record) bool { return dropped[r] })
 	a.info.moduleCalls, a.info.engineCalls = len(a.mods), len(kept)
 	for _, c := range a.mods {
+		if c.untold {
+			a.info.moduleUntold++
+		}
+		if c.payloads {
+			a.info.modulePayloads++
+		}
+	}
+	for _, c := range a.mods {
 		kept = append(kept, c.rec)
 	}
 	// In the order the calls started: the module's records reach the log
@@ -278,7 +369,7 @@ func (a *autoReader) fromEngine(c *modCall, e *record, certain bool) {
 	if certain && r.URN == "" {
 		r.URN = e.URN // a transform's, which the engine's line makes from the parent's
 	}
-	if certain && e.Payload != nil {
+	if certain && e.Payload != nil && !c.payloads {
 		r.Payload = e.Payload
 	}
 	if r.Kind == callbacks.KindErrorHook.String() {
@@ -291,8 +382,13 @@ func (a *autoReader) fromEngine(c *modCall, e *record, certain bool) {
 	}
 	switch r.Kind {
 	case callbacks.KindResourceTransform.String(), callbacks.KindInvokeTransform.String(), callbacks.KindStateMigration.String():
+		if c.listed {
+			return
+		}
 		if !certain {
-			r.Note = "what it changed is not shown: the engine's lines about it cannot be told with certainty from those about another call"
+			if !c.told {
+				r.Note = "what it changed is not shown: the engine's lines about it cannot be told with certainty from those about another call"
+			}
 			return
 		}
 		r.Changes = e.Changes
@@ -303,9 +399,7 @@ func (a *autoReader) fromEngine(c *modCall, e *record, certain bool) {
 				r.Outcome = "migrated"
 			}
 		}
-		if e.Note != "" {
-			r.Note = e.Note
-		}
+		r.Note = e.Note
 	case callbacks.KindErrorHook.String():
 		if !certain {
 			r.Note = "whether it asked for a retry is not shown: the engine's lines about it cannot be told with certainty from those about another call"
@@ -324,7 +418,9 @@ func (a *autoReader) noEngineLines(c *modCall) {
 	}
 	switch r.Kind {
 	case callbacks.KindResourceTransform.String(), callbacks.KindInvokeTransform.String(), callbacks.KindStateMigration.String():
-		r.Note = "what it changed is not shown: the log has no line of the engine's about it"
+		if !c.told {
+			r.Note = "what it changed is not shown: the log has no line of the engine's about it"
+		}
 	case callbacks.KindErrorHook.String():
 		r.Note = "whether it asked for a retry is not shown: the log has no line of the engine's about it"
 	}
@@ -353,11 +449,15 @@ func (info autoInfo) origin() origin {
 			"of the calls no record of the module covers: their times are the engine's log lines', "+
 				"where they were registered (a transform is \"transform\"), and which answer is whose when calls of one kind ran at once (\"unknown\")")
 	}
+	if info.moduleCalls > 0 && info.modulePayloads == 0 {
+		o.Cannot = append(o.Cannot, "a hook's inputs and outputs (only its name, resource and answer)")
+	}
 	if info.moduleCalls > 0 {
-		o.Cannot = append(o.Cannot,
-			"a hook's inputs and outputs (only its name, resource and answer)",
-			"what a transform or migration changed, and whether an error hook asked for a retry, "+
-				"unless the engine's lines about the call are certainly its (else its note says so)")
+		what := "whether an error hook asked for a retry"
+		if info.moduleUntold > 0 {
+			what = "what a transform or migration changed (records of schema 1), and " + what
+		}
+		o.Cannot = append(o.Cannot, what+", unless the engine's lines about the call are certainly its (else its note says so)")
 	}
 	if info.newerSchema > 0 {
 		o.Cannot = append(o.Cannot, fmt.Sprintf("what the module's records of schema %d add to schema %d, "+

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/langhost/callbacks/internal/calllog"
 )
 
 // ml is one line of a constructed automatic log: the engine's message, or
@@ -238,7 +241,7 @@ func TestAutoLogModuleUncertainChanges(t *testing.T) {
 // what the reader knows, and the account names the schema once.
 func TestAutoLogModuleNewerSchema(t *testing.T) {
 	newer := func(a map[string]any) map[string]any {
-		a["callbacks.schema"], a["callbacks.something_new"] = 2, map[string]any{"x": 1}
+		a["callbacks.schema"], a["callbacks.something_new"] = calllog.Schema+1, map[string]any{"x": 1}
 		return a
 	}
 	recs, info := readModLog(t, modLog(t,
@@ -248,11 +251,105 @@ func TestAutoLogModuleNewerSchema(t *testing.T) {
 	equalLists(t, "the calls", shapes(recs), []string{"pet: resource hook before-create ok"})
 	n := 0
 	for _, c := range info.origin().Cannot {
-		if strings.Contains(c, "schema 2") {
+		if strings.Contains(c, fmt.Sprintf("schema %d", calllog.Schema+1)) {
 			n++
 		}
 	}
 	if n != 1 {
-		t.Errorf("the account names schema 2 in %d notes, want 1: %q", n, info.origin().Cannot)
+		t.Errorf("the account names schema %d in %d notes, want 1: %q", calllog.Schema+1, n, info.origin().Cannot)
 	}
+}
+
+// v2 marks a record's attributes as schema 2's.
+func v2(a map[string]any) map[string]any {
+	a["callbacks.schema"] = 2
+	return a
+}
+
+// TestAutoLogModuleChanges: from schema 2, what a transform or migration
+// changed is read from its own record, whether or not the engine's lines
+// about it can be paired with it (here two transforms run at once, which
+// the engine's lines cannot tell apart); a record that holds no changes
+// says why; with payloads, the request and answer are shown with -v,
+// secrets hidden.
+func TestAutoLogModuleChanges(t *testing.T) {
+	small := map[string]any{"length": 2.0}
+	plain := "map[custom_timeouts:map[]]"
+	migration := map[string]string{"pulumi.callback.kind": "state_migration", "pulumi.callback.name": "v2", "pulumi.resource.urn": petURN}
+	changes := func(ms float64, text string, more map[string]any) map[string]any {
+		a := v2(ended(ms))
+		a["callbacks.changes"] = text
+		for k, v := range more {
+			a[k] = v
+		}
+		return a
+	}
+	request := `{"name":"pet","properties":{"length":2,"pw":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","value":"[secret]"}}}`
+	log := modLog(t,
+		ml{at: 1, msg: before(t, "pet", small)},
+		ml{at: 1, msg: before(t, "pet", small)},
+		ml{at: 2, id: "a-1", call: transformCall("tag", "pet"), attrs: v2(map[string]any{})},
+		ml{at: 2, id: "a-2", call: transformCall("noop", "pet"), attrs: v2(map[string]any{})},
+		ml{at: 3, id: "a-1", end: true, call: transformCall("tag", "pet"), attrs: changes(0.5,
+			`[{"path":"properties.tags.team","new":"\"platform\""},{"path":"properties.pw","old":"[secret]","new":"[another secret]"}]`,
+			map[string]any{"callbacks.changes_left_out": 3, "callbacks.request": request, "callbacks.answer": `{"properties":{"x":1}}`})},
+		ml{at: 3, id: "a-2", end: true, call: transformCall("noop", "pet"), attrs: changes(0.25, "[]",
+			map[string]any{"callbacks.changes_note": "no change: the answer was empty"})},
+		ml{at: 4, msg: after(t, map[string]any{"length": 3.0}, plain)},
+		ml{at: 4, msg: after(t, small, plain)},
+		ml{at: 5, id: "a-3", call: transformCall("big", "pet"), attrs: v2(map[string]any{})},
+		ml{at: 6, id: "a-3", end: true, call: transformCall("big", "pet"), attrs: func() map[string]any {
+			a := v2(ended(1))
+			a["callbacks.changes_note"] = "changes not recorded: payload too large"
+			return a
+		}()},
+		ml{at: 7, id: "a-4", call: migration, attrs: v2(map[string]any{})},
+		ml{at: 8, id: "a-4", end: true, call: migration, attrs: changes(2, `[{"path":"state[0].outputs.size","old":"1","new":"2"}]`, nil)},
+	)
+	recs, info := readModLog(t, log)
+	equalLists(t, "the calls", shapes(recs), []string{
+		"pet: resource transform tag changed", "pet: resource transform noop unchanged",
+		"pet: resource transform big ok", "pet: state migration v2 migrated",
+	})
+	if len(recs) != 4 {
+		return
+	}
+	equalLists(t, "the tag's changes", changeStrings(recs[0]), []string{
+		`{properties.tags.team (absent) "platform"}`, `{properties.pw [secret] [another secret]}`})
+	if !strings.Contains(recs[0].Note, "3 more changes not shown") {
+		t.Errorf("the tag's note: %q", recs[0].Note)
+	}
+	if len(recs[1].Changes) != 0 || recs[2].Note != "changes not recorded: payload too large" {
+		t.Errorf("noop changed %v; big's note %q", recs[1].Changes, recs[2].Note)
+	}
+	equalLists(t, "the migration's changes", changeStrings(recs[3]), []string{"{state[0].outputs.size 1 2}"})
+	if p := recs[0].Payload; p == nil || p.Request == nil || p.Answer == nil {
+		t.Errorf("the tag's payloads: %+v", p)
+	}
+	if info.moduleUntold != 0 {
+		t.Errorf("%d calls whose records do not say what they changed, want none", info.moduleUntold)
+	}
+	for _, c := range info.origin().Cannot {
+		if strings.Contains(c, "what a transform or migration changed") {
+			t.Errorf("the account says it cannot tell what a transform changed: %q", c)
+		}
+	}
+
+	var out, errb bytes.Buffer
+	if code := run([]string{"show", "-v", "-"}, strings.NewReader(log), &out, &errb); code != 0 {
+		t.Fatalf("show -v: exit %d\n%s", code, errb.String())
+	}
+	for _, want := range []string{"properties.tags.team", `"platform"`, "properties.pw", "[secret]", "state[0].outputs.size"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the account has no %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func changeStrings(r *record) []string {
+	var out []string
+	for _, c := range r.Changes {
+		out = append(out, c.String())
+	}
+	return out
 }

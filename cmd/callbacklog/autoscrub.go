@@ -18,6 +18,8 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/langhost/callbacks/internal/calllog"
 )
 
 // This file scrubs Pulumi's automatic log, decrypted: the secrets it holds
@@ -149,6 +151,17 @@ func decodeAutoLine(line []byte) (map[string]any, bool) {
 		return nil, false
 	}
 	return m, true
+}
+
+// decodeAutoJSON decodes JSON text, numbers kept as written.
+func decodeAutoJSON(text string) (any, bool) {
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil || dec.More() {
+		return nil, false
+	}
+	return v, true
 }
 
 // learnLine learns the secrets a line marks: inside its property values,
@@ -377,9 +390,20 @@ func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
 }
 
+// isAutoPlaceholder reports whether s is a value scrub or the module's
+// records put in place of one: "[secret]" is how the records write the
+// value of a secret.
 func isAutoPlaceholder(s string) bool {
-	return strings.HasPrefix(s, autoSecretPrefix) || strings.HasPrefix(s, autoConfigPrefix) || strings.HasPrefix(s, autoScrubbed)
+	return strings.HasPrefix(s, autoSecretPrefix) || strings.HasPrefix(s, autoConfigPrefix) || strings.HasPrefix(s, autoScrubbed) ||
+		s == hidden
 }
+
+// moduleJSON are the attributes of the module's records that hold JSON
+// text: what a call changed, its request and its answer. Their secrets are
+// "[secret]" already; a secret another line marks is replaced inside the
+// decoded JSON, where it is escaped once, not in the text, where the
+// changes' quoting escapes it again.
+var moduleJSON = map[string]bool{calllog.AttrChanges: true, calllog.AttrRequest: true, calllog.AttrAnswer: true}
 
 // reRemovedLine is the placeholder of a line scrubLine removed.
 var reRemovedLine = regexp.MustCompile(`^\[scrubbed: line [0-9]+ was (?:not a JSON object|cut short) and was removed\]$`)
@@ -405,9 +429,20 @@ func (s *autoScrubber) scrubLine(n int, line []byte, last bool) []byte {
 	config := isConfigLine(msg)
 	changed := false
 	for _, k := range sortedKeys(m) {
-		if !autoEnvelope[k] {
-			m[k] = s.scrubJSON(m[k], config, &changed)
+		if autoEnvelope[k] {
+			continue
 		}
+		if text, ok := m[k].(string); ok && moduleJSON[k] && m[calllog.AttrModule] == calllog.Module {
+			if v, ok := decodeAutoJSON(text); ok {
+				var in bool
+				v = s.scrubJSON(v, false, &in)
+				if out, err := json.Marshal(v); in && err == nil {
+					m[k], changed = string(out), true
+				}
+				continue
+			}
+		}
+		m[k] = s.scrubJSON(m[k], config, &changed)
 	}
 	if !changed {
 		return line

@@ -505,3 +505,46 @@ func FuzzScrubAutoLog(f *testing.F) {
 		}
 	})
 }
+
+// The module's records hold their changes and payloads as JSON text, every
+// secret already "[secret]": scrub leaves those as they are, learns no
+// secret from them, and replaces in them a secret another line marks,
+// however it is escaped there.
+func TestScrubModuleRecords(t *testing.T) {
+	const leaked = `pass"word-4f1e` // a secret the engine's line marks, which a record shows in plain text
+	text, err := json.Marshal(leaked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := `[{"path":"properties.note","new":` + strconvQuote(string(text)) + `},{"path":"properties.pw","old":"[secret]","new":"[another secret]"}]`
+	request := `{"properties":{"note":` + string(text) + `,"pw":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","value":"[secret]"}}}`
+	attrs := v2(ended(1))
+	attrs["callbacks.changes"], attrs["callbacks.request"] = changes, request
+	log := modLog(t,
+		ml{at: 1, msg: "Planner decided to create 'urn:pulumi:dev::p::t::n' (inputs=" + pvOf(t, map[string]any{
+			"k": map[string]any{"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "value": leaked}}) + ")"},
+		ml{at: 2, id: "a-1", call: transformCall("tag", "pet"), attrs: v2(map[string]any{})},
+		ml{at: 3, id: "a-1", end: true, call: transformCall("tag", "pet"), attrs: attrs},
+	)
+	out := scrubAutoString(t, log)
+	if s := survivors(out, leaked); len(s) > 0 {
+		t.Errorf("the secret survives scrub: %v\n%s", s, out)
+	}
+	recs, _ := readModLog(t, out)
+	if len(recs) != 1 {
+		t.Fatalf("the scrubbed log's calls: %v", shapes(recs))
+	}
+	got := changeStrings(recs[0])
+	if len(got) != 2 || strings.Contains(got[0], "pass") || !strings.HasPrefix(got[0], "{properties.note (absent) ") ||
+		got[1] != "{properties.pw [secret] [another secret]}" {
+		t.Errorf("the scrubbed record's changes: %v", got)
+	}
+	if p := recs[0].Payload; p == nil || p.Request == nil {
+		t.Errorf("the scrubbed record's request does not read: %+v", p)
+	}
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -49,10 +49,17 @@
 //     into the same log (a start and an end per call, by call id); each call
 //     they served is then told from them, exactly: its registration, resource,
 //     outcome, error and duration (their own), or "no answer" when the log
-//     ends before its end record; the engine's lines about those calls are not
-//     counted again, and give only what a transform or migration changed and
-//     an error hook's retry decision, where the engine's call is certainly the
-//     record's (else a note says so). Calls of other servers (the SDK's own)
+//     ends before its end record; a transform's or migration's end record
+//     (schema 2) says what it changed, by property path, every secret
+//     [secret], and the account shows those changes (at most 32 a call, the
+//     note counting the rest), or why the record has none; with
+//     CALLBACKS_PULUMI_LOG=payloads set for the program, every end record
+//     holds the call's request and answer, which -v shows, secrets [secret].
+//     The engine's lines about those calls are not counted again, and give
+//     only an error hook's retry decision, and what a transform or migration
+//     changed when its record does not say (schema 1, or payloads too large
+//     to hold), where the engine's call is certainly the record's (else a
+//     note says so). Calls of other servers (the SDK's own)
 //     are still told from the engine's lines. Records of a newer schema are
 //     read for what this reader knows, and the account names the schema.
 //     A log still encrypted, or one of a command that ran no deployment

@@ -4,10 +4,16 @@ import (
 	"context"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/langhost/callbacks/internal/testkit/leakcheck"
 )
 
-func TestMain(m *testing.M) { leakcheck.Main(m) }
+// The comparison with replay (replay_test.go) links the SDK's plugin
+// package, which starts glog's flush daemon at init.
+func TestMain(m *testing.M) {
+	leakcheck.Main(m, goleak.IgnoreAnyFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
+}
 
 func TestEndpoint(t *testing.T) {
 	for _, tc := range []struct{ endpoint, switchTo, want string }{
@@ -29,14 +35,14 @@ func TestEndpoint(t *testing.T) {
 // A record put after Close is dropped and counted, and nothing is left
 // running; an exporter that never sent dials nothing.
 func TestCloseThenPut(t *testing.T) {
-	e, err := New("127.0.0.1:1", DefaultLimits)
+	e, err := New("127.0.0.1:1", DefaultLimits, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.Close(context.Background())
 	e.Close(context.Background()) // idempotent
 	c := &Call{Kind: "resource_hook"}
-	e.Start(c)
+	e.Start(c, nil)
 	e.Finish(c, End{})
 	if got := e.Stats(); got != (Stats{Dropped: 2}) {
 		t.Errorf("got %+v, want two dropped", got)
