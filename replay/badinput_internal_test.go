@@ -80,7 +80,8 @@ func TestReadHoldsBounded(t *testing.T) {
 	var log bytes.Buffer
 	require.NoError(t, writeSynthetic(&log, synthetic{resources: 20, oneEntry: true}))
 	text := ghost(log.String())
-	rd := &reader{lines: newLineReader(strings.NewReader(text)), tokens: map[string]*reg{}, hold: 3}
+	rd := newReader(strings.NewReader(text))
+	rd.hold = 3
 	most, calls := 0, 0
 	var errs []error
 	rd.run(func(c *Call, err error) bool {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
-	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/langhost/callbacks"
@@ -27,17 +26,12 @@ import (
 const maxHeld = 1 << 14
 
 const (
-	invokeMethod    = "/pulumirpc.Callbacks/Invoke"
-	monitorPrefix   = "/pulumirpc.ResourceMonitor/"
-	runMethod       = "/pulumirpc.LanguageRuntime/Run"
-	deploymentInfo  = monitorPrefix + "GetDeploymentInfo"
-	requestStarted  = "request_started"
-	rootStackType   = "pulumi:pulumi:Stack"
-	registerRes     = "RegisterResource"
-	stackTransform  = "RegisterStackTransform"
-	invokeTransform = "RegisterStackInvokeTransform"
-	resourceHook    = "RegisterResourceHook"
-	errorHook       = "RegisterErrorHook"
+	invokeMethod   = "/pulumirpc.Callbacks/Invoke"
+	monitorPrefix  = "/pulumirpc.ResourceMonitor/"
+	runMethod      = "/pulumirpc.LanguageRuntime/Run"
+	deploymentInfo = monitorPrefix + "GetDeploymentInfo"
+	requestStarted = "request_started"
+	rootStackType  = "pulumi:pulumi:Stack"
 )
 
 var (
@@ -65,9 +59,13 @@ var (
 // waiting for a registration.
 func Read(r io.Reader) iter.Seq2[*Call, error] {
 	return func(yield func(*Call, error) bool) {
-		rd := &reader{lines: newLineReader(r), tokens: map[string]*reg{}, hold: maxHeld}
-		rd.run(yield)
+		newReader(r).run(yield)
 	}
+}
+
+// newReader returns a reader of the log r.
+func newReader(r io.Reader) *reader {
+	return &reader{lines: newLineReader(r), tokens: map[string]*reg{}, orders: map[string]int{}, hold: maxHeld}
 }
 
 // reg is what the log said about a token.
@@ -99,9 +97,9 @@ type reader struct {
 	last   time.Time
 
 	// Per run of the program (LanguageRuntime/Run).
-	stack, project       string
-	root                 resource.URN
-	stackOrder, invOrder int
+	stack, project string
+	root           resource.URN
+	orders         map[string]int // registrations counted in order, by method
 }
 
 func (rd *reader) run(yield func(*Call, error) bool) {
@@ -287,7 +285,7 @@ func (rd *reader) line(line []byte, ended bool) bool {
 		rd.deploymentInfo(line)
 		return false
 	case strings.HasPrefix(h.Method, monitorPrefix):
-		return rd.monitor(n, line, strings.TrimPrefix(h.Method, monitorPrefix))
+		return rd.monitor(line, strings.TrimPrefix(h.Method, monitorPrefix))
 	}
 	return false
 }
@@ -338,7 +336,7 @@ func (rd *reader) runEntry(line []byte, progress string) {
 	// In a log of two entries per call, the run starts with request_started;
 	// in a log of one entry per call, Run's only entry ends the run.
 	if progress == requestStarted || progress == "" {
-		rd.stackOrder, rd.invOrder = 0, 0
+		clear(rd.orders)
 		rd.root = ""
 		rd.stack, rd.project = e.Request.Stack, e.Request.Project
 	}
@@ -363,56 +361,63 @@ type callbackJSON struct {
 
 // monitor learns tokens from a monitor entry; it reports whether a waiting
 // call may have been resolved.
-func (rd *reader) monitor(n int, line []byte, method string) bool {
-	switch method {
-	case stackTransform, invokeTransform:
-		var e struct {
-			Request callbackJSON `json:"request"`
-		}
-		if json.Unmarshal(line, &e) != nil || e.Request.Token == "" || rd.tokens[e.Request.Token] != nil {
-			return false
-		}
-		r := &reg{method: method, kind: callbacks.KindResourceTransform, r: Registration{Method: method}}
-		if method == invokeTransform {
-			rd.invOrder++
-			r.kind, r.r.Order = callbacks.KindInvokeTransform, rd.invOrder
-		} else {
-			rd.stackOrder++
-			r.r.Order = rd.stackOrder
-		}
-		return rd.learn(e.Request.Token, r)
-	case resourceHook, errorHook:
-		var e struct {
-			Request struct {
-				Name     string        `json:"name"`
-				Callback *callbackJSON `json:"callback"`
-			} `json:"request"`
-		}
-		if json.Unmarshal(line, &e) != nil || e.Request.Callback == nil || e.Request.Callback.Token == "" {
-			return false
-		}
-		kind := callbacks.KindResourceHook
-		if method == errorHook {
-			kind = callbacks.KindErrorHook
-		}
-		return rd.learn(e.Request.Callback.Token, &reg{method: method, kind: kind, r: Registration{Method: method, Name: e.Request.Name}})
-	case registerRes:
+func (rd *reader) monitor(line []byte, method string) bool {
+	if method == registerRes {
 		return rd.registerResource(line)
 	}
-	// A method this module does not know: any Callback in its request names
-	// a kind of callback it does not know either.
-	if !bytes.Contains(line, []byte(`"token"`)) {
-		return false
-	}
+	row, v := viaOf(method, "")
 	var e struct {
-		Request any `json:"request"`
+		Request json.RawMessage `json:"request"`
 	}
-	if json.Unmarshal(line, &e) != nil {
+	if row == nil {
+		// A method this module does not know: any Callback in its request
+		// names a kind of callback it does not know either.
+		if !bytes.Contains(line, []byte(`"token"`)) || json.Unmarshal(line, &e) != nil {
+			return false
+		}
+		return rd.learnUnknown(e.Request, Registration{Method: method}, nil)
+	}
+	var body struct {
+		callbackJSON
+		Name     string        `json:"name"`
+		Callback *callbackJSON `json:"callback"`
+	}
+	if json.Unmarshal(line, &e) != nil || json.Unmarshal(e.Request, &body) != nil {
 		return false
+	}
+	r := &reg{method: method, kind: row.kind, r: Registration{Method: method}}
+	cb := body.callbackJSON
+	if body.Callback != nil && v.field != "" {
+		cb, r.r.Name = *body.Callback, body.Name
+	}
+	switch {
+	case cb.Token == "":
+		return false
+	case v.field == "": // counted in order within the run, once
+		if rd.tokens[cb.Token] != nil {
+			return false
+		}
+		rd.orders[method]++
+		r.r.Order = rd.orders[method]
+	}
+	return rd.learn(cb.Token, r)
+}
+
+// learnUnknown learns the tokens of the objects shaped like a Callback in
+// body, but under the fields skip, as a kind this module does not know.
+func (rd *reader) learnUnknown(body json.RawMessage, r Registration, skip map[string]bool) bool {
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return false
+	}
+	if m, ok := v.(map[string]any); ok {
+		for k := range skip {
+			delete(m, k)
+		}
 	}
 	changed := false
-	for _, tok := range callbackTokens(e.Request, nil) {
-		if rd.tokens[tok] == nil && rd.learn(tok, &reg{method: method, r: Registration{Method: method}}) {
+	for _, tok := range callbackTokens(v, nil) {
+		if rd.tokens[tok] == nil && rd.learn(tok, &reg{method: r.Method, r: r}) {
 			changed = true
 		}
 	}
@@ -440,15 +445,13 @@ func callbackTokens(v any, tokens []string) []string {
 	return tokens
 }
 
+// notCallbacks are the fields of a RegisterResourceRequest that hold no
+// Callback of a kind this module does not know.
+var notCallbacks = map[string]bool{"object": true, "propertyDependencies": true}
+
 func (rd *reader) registerResource(line []byte) bool {
 	var e struct {
-		Request struct {
-			Type            string         `json:"type"`
-			Name            string         `json:"name"`
-			Parent          string         `json:"parent"`
-			Transforms      []callbackJSON `json:"transforms"`
-			StateMigrations []callbackJSON `json:"stateMigrations"`
-		} `json:"request"`
+		Request  map[string]json.RawMessage `json:"request"`
 		Response struct {
 			URN string `json:"urn"`
 		} `json:"response"`
@@ -456,52 +459,52 @@ func (rd *reader) registerResource(line []byte) bool {
 	if json.Unmarshal(line, &e) != nil {
 		return false
 	}
-	req := &e.Request
+	var typ, name, parent string
+	_ = json.Unmarshal(e.Request["type"], &typ)
+	_ = json.Unmarshal(e.Request["name"], &name)
+	_ = json.Unmarshal(e.Request["parent"], &parent)
 	urn := resource.URN(e.Response.URN)
 	if urn == "" {
-		urn = rd.resourceURN(req.Parent, req.Type, req.Name)
+		urn = rd.resourceURN(parent, typ, name)
 	}
-	if req.Type == rootStackType && req.Parent == "" && urn != "" {
+	if typ == rootStackType && parent == "" && urn != "" {
 		rd.root = urn
 	}
 	changed := false
-	lists := [...]struct {
-		cbs  []callbackJSON
-		kind callbacks.Kind
-	}{{req.Transforms, callbacks.KindResourceTransform}, {req.StateMigrations, callbacks.KindStateMigration}}
-	for _, list := range lists {
-		for i, cb := range list.cbs {
-			if cb.Token == "" {
+	skip := map[string]bool{}
+	for _, row := range kinds {
+		for _, v := range row.via {
+			if v.method != registerRes {
 				continue
 			}
-			if known := rd.tokens[cb.Token]; known != nil {
-				// The completing entry knows the URN for sure.
-				if urn != "" {
-					known.r.Resource = urn
+			skip[v.field] = true
+			var cbs []callbackJSON
+			_ = json.Unmarshal(e.Request[v.field], &cbs)
+			for i, cb := range cbs {
+				if cb.Token == "" {
+					continue
 				}
-				continue
-			}
-			if rd.learn(cb.Token, &reg{method: registerRes, kind: list.kind, r: Registration{Method: registerRes, Order: i + 1, Resource: urn}}) {
-				changed = true
+				if known := rd.tokens[cb.Token]; known != nil {
+					// The completing entry knows the URN for sure.
+					if urn != "" {
+						known.r.Resource = urn
+					}
+					continue
+				}
+				if rd.learn(cb.Token, &reg{method: registerRes, kind: row.kind, r: Registration{Method: registerRes, Order: i + 1, Resource: urn}}) {
+					changed = true
+				}
 			}
 		}
 	}
 	// A Callback in a field this module does not know is a kind of
 	// callback it does not know either.
 	if bytes.Contains(line, []byte(`"target"`)) {
-		var raw struct {
-			Request map[string]any `json:"request"`
+		for k := range notCallbacks {
+			skip[k] = true
 		}
-		if json.Unmarshal(line, &raw) == nil {
-			for _, k := range [...]string{"object", "propertyDependencies", "transforms", "stateMigrations"} {
-				delete(raw.Request, k)
-			}
-			for _, tok := range callbackTokens(raw.Request, nil) {
-				if rd.tokens[tok] == nil && rd.learn(tok, &reg{method: registerRes, r: Registration{Method: registerRes, Resource: urn}}) {
-					changed = true
-				}
-			}
-		}
+		raw, _ := json.Marshal(e.Request)
+		changed = rd.learnUnknown(raw, Registration{Method: registerRes, Resource: urn}, skip) || changed
 	}
 	return changed
 }
@@ -668,48 +671,27 @@ func (rd *reader) complete(c *Call, r *reg) error {
 	}
 	c.Kind = r.kind
 	c.Registration = r.r
-	parent, err := describe(c)
-	if err != nil {
+	if err := rd.describe(c); err != nil {
 		return &LineError{Line: c.Line, Err: err}
-	}
-	if c.URN == "" && c.Kind == callbacks.KindResourceTransform {
-		// No parent: the root stack itself, or a resource the engine
-		// parents to it.
-		c.URN = rd.resourceURN(parent, c.Type, c.Name)
 	}
 	return nil
 }
 
 // describe decodes c's payloads as its kind and sets the resource or invoke
-// they are about; it returns a transform's parent.
-func describe(c *Call) (parent string, err error) {
-	req, res := newMessages(c.Kind)
+// they are about.
+func (rd *reader) describe(c *Call) error {
+	row := rowOf(c.Kind)
+	req, res := row.messages()
 	if err := proto.Unmarshal(c.Request, req); err != nil {
-		return "", fmt.Errorf("the request of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
+		return fmt.Errorf("the request of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
 	}
 	if c.Response != nil {
 		if err := proto.Unmarshal(c.Response, res); err != nil {
-			return "", fmt.Errorf("the response of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
+			return fmt.Errorf("the response of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
 		}
 	}
-	switch req := req.(type) {
-	case *pulumirpc.TransformRequest:
-		c.Type, c.Name = req.GetType(), req.GetName()
-		c.URN = childURN(resource.URN(req.GetParent()), c.Type, c.Name)
-		parent = req.GetParent()
-	case *pulumirpc.TransformInvokeRequest:
-		c.Invoke = req.GetToken()
-	case *pulumirpc.ResourceHookRequest:
-		c.URN, c.Type, c.Name = resource.URN(req.GetUrn()), req.GetType(), req.GetName()
-	case *pulumirpc.ErrorHookRequest:
-		c.URN, c.Type, c.Name = resource.URN(req.GetUrn()), req.GetType(), req.GetName()
-	case *pulumirpc.StateMigrationRequest:
-		c.URN = resource.URN(req.GetUrn())
-		if c.URN.IsValid() {
-			c.Type, c.Name = string(c.URN.Type()), c.URN.Name()
-		}
-	}
-	return parent, nil
+	row.subject(c, req, rd.resourceURN)
+	return nil
 }
 
 // flush yields the calls at the head of the queue that are complete; at the

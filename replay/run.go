@@ -352,12 +352,12 @@ func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, firs
 		}
 		if c.Pending {
 			// Nothing to compare today's answer with.
-			r.log("replay: %s was never answered in the recording: not replayed", callName(c, keyOf(c)))
+			r.log("replay: %s was never answered in the recording: not replayed", callName(c))
 			continue
 		}
 		r.calls++
 		key := keyOf(c)
-		name := callName(c, key)
+		name := callName(c)
 		if r.several {
 			name += ", in " + run.name()
 		}
@@ -389,7 +389,7 @@ func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, firs
 	}
 	for _, k := range order {
 		if !used[k] {
-			r.log("replay: the program registers %s, which the log never called", k)
+			r.log("replay: the program registers %s, which the log never called", regName(k))
 		}
 	}
 }
@@ -512,31 +512,25 @@ type finding struct {
 
 // keyOf is the registration a recorded call is matched to.
 func keyOf(c *Call) regKey {
-	reg := c.Registration
-	k := regKey{Method: reg.Method, Kind: c.Kind}
-	switch reg.Method {
-	case "RegisterResourceHook", "RegisterErrorHook":
-		k.Name = reg.Name
-	case "RegisterStackTransform", "RegisterStackInvokeTransform":
-		k.Order = reg.Order
-	default:
-		k.Order, k.Resource = reg.Order, reg.Resource
-	}
-	return k
+	r := c.Registration
+	return regKey{Method: r.Method, Kind: c.Kind, Name: r.Name, Order: r.Order, Resource: r.Resource}
 }
 
 // callName names a call for a person: its order, its log line, its kind,
 // its registration and its resource.
-func callName(c *Call, k regKey) string {
-	s := fmt.Sprintf("call %d (log line %d), %v, %v", c.Seq, c.Line, c.Kind, k)
+func callName(c *Call) string {
+	s := fmt.Sprintf("call %d (log line %d), %v, %s", c.Seq, c.Line, c.Kind, c)
 	switch {
-	case c.URN != "" && c.URN != k.Resource:
+	case c.URN != "":
 		s += ", for " + string(c.URN)
 	case c.Invoke != "":
 		s += ", for " + c.Invoke
 	}
 	return s
 }
+
+// regName names a current registration for a person: its name and kind.
+func regName(k regKey) string { return fmt.Sprintf("%v (%v)", k, k.Kind) }
 
 // listRegs lists registrations for a message.
 func listRegs(order []regKey) string {
@@ -545,7 +539,7 @@ func listRegs(order []regKey) string {
 	}
 	names := make([]string, 0, len(order))
 	for _, k := range order {
-		names = append(names, k.String())
+		names = append(names, regName(k))
 	}
 	if len(names) > 8 {
 		names = append(names[:8], fmt.Sprintf("and %d more", len(names)-8))

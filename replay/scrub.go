@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
-	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -98,7 +97,7 @@ func Scrub(dst io.Writer, src io.Reader) error {
 // start the values known has learned, with their placeholders.
 func newScrubber(dst io.Writer, known *scrubber) *scrubber {
 	s := &scrubber{
-		rd:     &reader{tokens: map[string]*reg{}},
+		rd:     newReader(nil),
 		values: map[string]string{},
 		exact:  map[string]string{},
 		names:  map[string]bool{},
@@ -415,16 +414,20 @@ func (s *scrubber) message(m protoreflect.Message) bool {
 			changed = s.pbValue(v) || changed
 		}
 		return changed
-	case *pulumirpc.StateMigrationRequest:
-		st, ok := s.state(x.GetOldState())
-		x.OldState = st
-		return s.fields(m) || ok
-	case *pulumirpc.StateMigrationResponse:
-		st, ok := s.state(x.GetNewState())
-		x.NewState = st
-		return s.fields(m) || ok
 	}
-	return s.fields(m)
+	// A kind's JSON states first, so that the secrets they mark are
+	// replaced in the message's other fields too.
+	changed := false
+	fds := m.Descriptor().Fields()
+	for i := range fds.Len() {
+		if fd := fds.Get(i); isState(fd) && m.Has(fd) {
+			if st, ok := s.state(m.Get(fd).Bytes()); ok {
+				m.Set(fd, protoreflect.ValueOfBytes(st))
+				changed = true
+			}
+		}
+	}
+	return s.fields(m) || changed
 }
 
 // fields scrubs the strings and messages of m's fields, in field order so
