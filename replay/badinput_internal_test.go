@@ -84,11 +84,12 @@ func TestReadHoldsBounded(t *testing.T) {
 	rd.hold = 3
 	most, calls := 0, 0
 	var errs []error
-	rd.run(func(c *Call, err error) bool {
+	rd.run(func(h *held) bool {
 		most = max(most, len(rd.queue))
-		if err != nil {
-			errs = append(errs, err)
-		} else {
+		switch {
+		case h.err != nil:
+			errs = append(errs, h.err)
+		case h.call != nil:
 			calls++
 		}
 		return true

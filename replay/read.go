@@ -14,6 +14,8 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/langhost/callbacks"
@@ -59,13 +61,21 @@ var (
 // waiting for a registration.
 func Read(r io.Reader) iter.Seq2[*Call, error] {
 	return func(yield func(*Call, error) bool) {
-		newReader(r).run(yield)
+		newReader(r).run(func(h *held) bool {
+			switch {
+			case h.run != nil:
+				return true
+			case h.err != nil:
+				return yield(nil, h.err)
+			}
+			return yield(h.call, nil)
+		})
 	}
 }
 
 // newReader returns a reader of the log r.
 func newReader(r io.Reader) *reader {
-	return &reader{lines: newLineReader(r), tokens: map[string]*reg{}, orders: map[string]int{}, hold: maxHeld}
+	return &reader{lines: newLineReader(r), tokens: map[string]*reg{}, orders: map[string]int{}, hold: maxHeld, cur: &logRun{}}
 }
 
 // reg is what the log said about a token.
@@ -75,11 +85,22 @@ type reg struct {
 	r      Registration
 }
 
-// held is a call read but not yet yielded.
+// held is what the reader has read and not yet given out, in the log's
+// order: a call or a line's error, the end of a run of the program, or, when
+// it scrubs, a line to write.
 type held struct {
-	call *Call
-	err  error
-	wait bool // the token is not registered yet
+	call  *Call
+	err   error
+	wait  bool   // the token is not registered yet
+	token string // the token waited for
+	// run is a run of the program that ended here; last says the log
+	// ended, and run is the run it ended in.
+	run  *logRun
+	last bool
+	// Scrub: the line to write, or while it waits, its entry.
+	n     int
+	out   []byte
+	entry map[string]any
 }
 
 type reader struct {
@@ -89,12 +110,18 @@ type reader struct {
 	twoWay bool // an entry had progress: registrations come before calls
 	hold   int  // how many calls may wait for a registration
 	seq    int
-	// learned, if set, is told of every token learnt (Scrub's hook).
-	learned func(token string)
+	// scrub, if set, scrubs each line into the queue instead of reading
+	// calls (Scrub).
+	scrub *scrubber
 	// starts are the callback calls started and not completed yet, in the
 	// order they started; last is the latest time an entry gave.
 	starts []started
 	last   time.Time
+	// cur is the run of the program the lines read belong to; resources
+	// says to note the resources each run registers (Run).
+	cur       *logRun
+	resources bool
+	facts     logFacts
 
 	// Per run of the program (LanguageRuntime/Run).
 	stack, project string
@@ -102,17 +129,27 @@ type reader struct {
 	orders         map[string]int // registrations counted in order, by method
 }
 
-func (rd *reader) run(yield func(*Call, error) bool) {
+// logFacts is what the reader learns of the log as a whole, so that Run can
+// refuse a file it cannot replay before the program runs.
+type logFacts struct {
+	lines     int  // lines that are not blank
+	entries   bool // a line is a JSON object with a method, as the engine writes them
+	invokes   bool // a line is a /pulumirpc.Callbacks/Invoke entry
+	truncated int  // the last line, cut short inside its entry; 0 if none
+}
+
+// run reads the log to its end, or until emit returns false, and gives
+// emit what it read, in order.
+func (rd *reader) run(emit func(*held) bool) {
 	for {
 		line, ended, err := rd.lines.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			if !rd.flush(yield, true) {
-				return
+			if rd.flush(emit, true) {
+				emit(&held{err: fmt.Errorf("replay: reading the log after line %d: %w", rd.lines.line, err)})
 			}
-			yield(nil, fmt.Errorf("replay: reading the log after line %d: %w", rd.lines.line, err))
 			return
 		}
 		queued := len(rd.queue)
@@ -120,13 +157,13 @@ func (rd *reader) run(yield func(*Call, error) bool) {
 			continue
 		}
 		rd.forgetStarts(queued)
-
-		if !rd.flush(yield, false) {
+		if !rd.flush(emit, false) {
 			return
 		}
 	}
 	rd.unanswered()
-	rd.flush(yield, true)
+	rd.queue = append(rd.queue, held{run: rd.cur, last: true})
+	rd.flush(emit, true)
 }
 
 // started is a callback call's request_started entry.
@@ -222,12 +259,27 @@ type header struct {
 }
 
 // line reads one line; it reports whether the queue may have something to
-// yield.
+// give out.
 func (rd *reader) line(line []byte, ended bool) bool {
-	n := rd.lines.line
-	if len(bytes.TrimSpace(line)) == 0 {
-		return false
+	blank := len(bytes.TrimSpace(line)) == 0
+	if !blank {
+		rd.facts.lines++
+		if !ended && !json.Valid(line) {
+			rd.facts.truncated = rd.lines.line
+		}
 	}
+	if rd.scrub != nil {
+		rd.scrub.line(rd.lines.line, line, ended, blank)
+		return true
+	}
+	return !blank && rd.entry(line, ended)
+}
+
+// entry reads a line that is not blank as Read does: it learns tokens and
+// runs, and queues calls; it reports whether the queue may have something
+// to give out.
+func (rd *reader) entry(line []byte, ended bool) bool {
+	n := rd.lines.line
 	rd.noteTime(line)
 	if bytes.HasPrefix(line, invokePrefix) {
 		// The engine's own layout of a callback call's entry, read in one
@@ -235,6 +287,10 @@ func (rd *reader) line(line []byte, ended bool) bool {
 		// timestamp, so the progress marker cannot appear by chance.
 		if bytes.Contains(line, progressKey) {
 			rd.twoWay = true
+		}
+		rd.facts.invokes = true
+		if !rd.facts.entries {
+			rd.facts.entries = json.Valid(line)
 		}
 		if bytes.Contains(line, startedMark) {
 			if !json.Valid(line) {
@@ -270,8 +326,10 @@ func (rd *reader) line(line []byte, ended bool) bool {
 	if h.Progress != "" {
 		rd.twoWay = true
 	}
+	rd.facts.entries = rd.facts.entries || h.Method != ""
 	switch {
 	case h.Method == invokeMethod:
+		rd.facts.invokes = true
 		if h.Progress == requestStarted {
 			rd.start(n, line)
 			return false
@@ -279,13 +337,12 @@ func (rd *reader) line(line []byte, ended bool) bool {
 		rd.invoke(n, line, ended)
 		return true
 	case h.Method == runMethod:
-		rd.runEntry(line, h.Progress)
-		return false
+		return rd.runEntry(n, line, h.Progress)
 	case h.Method == deploymentInfo:
-		rd.deploymentInfo(line)
+		rd.deploymentInfo(line, h.Progress)
 		return false
 	case strings.HasPrefix(h.Method, monitorPrefix):
-		return rd.monitor(line, strings.TrimPrefix(h.Method, monitorPrefix))
+		return rd.monitor(n, line, strings.TrimPrefix(h.Method, monitorPrefix))
 	}
 	return false
 }
@@ -316,41 +373,80 @@ func badLine(line []byte, ended bool, err error) error {
 	return fmt.Errorf("not a log entry: %v", err)
 }
 
-// fail queues a line's error in its place among the calls.
+// fail queues a line's error in its place among the calls; Scrub removes
+// such a line instead.
 func (rd *reader) fail(line int, err error) {
+	if rd.scrub != nil {
+		return
+	}
 	rd.queue = append(rd.queue, held{err: &LineError{Line: line, Err: err}})
 }
 
-// runEntry starts a new run of the program: stack transform orders count
-// from 1 again, and the run's stack and project name the root resource.
-func (rd *reader) runEntry(line []byte, progress string) {
+// runEntry reads an entry of LanguageRuntime/Run. In a log of two entries
+// per call, the run starts with request_started, and the calls and
+// resources up to its completing entry are its own; in a log of one entry
+// per call, the run's only entry ends the run. A request_started while
+// another run has started and not completed (two logs in one file) ends
+// that one. It reports whether it queued the end of a run.
+func (rd *reader) runEntry(n int, line []byte, progress string) bool {
 	var e struct {
-		Request struct {
-			Project string `json:"project"`
-			Stack   string `json:"stack"`
-		} `json:"request"`
+		Request json.RawMessage `json:"request"`
 	}
-	if json.Unmarshal(line, &e) != nil {
-		return
+	var req pulumirpc.RunRequest
+	if json.Unmarshal(line, &e) != nil || lenient.Unmarshal(e.Request, &req) != nil {
+		return false
 	}
-	// In a log of two entries per call, the run starts with request_started;
-	// in a log of one entry per call, Run's only entry ends the run.
+	ended := false
 	if progress == requestStarted || progress == "" {
+		if progress == requestStarted && rd.cur.line > 0 {
+			ended = rd.endRun()
+		}
 		clear(rd.orders)
 		rd.root = ""
-		rd.stack, rd.project = e.Request.Stack, e.Request.Project
+		rd.stack, rd.project = req.GetStack(), req.GetProject()
 	}
+	if progress != requestStarted && progress != "" && progress != "response_completed" {
+		return ended
+	}
+	run := rd.cur
+	run.line = n
+	run.info.Project, run.info.Stack, run.info.Organization = req.GetProject(), req.GetStack(), req.GetOrganization()
+	run.info.Config, run.info.ConfigSecretKeys = req.GetConfig(), req.GetConfigSecretKeys()
+	run.info.DryRun, run.info.Parallel, run.info.RootDirectory = req.GetDryRun(), req.GetParallel(), req.GetInfo().GetRootDirectory()
+	if progress != requestStarted {
+		ended = rd.endRun()
+	}
+	return ended
 }
 
-func (rd *reader) deploymentInfo(line []byte) {
+// lenient decodes an entry's message, ignoring fields this module does not
+// know.
+var lenient = protojson.UnmarshalOptions{DiscardUnknown: true}
+
+// endRun queues the end of the current run and starts the next.
+func (rd *reader) endRun() bool {
+	rd.queue = append(rd.queue, held{run: rd.cur})
+	rd.cur = &logRun{}
+	return true
+}
+
+// deploymentInfo reads an entry of the monitor's GetDeploymentInfo: the
+// stack and project, and the monitor's features in the run.
+func (rd *reader) deploymentInfo(line []byte, progress string) {
 	var e struct {
-		Response struct {
-			Project string `json:"project"`
-			Stack   string `json:"stack"`
-		} `json:"response"`
+		Response json.RawMessage `json:"response"`
 	}
-	if json.Unmarshal(line, &e) == nil && e.Response.Stack != "" {
-		rd.stack, rd.project = e.Response.Stack, e.Response.Project
+	var di pulumirpc.DeploymentInfo
+	if progress == requestStarted || json.Unmarshal(line, &e) != nil || len(e.Response) == 0 || lenient.Unmarshal(e.Response, &di) != nil {
+		return
+	}
+	if di.GetStack() != "" {
+		rd.stack, rd.project = di.GetStack(), di.GetProject()
+	}
+	// A monitor that lists no feature (a hand-written log) is taken to
+	// have them all.
+	if rd.cur.info.Features == nil && len(di.GetSupportedFeatures()) > 0 {
+		rd.cur.info.Features = di.GetSupportedFeatures()
 	}
 }
 
@@ -361,9 +457,15 @@ type callbackJSON struct {
 
 // monitor learns tokens from a monitor entry; it reports whether a waiting
 // call may have been resolved.
-func (rd *reader) monitor(line []byte, method string) bool {
-	if method == registerRes {
-		return rd.registerResource(line)
+func (rd *reader) monitor(n int, line []byte, method string) bool {
+	switch method {
+	case registerRes:
+		return rd.registerResource(n, line)
+	case "ReadResource":
+		if e, ok := resourceEntry(n, line); ok && rd.resources {
+			rd.cur.resources = append(rd.cur.resources, e)
+		}
+		return false
 	}
 	row, v := viaOf(method, "")
 	var e struct {
@@ -449,7 +551,7 @@ func callbackTokens(v any, tokens []string) []string {
 // Callback of a kind this module does not know.
 var notCallbacks = map[string]bool{"object": true, "propertyDependencies": true}
 
-func (rd *reader) registerResource(line []byte) bool {
+func (rd *reader) registerResource(n int, line []byte) bool {
 	var e struct {
 		Request  map[string]json.RawMessage `json:"request"`
 		Response struct {
@@ -460,9 +562,14 @@ func (rd *reader) registerResource(line []byte) bool {
 		return false
 	}
 	var typ, name, parent string
+	var remote bool
 	_ = json.Unmarshal(e.Request["type"], &typ)
 	_ = json.Unmarshal(e.Request["name"], &name)
 	_ = json.Unmarshal(e.Request["parent"], &parent)
+	_ = json.Unmarshal(e.Request["remote"], &remote)
+	if rd.resources && typ != "" {
+		rd.cur.resources = append(rd.cur.resources, resEntry{line: n, urn: resource.URN(e.Response.URN), typ: typ, name: name, parent: parent, remote: remote})
+	}
 	urn := resource.URN(e.Response.URN)
 	if urn == "" {
 		urn = rd.resourceURN(parent, typ, name)
@@ -540,15 +647,16 @@ func childURN(parent resource.URN, typ, name string) resource.URN {
 // it; it reports whether any was.
 func (rd *reader) learn(token string, r *reg) bool {
 	rd.tokens[token] = r
-	if rd.learned != nil {
-		rd.learned(token)
-	}
 	resolved := false
 	for i := range rd.queue {
 		h := &rd.queue[i]
-		if h.wait && h.call.Token == token {
+		if h.wait && h.token == token {
 			h.wait = false
-			h.err = rd.complete(h.call, r)
+			if h.entry != nil {
+				rd.scrub.finish(h)
+			} else {
+				h.err = rd.complete(h.call, r)
+			}
 			resolved = true
 		}
 	}
@@ -647,7 +755,7 @@ func (rd *reader) invoke(n int, line []byte, ended bool) {
 			rd.queue = append(rd.queue, held{err: &LineError{Line: n, Err: fmt.Errorf("token %s was never registered before its call", c.Token)}})
 			return
 		}
-		rd.queue = append(rd.queue, held{call: c, wait: true})
+		rd.queue = append(rd.queue, held{call: c, wait: true, token: c.Token})
 		return
 	}
 	rd.queue = append(rd.queue, held{call: c, err: rd.complete(c, r)})
@@ -694,9 +802,11 @@ func (rd *reader) describe(c *Call) error {
 	return nil
 }
 
-// flush yields the calls at the head of the queue that are complete; at the
-// end (or when too many wait), a call still waiting is reported.
-func (rd *reader) flush(yield func(*Call, error) bool, end bool) bool {
+// flush gives out what is at the head of the queue and complete; at the
+// end (or when too many wait), what still waits for a registration is
+// given up on: a call is reported unregistered, a line scrubbed without
+// its kind.
+func (rd *reader) flush(emit func(*held) bool, end bool) bool {
 	i := 0
 	defer func() { rd.queue = rd.queue[i:] }()
 	for ; i < len(rd.queue); i++ {
@@ -705,14 +815,14 @@ func (rd *reader) flush(yield func(*Call, error) bool, end bool) bool {
 			if !end && len(rd.queue)-i <= rd.hold {
 				break
 			}
-			h.err = &LineError{Line: h.call.Line, Err: fmt.Errorf("token %s was never registered in this log", h.call.Token)}
+			h.wait = false
+			if h.entry != nil {
+				rd.scrub.finish(h)
+			} else {
+				h.err = &LineError{Line: h.call.Line, Err: fmt.Errorf("token %s was never registered in this log", h.call.Token)}
+			}
 		}
-		var ok bool
-		if h.err != nil {
-			ok = yield(nil, h.err)
-		} else {
-			ok = yield(h.call, nil)
-		}
+		ok := emit(h)
 		*h = held{}
 		if !ok {
 			i++

@@ -10,6 +10,28 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 )
 
+// logRun is one run of the program in a log: what the engine told it, the
+// log line of its LanguageRuntime/Run (0 if the log has none), and the
+// resources it registered or read.
+type logRun struct {
+	info      runInfo
+	line      int
+	resources []resEntry
+}
+
+// name names the run in messages: the preview or the update, and the log
+// line of its LanguageRuntime/Run.
+func (r *logRun) name() string {
+	if r.line == 0 {
+		return "the run"
+	}
+	what := "update"
+	if r.info.DryRun {
+		what = "preview"
+	}
+	return fmt.Sprintf("the %s (LanguageRuntime/Run, log line %d)", what, r.line)
+}
+
 // resEntry is a resource's registration as the log records it: an entry
 // of the monitor's RegisterResource or ReadResource.
 type resEntry struct {
