@@ -155,20 +155,6 @@ func diffResponses(req, a, b proto.Message, secrets bool) []Change {
 	return d.out
 }
 
-func orStruct(s, dflt *structpb.Struct) *structpb.Struct {
-	if s == nil {
-		return dflt
-	}
-	return s
-}
-
-func orMessage[M proto.Message](m, dflt M) M {
-	if !m.ProtoReflect().IsValid() {
-		return dflt
-	}
-	return m
-}
-
 func orBytes(b, dflt []byte) []byte {
 	if len(b) == 0 {
 		return dflt

@@ -10,6 +10,7 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks"
 )
@@ -58,7 +59,7 @@ type via struct {
 
 const registerRes = "RegisterResource"
 
-var kinds = []*kindRow{{
+var kinds = []*kindRow{transform(&kindRow{
 	kind: callbacks.KindResourceTransform,
 	via: []via{{method: "RegisterStackTransform", word: "stack transform"},
 		{method: registerRes, field: "transforms", word: "transform", own: "transform #%d of the resource"}},
@@ -68,44 +69,14 @@ var kinds = []*kindRow{{
 		c.Type, c.Name = req.GetType(), req.GetName()
 		c.URN = urn(req.GetParent(), c.Type, c.Name)
 	},
-	identity: func(m proto.Message) proto.Message {
-		req := m.(*pulumirpc.TransformRequest)
-		return &pulumirpc.TransformResponse{Properties: req.GetProperties(), Options: req.GetOptions()}
-	},
-	diff: func(d *differ, m, a, b proto.Message) {
-		req, x, y := m.(*pulumirpc.TransformRequest), a.(*pulumirpc.TransformResponse), b.(*pulumirpc.TransformResponse)
-		d.structs("properties", orStruct(x.GetProperties(), req.GetProperties()), orStruct(y.GetProperties(), req.GetProperties()))
-		d.options("options", orMessage(x.GetOptions(), req.GetOptions()), orMessage(y.GetOptions(), req.GetOptions()))
-	},
-	tree: func(m, a proto.Message) map[string]any {
-		req, res := m.(*pulumirpc.TransformRequest), a.(*pulumirpc.TransformResponse)
-		return map[string]any{"properties": orStruct(res.GetProperties(), req.GetProperties()).AsMap(),
-			"options": messageMap(orMessage(res.GetOptions(), req.GetOptions()))}
-	},
-	changed: OutcomeChanged,
-}, {
+}, "properties"), transform(&kindRow{
 	kind: callbacks.KindInvokeTransform,
 	via:  []via{{method: "RegisterStackInvokeTransform", word: "stack invoke transform"}},
 	req:  (&pulumirpc.TransformInvokeRequest{}).ProtoReflect().Type(), res: (&pulumirpc.TransformInvokeResponse{}).ProtoReflect().Type(),
 	subject: func(c *Call, m proto.Message, _ func(parent, typ, name string) resource.URN) {
 		c.Invoke = m.(*pulumirpc.TransformInvokeRequest).GetToken()
 	},
-	identity: func(m proto.Message) proto.Message {
-		req := m.(*pulumirpc.TransformInvokeRequest)
-		return &pulumirpc.TransformInvokeResponse{Args: req.GetArgs(), Options: req.GetOptions()}
-	},
-	diff: func(d *differ, m, a, b proto.Message) {
-		req, x, y := m.(*pulumirpc.TransformInvokeRequest), a.(*pulumirpc.TransformInvokeResponse), b.(*pulumirpc.TransformInvokeResponse)
-		d.structs("args", orStruct(x.GetArgs(), req.GetArgs()), orStruct(y.GetArgs(), req.GetArgs()))
-		d.options("options", orMessage(x.GetOptions(), req.GetOptions()), orMessage(y.GetOptions(), req.GetOptions()))
-	},
-	tree: func(m, a proto.Message) map[string]any {
-		req, res := m.(*pulumirpc.TransformInvokeRequest), a.(*pulumirpc.TransformInvokeResponse)
-		return map[string]any{"args": orStruct(res.GetArgs(), req.GetArgs()).AsMap(),
-			"options": messageMap(orMessage(res.GetOptions(), req.GetOptions()))}
-	},
-	changed: OutcomeChanged,
-}, {
+}, "args"), {
 	kind: callbacks.KindResourceHook,
 	via:  []via{{method: "RegisterResourceHook", field: "callback"}},
 	req:  (&pulumirpc.ResourceHookRequest{}).ProtoReflect().Type(), res: (&pulumirpc.ResourceHookResponse{}).ProtoReflect().Type(),
@@ -208,6 +179,39 @@ func isState(fd protoreflect.FieldDescriptor) bool {
 		}
 	}
 	return false
+}
+
+// transform completes the row of a transform kind, whose answer holds
+// properties (by the name props) and options, each meaning the request's
+// when absent.
+func transform(r *kindRow, props string) *kindRow {
+	// kept returns m's field name, or req's where m leaves it out.
+	kept := func(req, m proto.Message, name protoreflect.Name) proto.Message {
+		if fd := m.ProtoReflect().Descriptor().Fields().ByName(name); m.ProtoReflect().Has(fd) {
+			return m.ProtoReflect().Get(fd).Message().Interface()
+		}
+		pr := req.ProtoReflect()
+		return pr.Get(pr.Descriptor().Fields().ByName(name)).Message().Interface()
+	}
+	p := protoreflect.Name(props)
+	r.identity = func(req proto.Message) proto.Message {
+		res := r.res.New()
+		for _, name := range []protoreflect.Name{p, "options"} {
+			if m := kept(req, res.Interface(), name); m.ProtoReflect().IsValid() {
+				res.Set(res.Descriptor().Fields().ByName(name), protoreflect.ValueOfMessage(m.ProtoReflect()))
+			}
+		}
+		return res.Interface()
+	}
+	r.diff = func(d *differ, req, a, b proto.Message) {
+		d.structs(props, kept(req, a, p).(*structpb.Struct), kept(req, b, p).(*structpb.Struct))
+		d.options("options", kept(req, a, "options"), kept(req, b, "options"))
+	}
+	r.tree = func(req, res proto.Message) map[string]any {
+		return map[string]any{props: kept(req, res, p).(*structpb.Struct).AsMap(), "options": messageMap(kept(req, res, "options"))}
+	}
+	r.changed = OutcomeChanged
+	return r
 }
 
 // rowOf returns the row of kind k, nil for a kind without one.
