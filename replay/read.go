@@ -342,7 +342,7 @@ func (rd *reader) entry(line []byte, ended bool) bool {
 		rd.deploymentInfo(line, h.Progress)
 		return false
 	case strings.HasPrefix(h.Method, monitorPrefix):
-		return rd.monitor(n, line, strings.TrimPrefix(h.Method, monitorPrefix))
+		return rd.monitor(line, strings.TrimPrefix(h.Method, monitorPrefix))
 	}
 	return false
 }
@@ -457,14 +457,12 @@ type callbackJSON struct {
 
 // monitor learns tokens from a monitor entry; it reports whether a waiting
 // call may have been resolved.
-func (rd *reader) monitor(n int, line []byte, method string) bool {
+func (rd *reader) monitor(line []byte, method string) bool {
 	switch method {
 	case registerRes:
-		return rd.registerResource(n, line)
+		return rd.registerResource(line)
 	case "ReadResource":
-		if e, ok := resourceEntry(n, line); ok && rd.resources {
-			rd.cur.resources = append(rd.cur.resources, e)
-		}
+		rd.registerResource(line)
 		return false
 	}
 	row, v := viaOf(method, "")
@@ -551,7 +549,9 @@ func callbackTokens(v any, tokens []string) []string {
 // Callback of a kind this module does not know.
 var notCallbacks = map[string]bool{"object": true, "propertyDependencies": true}
 
-func (rd *reader) registerResource(n int, line []byte) bool {
+// registerResource learns the tokens of a RegisterResource entry, and
+// notes the resource of it or of a ReadResource entry.
+func (rd *reader) registerResource(line []byte) bool {
 	var e struct {
 		Request  map[string]json.RawMessage `json:"request"`
 		Response struct {
@@ -567,12 +567,12 @@ func (rd *reader) registerResource(n int, line []byte) bool {
 	_ = json.Unmarshal(e.Request["name"], &name)
 	_ = json.Unmarshal(e.Request["parent"], &parent)
 	_ = json.Unmarshal(e.Request["remote"], &remote)
-	if rd.resources && typ != "" {
-		rd.cur.resources = append(rd.cur.resources, resEntry{line: n, urn: resource.URN(e.Response.URN), typ: typ, name: name, parent: parent, remote: remote})
-	}
 	urn := resource.URN(e.Response.URN)
 	if urn == "" {
 		urn = rd.resourceURN(parent, typ, name)
+	}
+	if rd.resources && typ != "" {
+		rd.cur.resources = append(rd.cur.resources, resEntry{urn: urn, parent: resource.URN(parent), remote: remote})
 	}
 	if typ == rootStackType && parent == "" && urn != "" {
 		rd.root = urn
