@@ -56,10 +56,13 @@ const runLimit = 5 * time.Minute
 //   - a resource's own transforms and state migrations by the resource's
 //     URN and their position in its list.
 //
-// A log of several runs of the program (a preview and an update) is
-// replayed run by run, each against a fresh run of program; a message
-// about a run, or about a call in a log of several, names the run: the
-// preview or the update, and the log line of its LanguageRuntime/Run.
+// Run reads the log once. A log of several runs of the program (a preview
+// and an update) is replayed run by run, each against a fresh run of
+// program, as soon as the run after it has ended (until then, the calls
+// after a run's end may still be its own), so Run holds the calls of at
+// most two runs at a time. A message about a run, or about a call in a log
+// of several, names the run: the preview or the update, and the log line
+// of its LanguageRuntime/Run.
 //
 // Before program runs, Run fails t, saying what to do, for an empty file,
 // a file that is not an engine gRPC log (no line is a JSON entry with a
@@ -132,7 +135,6 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc, opts ...Option) {
 		t.Errorf("replay: %v", err)
 		return
 	}
-	defer func() { _ = f.Close() }()
 	r := &replayer{t: t, file: logFile, program: program, update: os.Getenv(envUpdate) == "1", answers: map[int]answer{},
 		ignore: set.ignore, matched: make([]bool, len(set.ignore)), sameResources: set.sameResources,
 		rd: newReader(f), deadline: time.Now().Add(runLimit)}
@@ -142,7 +144,9 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc, opts ...Option) {
 			r.deadline = dl.Add(-5 * time.Second)
 		}
 	}
-	if !r.read() {
+	ok := r.read()
+	_ = f.Close()
+	if !ok {
 		return
 	}
 	if r.calls == 0 && r.readErrs == 0 && !r.programFailed {
