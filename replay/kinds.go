@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -17,8 +18,10 @@ import (
 
 // kindRow is what this package knows of one callback kind: how the monitor
 // registers it, its messages, what a call is about, the answer that changes
-// nothing, how two answers differ, and the words of its outcome. Nothing
-// else in the package names a kind.
+// nothing, how two answers differ, and the words of its outcome. Read,
+// Changes, Outcome, Scrub and Run look a kind up here; outside this file,
+// only the engine's service, which gRPC requires to have one Go method per
+// monitor method, names the methods that register a kind.
 type kindRow struct {
 	kind callbacks.Kind
 	via  []via
@@ -268,15 +271,19 @@ func (k regKey) String() string { return k.name("") }
 // name names the registration; about is the URN of the call's resource,
 // when the registration is named for a call.
 func (k regKey) name(about resource.URN) string {
-	_, v := viaOf(k.Method, "")
-	if k.Method == registerRes {
-		_, v = viaOf(k.Method, listField(k.Kind))
+	var v *via
+	if r := rowOf(k.Kind); r != nil {
+		for i := range r.via {
+			if r.via[i].method == k.Method {
+				v = &r.via[i]
+			}
+		}
 	}
 	switch {
 	case k.Method == "":
 		return "a token never registered"
 	case v == nil:
-		return fmt.Sprintf("%s %s", k.Method, k.Name)
+		return strings.TrimPrefix(k.Method, "Register") + " " + k.Name
 	case v.field == "callback":
 		return k.Name
 	case v.field == "":
@@ -285,17 +292,4 @@ func (k regKey) name(about resource.URN) string {
 		return fmt.Sprintf(v.own, k.Order)
 	}
 	return fmt.Sprintf("%s #%d of %s", v.word, k.Order, k.Resource.Name())
-}
-
-// listField is the field of a RegisterResourceRequest that holds callbacks
-// of kind k, "" if none.
-func listField(k callbacks.Kind) string {
-	if r := rowOf(k); r != nil {
-		for _, v := range r.via {
-			if v.method == registerRes {
-				return v.field
-			}
-		}
-	}
-	return ""
 }
