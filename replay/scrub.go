@@ -362,16 +362,35 @@ func (s *scrubber) payload(k callbacks.Kind, isRequest bool, b64 string) (string
 // it.
 func (s *scrubber) message(m protoreflect.Message) bool {
 	switch x := m.Interface().(type) {
-	case *structpb.Struct:
-		return s.pbStruct(x)
-	case *structpb.Value:
-		return s.pbValue(x)
-	case *structpb.ListValue:
-		changed := false
-		for _, v := range x.GetValues() {
-			changed = s.pbValue(v) || changed
+	case *structpb.Struct, *structpb.Value, *structpb.ListValue:
+		// A property value: scrubbed as the JSON value it stands for, and
+		// emptied if that could not be encoded again.
+		var v any
+		switch x := x.(type) {
+		case *structpb.Struct:
+			v = x.AsMap()
+		case *structpb.Value:
+			v = x.AsInterface()
+		case *structpb.ListValue:
+			v = x.AsSlice()
 		}
-		return changed
+		changed := false
+		pv, err := structpb.NewValue(s.walk(v, &changed))
+		if !changed {
+			return false
+		}
+		if err != nil {
+			pv = structpb.NewNullValue()
+		}
+		switch x := x.(type) {
+		case *structpb.Struct:
+			x.Fields = pv.GetStructValue().GetFields()
+		case *structpb.Value:
+			x.Kind = pv.Kind
+		case *structpb.ListValue:
+			x.Values = pv.GetListValue().GetValues()
+		}
+		return true
 	}
 	// A kind's JSON states first, so that the secrets they mark are
 	// replaced in the message's other fields too.
@@ -445,29 +464,6 @@ func (s *scrubber) fields(m protoreflect.Message) bool {
 	return changed
 }
 
-func (s *scrubber) pbStruct(st *structpb.Struct) bool {
-	if st == nil {
-		return false
-	}
-	if isPBSecret(st) {
-		changed := false
-		for _, k := range [...]string{"value", "plaintext", "ciphertext"} {
-			v, ok := st.Fields[k]
-			if !ok || isPlaceholder(v.GetStringValue()) {
-				continue
-			}
-			st.Fields[k] = structpb.NewStringValue(s.secret(v.AsInterface()))
-			changed = true
-		}
-		return changed
-	}
-	changed := false
-	for _, k := range sortedKeys(st.Fields) {
-		changed = s.pbValue(st.Fields[k]) || changed
-	}
-	return changed
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -480,35 +476,6 @@ func sortedKeys[V any](m map[string]V) []string {
 // isPlaceholder reports whether s is a placeholder Scrub wrote.
 func isPlaceholder(s string) bool {
 	return strings.HasPrefix(s, "[secret ") || strings.HasPrefix(s, "[config ") || strings.HasPrefix(s, scrubbedPrefix)
-}
-
-func isPBSecret(st *structpb.Struct) bool {
-	switch st.Fields[sig.Key].GetStringValue() {
-	case sig.Secret:
-		return true
-	case sig.OutputValue:
-		return st.Fields["secret"].GetBoolValue()
-	}
-	return false
-}
-
-func (s *scrubber) pbValue(v *structpb.Value) bool {
-	switch k := v.GetKind().(type) {
-	case *structpb.Value_StructValue:
-		return s.pbStruct(k.StructValue)
-	case *structpb.Value_ListValue:
-		changed := false
-		for _, x := range k.ListValue.GetValues() {
-			changed = s.pbValue(x) || changed
-		}
-		return changed
-	case *structpb.Value_StringValue:
-		if r := s.replace(k.StringValue); r != k.StringValue {
-			k.StringValue = r
-			return true
-		}
-	}
-	return false
 }
 
 // state scrubs a migration's JSON state; a state that is not JSON is
