@@ -475,7 +475,7 @@ func (rd *reader) monitor(line []byte, method string) bool {
 		if !bytes.Contains(line, []byte(`"token"`)) || json.Unmarshal(line, &e) != nil {
 			return false
 		}
-		return rd.learnUnknown(e.Request, Registration{Method: method}, nil)
+		return rd.learnUnknown(e.Request, Registration{Method: method})
 	}
 	var body struct {
 		callbackJSON
@@ -504,16 +504,11 @@ func (rd *reader) monitor(line []byte, method string) bool {
 }
 
 // learnUnknown learns the tokens of the objects shaped like a Callback in
-// body, but under the fields skip, as a kind this module does not know.
-func (rd *reader) learnUnknown(body json.RawMessage, r Registration, skip map[string]bool) bool {
+// the JSON body as a kind this module does not know.
+func (rd *reader) learnUnknown(body json.RawMessage, r Registration) bool {
 	var v any
 	if json.Unmarshal(body, &v) != nil {
 		return false
-	}
-	if m, ok := v.(map[string]any); ok {
-		for k := range skip {
-			delete(m, k)
-		}
 	}
 	changed := false
 	for _, tok := range callbackTokens(v, nil) {
@@ -553,7 +548,10 @@ var notCallbacks = map[string]bool{"object": true, "propertyDependencies": true}
 // notes the resource of it or of a ReadResource entry.
 func (rd *reader) registerResource(line []byte) bool {
 	var e struct {
-		Request  map[string]json.RawMessage `json:"request"`
+		Request struct {
+			Type, Name, Parent string
+			Remote             bool
+		} `json:"request"`
 		Response struct {
 			URN string `json:"urn"`
 		} `json:"response"`
@@ -561,32 +559,32 @@ func (rd *reader) registerResource(line []byte) bool {
 	if json.Unmarshal(line, &e) != nil {
 		return false
 	}
-	var typ, name, parent string
-	var remote bool
-	_ = json.Unmarshal(e.Request["type"], &typ)
-	_ = json.Unmarshal(e.Request["name"], &name)
-	_ = json.Unmarshal(e.Request["parent"], &parent)
-	_ = json.Unmarshal(e.Request["remote"], &remote)
+	req := &e.Request
 	urn := resource.URN(e.Response.URN)
 	if urn == "" {
-		urn = rd.resourceURN(parent, typ, name)
+		urn = rd.resourceURN(req.Parent, req.Type, req.Name)
 	}
-	if rd.resources && typ != "" {
-		rd.cur.resources = append(rd.cur.resources, resEntry{urn: urn, parent: resource.URN(parent), remote: remote})
+	if rd.resources && req.Type != "" {
+		rd.cur.resources = append(rd.cur.resources, resEntry{urn: urn, parent: resource.URN(req.Parent), remote: req.Remote})
 	}
-	if typ == rootStackType && parent == "" && urn != "" {
+	if req.Type == rootStackType && req.Parent == "" && urn != "" {
 		rd.root = urn
 	}
+	// Only an entry that names a target holds Callbacks.
+	var fields struct {
+		Request map[string]json.RawMessage `json:"request"`
+	}
+	if !bytes.Contains(line, []byte(`"target"`)) || json.Unmarshal(line, &fields) != nil {
+		return false
+	}
 	changed := false
-	skip := map[string]bool{}
 	for _, row := range kinds {
 		for _, v := range row.via {
 			if v.method != registerRes {
 				continue
 			}
-			skip[v.field] = true
 			var cbs []callbackJSON
-			_ = json.Unmarshal(e.Request[v.field], &cbs)
+			_ = json.Unmarshal(fields.Request[v.field], &cbs)
 			for i, cb := range cbs {
 				if cb.Token == "" {
 					continue
@@ -606,12 +604,10 @@ func (rd *reader) registerResource(line []byte) bool {
 	}
 	// A Callback in a field this module does not know is a kind of
 	// callback it does not know either.
-	if bytes.Contains(line, []byte(`"target"`)) {
-		for k := range notCallbacks {
-			skip[k] = true
+	for k, raw := range fields.Request {
+		if r, _ := viaOf(registerRes, k); r == nil && !notCallbacks[k] && bytes.Contains(raw, []byte(`"target"`)) {
+			changed = rd.learnUnknown(raw, Registration{Method: registerRes, Resource: urn}) || changed
 		}
-		raw, _ := json.Marshal(e.Request)
-		changed = rd.learnUnknown(raw, Registration{Method: registerRes, Resource: urn}, skip) || changed
 	}
 	return changed
 }
