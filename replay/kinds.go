@@ -29,9 +29,12 @@ type kindRow struct {
 	// are their fields that hold JSON (Scrub decodes them).
 	req, res protoreflect.MessageType
 	states   []protoreflect.FullName
-	// subject sets what the call is about from its request; urn computes
-	// a resource's URN from its parent, type and name, as the engine does.
-	subject func(c *Call, req proto.Message, urn func(parent, typ, name string) resource.URN)
+	// subject is the request's field that says what a call is about:
+	// "urn", a resource's URN (its type and name are the request's, or the
+	// URN's for a request without them); "parent", a resource's parent,
+	// with its type and name, from which the URN follows; "token", an
+	// invoke's function.
+	subject string
 	// identity is the answer that changes nothing (nil: the empty
 	// response); changes, when set, says what an answer changed instead.
 	identity func(req proto.Message) proto.Message
@@ -67,26 +70,17 @@ var kinds = []*kindRow{transform(&kindRow{
 	via: []via{{method: "RegisterStackTransform", word: "stack transform"},
 		{method: registerRes, field: "transforms", word: "transform", own: "transform #%d of the resource"}},
 	req: (&pulumirpc.TransformRequest{}).ProtoReflect().Type(), res: (&pulumirpc.TransformResponse{}).ProtoReflect().Type(),
-	subject: func(c *Call, m proto.Message, urn func(parent, typ, name string) resource.URN) {
-		req := m.(*pulumirpc.TransformRequest)
-		c.Type, c.Name = req.GetType(), req.GetName()
-		c.URN = urn(req.GetParent(), c.Type, c.Name)
-	},
+	subject: "parent",
 }, "properties"), transform(&kindRow{
 	kind: callbacks.KindInvokeTransform,
 	via:  []via{{method: "RegisterStackInvokeTransform", word: "stack invoke transform"}},
 	req:  (&pulumirpc.TransformInvokeRequest{}).ProtoReflect().Type(), res: (&pulumirpc.TransformInvokeResponse{}).ProtoReflect().Type(),
-	subject: func(c *Call, m proto.Message, _ func(parent, typ, name string) resource.URN) {
-		c.Invoke = m.(*pulumirpc.TransformInvokeRequest).GetToken()
-	},
+	subject: "token",
 }, "args"), {
 	kind: callbacks.KindResourceHook,
 	via:  []via{{method: "RegisterResourceHook", field: "callback"}},
 	req:  (&pulumirpc.ResourceHookRequest{}).ProtoReflect().Type(), res: (&pulumirpc.ResourceHookResponse{}).ProtoReflect().Type(),
-	subject: func(c *Call, m proto.Message, _ func(parent, typ, name string) resource.URN) {
-		req := m.(*pulumirpc.ResourceHookRequest)
-		c.URN, c.Type, c.Name = resource.URN(req.GetUrn()), req.GetType(), req.GetName()
-	},
+	subject: "urn",
 	diff: func(d *differ, _, a, b proto.Message) {
 		d.scalar("error", quoteOrEmpty(a.(*pulumirpc.ResourceHookResponse).GetError()), quoteOrEmpty(b.(*pulumirpc.ResourceHookResponse).GetError()))
 	},
@@ -107,10 +101,7 @@ var kinds = []*kindRow{transform(&kindRow{
 	kind: callbacks.KindErrorHook,
 	via:  []via{{method: "RegisterErrorHook", field: "callback"}},
 	req:  (&pulumirpc.ErrorHookRequest{}).ProtoReflect().Type(), res: (&pulumirpc.ErrorHookResponse{}).ProtoReflect().Type(),
-	subject: func(c *Call, m proto.Message, _ func(parent, typ, name string) resource.URN) {
-		req := m.(*pulumirpc.ErrorHookRequest)
-		c.URN, c.Type, c.Name = resource.URN(req.GetUrn()), req.GetType(), req.GetName()
-	},
+	subject: "urn",
 	changes: func(a proto.Message) []Change {
 		res := a.(*pulumirpc.ErrorHookResponse)
 		out := []Change{{Path: "retry", New: strconv.FormatBool(res.GetRetry())}}
@@ -146,13 +137,8 @@ var kinds = []*kindRow{transform(&kindRow{
 	kind: callbacks.KindStateMigration,
 	via:  []via{{method: registerRes, field: "stateMigrations", word: "migration", own: "migration #%d"}},
 	req:  (&pulumirpc.StateMigrationRequest{}).ProtoReflect().Type(), res: (&pulumirpc.StateMigrationResponse{}).ProtoReflect().Type(),
-	states: []protoreflect.FullName{"pulumirpc.StateMigrationRequest.old_state", "pulumirpc.StateMigrationResponse.new_state"},
-	subject: func(c *Call, m proto.Message, _ func(parent, typ, name string) resource.URN) {
-		c.URN = resource.URN(m.(*pulumirpc.StateMigrationRequest).GetUrn())
-		if c.URN.IsValid() {
-			c.Type, c.Name = string(c.URN.Type()), c.URN.Name()
-		}
-	},
+	states:  []protoreflect.FullName{"pulumirpc.StateMigrationRequest.old_state", "pulumirpc.StateMigrationResponse.new_state"},
+	subject: "urn",
 	identity: func(m proto.Message) proto.Message {
 		return &pulumirpc.StateMigrationResponse{NewState: m.(*pulumirpc.StateMigrationRequest).GetOldState()}
 	},

@@ -17,6 +17,7 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/langhost/callbacks"
 )
@@ -794,7 +795,27 @@ func (rd *reader) describe(c *Call) error {
 			return fmt.Errorf("the response of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
 		}
 	}
-	row.subject(c, req, rd.resourceURN)
+	m := req.ProtoReflect()
+	str := func(name protoreflect.Name) string {
+		if fd := m.Descriptor().Fields().ByName(name); fd != nil && fd.Kind() == protoreflect.StringKind {
+			return m.Get(fd).String()
+		}
+		return ""
+	}
+	c.Type, c.Name = str("type"), str("name")
+	switch row.subject {
+	case "token":
+		c.Invoke = str("token")
+	case "parent":
+		// No parent: the root stack itself, or a resource the engine
+		// parents to it.
+		c.URN = rd.resourceURN(str("parent"), c.Type, c.Name)
+	case "urn":
+		c.URN = resource.URN(str("urn"))
+		if m.Descriptor().Fields().ByName("type") == nil && c.URN.IsValid() {
+			c.Type, c.Name = string(c.URN.Type()), c.URN.Name()
+		}
+	}
 	return nil
 }
 
