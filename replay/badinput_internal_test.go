@@ -80,14 +80,16 @@ func TestReadHoldsBounded(t *testing.T) {
 	var log bytes.Buffer
 	require.NoError(t, writeSynthetic(&log, synthetic{resources: 20, oneEntry: true}))
 	text := ghost(log.String())
-	rd := &reader{lines: newLineReader(strings.NewReader(text)), tokens: map[string]*reg{}, hold: 3}
+	rd := newReader(strings.NewReader(text))
+	rd.hold = 3
 	most, calls := 0, 0
 	var errs []error
-	rd.run(func(c *Call, err error) bool {
+	rd.run(func(h *held) bool {
 		most = max(most, len(rd.queue))
-		if err != nil {
-			errs = append(errs, err)
-		} else {
+		switch {
+		case h.err != nil:
+			errs = append(errs, h.err)
+		case h.call != nil:
 			calls++
 		}
 		return true

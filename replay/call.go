@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
-	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/langhost/callbacks"
@@ -97,6 +96,14 @@ type Registration struct {
 	Resource resource.URN
 }
 
+// String names where the program registered the call's function, as Run's
+// messages name it: "stack transform #1", "stack invoke transform #1", a
+// hook's or an error hook's name, a resource's own "transform #1 of the
+// resource" or "migration #1", and "transform #1 of pet" for a transform
+// registered on another resource (here one named pet) and called for
+// this one.
+func (c *Call) String() string { return keyOf(c).name(c.URN) }
+
 // Messages decodes the call's payloads as the engine's protocol messages of
 // its kind: *pulumirpc.TransformRequest and *pulumirpc.TransformResponse for
 // a resource transform, and likewise TransformInvoke*, ResourceHook*,
@@ -117,22 +124,4 @@ func (c *Call) Messages() (req, res proto.Message, err error) {
 		return nil, nil, fmt.Errorf("the response is not a %v response: %w", c.Kind, err)
 	}
 	return req, res, nil
-}
-
-// newMessages returns empty request and response messages of kind k, or
-// nils for a kind without messages.
-func newMessages(k callbacks.Kind) (req, res proto.Message) {
-	switch k {
-	case callbacks.KindResourceTransform:
-		return &pulumirpc.TransformRequest{}, &pulumirpc.TransformResponse{}
-	case callbacks.KindInvokeTransform:
-		return &pulumirpc.TransformInvokeRequest{}, &pulumirpc.TransformInvokeResponse{}
-	case callbacks.KindResourceHook:
-		return &pulumirpc.ResourceHookRequest{}, &pulumirpc.ResourceHookResponse{}
-	case callbacks.KindErrorHook:
-		return &pulumirpc.ErrorHookRequest{}, &pulumirpc.ErrorHookResponse{}
-	case callbacks.KindStateMigration:
-		return &pulumirpc.StateMigrationRequest{}, &pulumirpc.StateMigrationResponse{}
-	}
-	return nil, nil
 }

@@ -11,12 +11,10 @@ import (
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
-	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/wire"
 )
 
@@ -68,27 +66,19 @@ func (c *Call) Changes(show Secrets) []Change {
 	if err != nil || res == nil {
 		return nil
 	}
-	switch req := req.(type) {
-	case *pulumirpc.TransformRequest:
-		return diffResponses(req, &pulumirpc.TransformResponse{Properties: req.GetProperties(), Options: req.GetOptions()}, res, secrets)
-	case *pulumirpc.TransformInvokeRequest:
-		return diffResponses(req, &pulumirpc.TransformInvokeResponse{Args: req.GetArgs(), Options: req.GetOptions()}, res, secrets)
-	case *pulumirpc.StateMigrationRequest:
-		return diffResponses(req, &pulumirpc.StateMigrationResponse{NewState: req.GetOldState()}, res, secrets)
-	case *pulumirpc.ErrorHookRequest:
-		res := res.(*pulumirpc.ErrorHookResponse)
-		out := []Change{{Path: "retry", New: strconv.FormatBool(res.GetRetry())}}
-		if res.GetError() != "" {
-			out = append(out, Change{Path: "error", New: strconv.Quote(res.GetError())})
-		}
-		return out
+	row := rowOf(c.Kind)
+	if row.changes != nil {
+		return row.changes(res)
 	}
-	return diffResponses(req, newResponse(c.Kind), res, secrets)
+	return diffResponses(req, identity(row, req), res, secrets)
 }
 
-func newResponse(k callbacks.Kind) proto.Message {
-	_, res := newMessages(k)
-	return res
+// identity is the answer to req that changes nothing.
+func identity(row *kindRow, req proto.Message) proto.Message {
+	if row.identity != nil {
+		return row.identity(req)
+	}
+	return row.res.New().Interface()
 }
 
 // Outcome is how a call ended, in a word, as [Call.Outcome] sums it up.
@@ -142,30 +132,14 @@ func (c *Call) Outcome() (word Outcome, message string) {
 	if res == nil {
 		return OutcomeFailed, ""
 	}
-	switch res := res.(type) {
-	case *pulumirpc.ResourceHookResponse:
-		if res.GetError() != "" {
-			return OutcomeRefused, res.GetError()
-		}
-		return OutcomeOK, ""
-	case *pulumirpc.ErrorHookResponse:
-		if res.GetError() != "" {
-			return OutcomeFailed, res.GetError()
-		}
-		if res.GetRetry() {
-			return OutcomeRetry, ""
-		}
-		return OutcomeNoRetry, ""
-	case *pulumirpc.StateMigrationResponse:
-		if len(c.Changes(HideSecrets)) == 0 {
-			return OutcomeUnchanged, ""
-		}
-		return OutcomeMigrated, ""
-	}
-	if len(c.Changes(HideSecrets)) == 0 {
+	row := rowOf(c.Kind)
+	switch {
+	case row.outcome != nil:
+		return row.outcome(res)
+	case len(c.Changes(HideSecrets)) == 0:
 		return OutcomeUnchanged, ""
 	}
-	return OutcomeChanged, ""
+	return row.changed, ""
 }
 
 // diffResponses compares two responses a and b of the same kind, answers to
@@ -175,45 +149,10 @@ func (c *Call) Outcome() (word Outcome, message string) {
 // current answer"; Changes, with a response that changes nothing as a.
 func diffResponses(req, a, b proto.Message, secrets bool) []Change {
 	d := &differ{secrets: secrets}
-	switch a := a.(type) {
-	case *pulumirpc.TransformResponse:
-		b, _ := b.(*pulumirpc.TransformResponse)
-		r, _ := req.(*pulumirpc.TransformRequest)
-		d.structs("properties", orStruct(a.GetProperties(), r.GetProperties()), orStruct(b.GetProperties(), r.GetProperties()))
-		d.options("options", orMessage(a.GetOptions(), r.GetOptions()), orMessage(b.GetOptions(), r.GetOptions()))
-	case *pulumirpc.TransformInvokeResponse:
-		b, _ := b.(*pulumirpc.TransformInvokeResponse)
-		r, _ := req.(*pulumirpc.TransformInvokeRequest)
-		d.structs("args", orStruct(a.GetArgs(), r.GetArgs()), orStruct(b.GetArgs(), r.GetArgs()))
-		d.options("options", orMessage(a.GetOptions(), r.GetOptions()), orMessage(b.GetOptions(), r.GetOptions()))
-	case *pulumirpc.ResourceHookResponse:
-		b, _ := b.(*pulumirpc.ResourceHookResponse)
-		d.scalar("error", quoteOrEmpty(a.GetError()), quoteOrEmpty(b.GetError()))
-	case *pulumirpc.ErrorHookResponse:
-		b, _ := b.(*pulumirpc.ErrorHookResponse)
-		d.scalar("error", quoteOrEmpty(a.GetError()), quoteOrEmpty(b.GetError()))
-		d.scalar("retry", strconv.FormatBool(a.GetRetry()), strconv.FormatBool(b.GetRetry()))
-	case *pulumirpc.StateMigrationResponse:
-		b, _ := b.(*pulumirpc.StateMigrationResponse)
-		r, _ := req.(*pulumirpc.StateMigrationRequest)
-		d.states(orBytes(a.GetNewState(), r.GetOldState()), orBytes(b.GetNewState(), r.GetOldState()))
-		d.successors(a.GetSuccessors(), b.GetSuccessors())
+	if row := rowOfRequest(req); row != nil {
+		row.diff(d, req, a, b)
 	}
 	return d.out
-}
-
-func orStruct(s, dflt *structpb.Struct) *structpb.Struct {
-	if s == nil {
-		return dflt
-	}
-	return s
-}
-
-func orMessage[M proto.Message](m, dflt M) M {
-	if !m.ProtoReflect().IsValid() {
-		return dflt
-	}
-	return m
 }
 
 func orBytes(b, dflt []byte) []byte {

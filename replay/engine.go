@@ -36,27 +36,6 @@ type regKey struct {
 	Resource resource.URN
 }
 
-// String names the registration for a person.
-func (k regKey) String() string {
-	switch k.Method {
-	case "RegisterResourceHook":
-		return fmt.Sprintf("hook %q", k.Name)
-	case "RegisterErrorHook":
-		return fmt.Sprintf("error hook %q", k.Name)
-	case "RegisterStackTransform":
-		return fmt.Sprintf("stack transform #%d", k.Order)
-	case "RegisterStackInvokeTransform":
-		return fmt.Sprintf("stack invoke transform #%d", k.Order)
-	case "RegisterResource":
-		what := "transform"
-		if k.Kind == callbacks.KindStateMigration {
-			what = "state migration"
-		}
-		return fmt.Sprintf("%s #%d of %s", what, k.Order, k.Resource)
-	}
-	return fmt.Sprintf("%s %q #%d %s", k.Method, k.Name, k.Order, k.Resource)
-}
-
 // runInfo is what the engine told the program in the recording: the
 // LanguageRuntime/Run request, and the features its monitor had.
 type runInfo struct {
@@ -82,15 +61,14 @@ type engine struct {
 	srv *grpc.Server
 	lis net.Listener
 
-	mu           sync.Mutex
-	regs         map[regKey]target
-	order        []regKey // registration order, for reports
-	stackXforms  int
-	invokeXforms int
-	logs         []string // the program's warnings and errors
-	shutdowns    int
-	resources    []resource.URN // registered or read, in order
-	seen         map[resource.URN]bool
+	mu        sync.Mutex
+	regs      map[regKey]target
+	order     []regKey       // registration order, for reports
+	orders    map[string]int // registrations counted in order, by method
+	logs      []string       // the program's warnings and errors
+	shutdowns int
+	resources []resource.URN // registered or read, in order
+	seen      map[resource.URN]bool
 }
 
 // newEngine starts the engine's services on 127.0.0.1.
@@ -103,7 +81,7 @@ func newEngine(info runInfo, opts ...grpc.ServerOption) (*engine, error) {
 		grpc.MaxRecvMsgSize(callbacks.DefaultMaxMessageSize),
 		grpc.MaxSendMsgSize(callbacks.DefaultMaxMessageSize),
 	}, opts...)
-	e := &engine{info: info, lis: lis, srv: grpc.NewServer(opts...), regs: map[regKey]target{}, seen: map[resource.URN]bool{}}
+	e := &engine{info: info, lis: lis, srv: grpc.NewServer(opts...), regs: map[regKey]target{}, orders: map[string]int{}, seen: map[resource.URN]bool{}}
 	pulumirpc.RegisterResourceMonitorServer(e.srv, e)
 	pulumirpc.RegisterEngineServer(e.srv, &engineService{e: e})
 	go func() { _ = e.srv.Serve(lis) }()
@@ -128,14 +106,33 @@ func (e *engine) registrations() ([]regKey, map[regKey]target) {
 	return append([]regKey(nil), e.order...), regs
 }
 
-func (e *engine) addLocked(k regKey, cb *pulumirpc.Callback) {
-	if cb == nil {
+// register notes the callbacks cbs registered by method: counted in
+// order within the run, or named, or in a resource's list field.
+func (e *engine) register(method, field, name string, resource resource.URN, cbs ...*pulumirpc.Callback) {
+	row, v := viaOf(method, field)
+	if row == nil {
 		return
 	}
-	if _, dup := e.regs[k]; !dup {
-		e.order = append(e.order, k)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, cb := range cbs {
+		k := regKey{Method: method, Kind: row.kind}
+		switch {
+		case cb == nil:
+			continue
+		case v.field == "":
+			e.orders[method]++
+			k.Order = e.orders[method]
+		case v.field == "callback":
+			k.Name = name
+		default:
+			k.Order, k.Resource = i+1, resource
+		}
+		if _, dup := e.regs[k]; !dup {
+			e.order = append(e.order, k)
+		}
+		e.regs[k] = target{Target: cb.GetTarget(), Token: cb.GetToken()}
 	}
-	e.regs[k] = target{Target: cb.GetTarget(), Token: cb.GetToken()}
 }
 
 // resourceLocked notes a resource the program registered or read.
@@ -152,12 +149,6 @@ func (e *engine) registered() []resource.URN {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]resource.URN(nil), e.resources...)
-}
-
-func (e *engine) add(k regKey, cb *pulumirpc.Callback) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.addLocked(k, cb)
 }
 
 func (e *engine) supports(f pulumirpc.ResourceMonitorFeature) bool {
@@ -216,28 +207,22 @@ func (e *engine) GetDeploymentInfo(context.Context, *emptypb.Empty) (*pulumirpc.
 }
 
 func (e *engine) RegisterStackTransform(_ context.Context, cb *pulumirpc.Callback) (*emptypb.Empty, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.stackXforms++
-	e.addLocked(regKey{Method: "RegisterStackTransform", Kind: callbacks.KindResourceTransform, Order: e.stackXforms}, cb)
+	e.register("RegisterStackTransform", "", "", "", cb)
 	return &emptypb.Empty{}, nil
 }
 
 func (e *engine) RegisterStackInvokeTransform(_ context.Context, cb *pulumirpc.Callback) (*emptypb.Empty, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.invokeXforms++
-	e.addLocked(regKey{Method: "RegisterStackInvokeTransform", Kind: callbacks.KindInvokeTransform, Order: e.invokeXforms}, cb)
+	e.register("RegisterStackInvokeTransform", "", "", "", cb)
 	return &emptypb.Empty{}, nil
 }
 
 func (e *engine) RegisterResourceHook(_ context.Context, req *pulumirpc.RegisterResourceHookRequest) (*emptypb.Empty, error) {
-	e.add(regKey{Method: "RegisterResourceHook", Kind: callbacks.KindResourceHook, Name: req.GetName()}, req.GetCallback())
+	e.register("RegisterResourceHook", "callback", req.GetName(), "", req.GetCallback())
 	return &emptypb.Empty{}, nil
 }
 
 func (e *engine) RegisterErrorHook(_ context.Context, req *pulumirpc.RegisterErrorHookRequest) (*emptypb.Empty, error) {
-	e.add(regKey{Method: "RegisterErrorHook", Kind: callbacks.KindErrorHook, Name: req.GetName()}, req.GetCallback())
+	e.register("RegisterErrorHook", "callback", req.GetName(), "", req.GetCallback())
 	return &emptypb.Empty{}, nil
 }
 
@@ -255,13 +240,21 @@ func (e *engine) RegisterResource(_ context.Context, req *pulumirpc.RegisterReso
 	urn := e.urnOf(req.GetParent(), req.GetType(), req.GetName())
 	e.mu.Lock()
 	e.resourceLocked(urn)
-	for i, cb := range req.GetTransforms() {
-		e.addLocked(regKey{Method: "RegisterResource", Kind: callbacks.KindResourceTransform, Order: i + 1, Resource: urn}, cb)
-	}
-	for i, cb := range req.GetStateMigrations() {
-		e.addLocked(regKey{Method: "RegisterResource", Kind: callbacks.KindStateMigration, Order: i + 1, Resource: urn}, cb)
-	}
 	e.mu.Unlock()
+	m := req.ProtoReflect()
+	for _, row := range kinds {
+		for _, v := range row.via {
+			if v.method != registerRes {
+				continue
+			}
+			list := m.Get(m.Descriptor().Fields().ByJSONName(v.field)).List()
+			cbs := make([]*pulumirpc.Callback, list.Len())
+			for i := range cbs {
+				cbs[i], _ = list.Get(i).Message().Interface().(*pulumirpc.Callback)
+			}
+			e.register(registerRes, v.field, "", urn, cbs...)
+		}
+	}
 	res := &pulumirpc.RegisterResourceResponse{Urn: string(urn), Object: req.GetObject()}
 	if res.Object == nil {
 		res.Object = &structpb.Struct{}

@@ -14,6 +14,7 @@ type lineReader struct {
 	r    *bufio.Reader
 	buf  []byte
 	line int
+	end  string // the end of the last line read: "\n", "\r\n" or ""
 }
 
 func newLineReader(r io.Reader) *lineReader {
@@ -36,10 +37,10 @@ func (l *lineReader) next() (line []byte, ended bool, err error) {
 		case err == nil:
 			l.line++
 			if len(l.buf) == 0 {
-				return trimEnd(chunk), true, nil
+				return l.trimEnd(chunk), true, nil
 			}
 			l.buf = append(l.buf, chunk...)
-			return trimEnd(l.buf), true, nil
+			return l.trimEnd(l.buf), true, nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			l.buf = append(l.buf, chunk...)
 		case errors.Is(err, io.EOF):
@@ -48,6 +49,7 @@ func (l *lineReader) next() (line []byte, ended bool, err error) {
 				return nil, false, io.EOF
 			}
 			l.line++
+			l.end = ""
 			return l.buf, false, nil
 		default:
 			return nil, false, err
@@ -55,7 +57,10 @@ func (l *lineReader) next() (line []byte, ended bool, err error) {
 	}
 }
 
-func trimEnd(b []byte) []byte {
-	b = bytes.TrimSuffix(b, []byte("\n"))
-	return bytes.TrimSuffix(b, []byte("\r"))
+func (l *lineReader) trimEnd(b []byte) []byte {
+	l.end = "\n"
+	if b = bytes.TrimSuffix(b, []byte("\n")); bytes.HasSuffix(b, []byte("\r")) {
+		b, l.end = b[:len(b)-1], "\r\n"
+	}
+	return b
 }

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/proto"
-
-	"github.com/langhost/callbacks"
 )
 
 // difference is one way a call's current outcome differs from the
@@ -51,16 +49,20 @@ func diffAnswers(c *Call, current []byte) []difference {
 	if bytes.Equal(c.Response, current) {
 		return nil
 	}
-	req, was := newMessages(c.Kind)
-	now := newResponse(c.Kind)
-	if req == nil || proto.Unmarshal(c.Request, req) != nil ||
+	row := rowOf(c.Kind)
+	if row == nil {
+		return []difference{{text: fmt.Sprintf("answer: %d bytes → %d other bytes", len(c.Response), len(current))}}
+	}
+	req, was := row.messages()
+	now := row.res.New().Interface()
+	if proto.Unmarshal(c.Request, req) != nil ||
 		proto.Unmarshal(c.Response, was) != nil || proto.Unmarshal(current, now) != nil {
 		return []difference{{text: fmt.Sprintf("answer: %d bytes → %d other bytes", len(c.Response), len(current))}}
 	}
 	var out []difference
 	for _, ch := range diffResponses(req, was, now, false) {
-		if c.Kind == callbacks.KindResourceHook && ch.Path == "error" {
-			ch.Path = "refusal" // a resource hook's error is its refusal of the step
+		if ch.Path == "error" && row.refusal != "" {
+			ch.Path = row.refusal
 		}
 		out = append(out, difference{path: ch.Path, text: fmt.Sprintf("%s: %s → %s", ch.Path, orAbsent(ch.Old), orAbsent(ch.New))})
 	}

@@ -1,14 +1,12 @@
 package replay
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
-	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/langhost/callbacks"
@@ -203,46 +201,15 @@ func bracket(s string) (segment, int, error) {
 // "successors", "retry", "refusal", "error"), or nil if the payloads do not
 // decode as the kind's messages.
 func answerTree(kind callbacks.Kind, request, response []byte) map[string]any {
-	req, res := newMessages(kind)
-	if req == nil || proto.Unmarshal(request, req) != nil || proto.Unmarshal(response, res) != nil {
+	row := rowOf(kind)
+	if row == nil {
 		return nil
 	}
-	switch res := res.(type) {
-	case *pulumirpc.TransformResponse:
-		r, _ := req.(*pulumirpc.TransformRequest)
-		return map[string]any{
-			"properties": orStruct(res.GetProperties(), r.GetProperties()).AsMap(),
-			"options":    messageMap(orMessage(res.GetOptions(), r.GetOptions())),
-		}
-	case *pulumirpc.TransformInvokeResponse:
-		r, _ := req.(*pulumirpc.TransformInvokeRequest)
-		return map[string]any{
-			"args":    orStruct(res.GetArgs(), r.GetArgs()).AsMap(),
-			"options": messageMap(orMessage(res.GetOptions(), r.GetOptions())),
-		}
-	case *pulumirpc.ResourceHookResponse:
-		t := map[string]any{}
-		if e := res.GetError(); e != "" {
-			t["refusal"] = e
-		}
-		return t
-	case *pulumirpc.ErrorHookResponse:
-		t := map[string]any{"retry": res.GetRetry()}
-		if e := res.GetError(); e != "" {
-			t["error"] = e
-		}
-		return t
-	case *pulumirpc.StateMigrationResponse:
-		r, _ := req.(*pulumirpc.StateMigrationRequest)
-		var state any
-		_ = json.Unmarshal(orBytes(res.GetNewState(), r.GetOldState()), &state)
-		succ := make(map[string]any, len(res.GetSuccessors()))
-		for k, v := range res.GetSuccessors() {
-			succ[k] = v
-		}
-		return map[string]any{"state": state, "successors": succ}
+	req, res := row.messages()
+	if proto.Unmarshal(request, req) != nil || proto.Unmarshal(response, res) != nil {
+		return nil
 	}
-	return nil
+	return row.tree(req, res)
 }
 
 // present reports whether segs name a value in v, a tree of decoded JSON.

@@ -15,7 +15,9 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/langhost/callbacks"
 )
@@ -27,17 +29,12 @@ import (
 const maxHeld = 1 << 14
 
 const (
-	invokeMethod    = "/pulumirpc.Callbacks/Invoke"
-	monitorPrefix   = "/pulumirpc.ResourceMonitor/"
-	runMethod       = "/pulumirpc.LanguageRuntime/Run"
-	deploymentInfo  = monitorPrefix + "GetDeploymentInfo"
-	requestStarted  = "request_started"
-	rootStackType   = "pulumi:pulumi:Stack"
-	registerRes     = "RegisterResource"
-	stackTransform  = "RegisterStackTransform"
-	invokeTransform = "RegisterStackInvokeTransform"
-	resourceHook    = "RegisterResourceHook"
-	errorHook       = "RegisterErrorHook"
+	invokeMethod   = "/pulumirpc.Callbacks/Invoke"
+	monitorPrefix  = "/pulumirpc.ResourceMonitor/"
+	runMethod      = "/pulumirpc.LanguageRuntime/Run"
+	deploymentInfo = monitorPrefix + "GetDeploymentInfo"
+	requestStarted = "request_started"
+	rootStackType  = "pulumi:pulumi:Stack"
 )
 
 var (
@@ -65,9 +62,21 @@ var (
 // waiting for a registration.
 func Read(r io.Reader) iter.Seq2[*Call, error] {
 	return func(yield func(*Call, error) bool) {
-		rd := &reader{lines: newLineReader(r), tokens: map[string]*reg{}, hold: maxHeld}
-		rd.run(yield)
+		newReader(r).run(func(h *held) bool {
+			switch {
+			case h.run != nil:
+				return true
+			case h.err != nil:
+				return yield(nil, h.err)
+			}
+			return yield(h.call, nil)
+		})
 	}
+}
+
+// newReader returns a reader of the log r.
+func newReader(r io.Reader) *reader {
+	return &reader{lines: newLineReader(r), tokens: map[string]*reg{}, orders: map[string]int{}, hold: maxHeld, cur: &logRun{}}
 }
 
 // reg is what the log said about a token.
@@ -77,11 +86,22 @@ type reg struct {
 	r      Registration
 }
 
-// held is a call read but not yet yielded.
+// held is what the reader has read and not yet given out, in the log's
+// order: a call or a line's error, the end of a run of the program, or, when
+// it scrubs, a line to write.
 type held struct {
-	call *Call
-	err  error
-	wait bool // the token is not registered yet
+	call  *Call
+	err   error
+	wait  bool   // the token is not registered yet
+	token string // the token waited for
+	// run is a run of the program that ended here; last says the log
+	// ended, and run is the run it ended in.
+	run  *logRun
+	last bool
+	// Scrub: the line to write, or while it waits, its entry.
+	n     int
+	out   []byte
+	entry map[string]any
 }
 
 type reader struct {
@@ -91,30 +111,46 @@ type reader struct {
 	twoWay bool // an entry had progress: registrations come before calls
 	hold   int  // how many calls may wait for a registration
 	seq    int
-	// learned, if set, is told of every token learnt (Scrub's hook).
-	learned func(token string)
+	// scrub, if set, scrubs each line into the queue instead of reading
+	// calls (Scrub).
+	scrub *scrubber
 	// starts are the callback calls started and not completed yet, in the
 	// order they started; last is the latest time an entry gave.
 	starts []started
 	last   time.Time
+	// cur is the run of the program the lines read belong to; resources
+	// says to note the resources each run registers (Run).
+	cur       *logRun
+	resources bool
+	facts     logFacts
 
 	// Per run of the program (LanguageRuntime/Run).
-	stack, project       string
-	root                 resource.URN
-	stackOrder, invOrder int
+	stack, project string
+	root           resource.URN
+	orders         map[string]int // registrations counted in order, by method
 }
 
-func (rd *reader) run(yield func(*Call, error) bool) {
+// logFacts is what the reader learns of the log as a whole, so that Run can
+// refuse a file it cannot replay before the program runs.
+type logFacts struct {
+	lines     int  // lines that are not blank
+	entries   bool // a line is a JSON object with a method, as the engine writes them
+	invokes   bool // a line is a /pulumirpc.Callbacks/Invoke entry
+	truncated int  // the last line, cut short inside its entry; 0 if none
+}
+
+// run reads the log to its end, or until emit returns false, and gives
+// emit what it read, in order.
+func (rd *reader) run(emit func(*held) bool) {
 	for {
 		line, ended, err := rd.lines.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			if !rd.flush(yield, true) {
-				return
+			if rd.flush(emit, true) {
+				emit(&held{err: fmt.Errorf("replay: reading the log after line %d: %w", rd.lines.line, err)})
 			}
-			yield(nil, fmt.Errorf("replay: reading the log after line %d: %w", rd.lines.line, err))
 			return
 		}
 		queued := len(rd.queue)
@@ -122,13 +158,13 @@ func (rd *reader) run(yield func(*Call, error) bool) {
 			continue
 		}
 		rd.forgetStarts(queued)
-
-		if !rd.flush(yield, false) {
+		if !rd.flush(emit, false) {
 			return
 		}
 	}
 	rd.unanswered()
-	rd.flush(yield, true)
+	rd.queue = append(rd.queue, held{run: rd.cur, last: true})
+	rd.flush(emit, true)
 }
 
 // started is a callback call's request_started entry.
@@ -224,12 +260,27 @@ type header struct {
 }
 
 // line reads one line; it reports whether the queue may have something to
-// yield.
+// give out.
 func (rd *reader) line(line []byte, ended bool) bool {
-	n := rd.lines.line
-	if len(bytes.TrimSpace(line)) == 0 {
-		return false
+	blank := len(bytes.TrimSpace(line)) == 0
+	if !blank {
+		rd.facts.lines++
+		if !ended && !json.Valid(line) {
+			rd.facts.truncated = rd.lines.line
+		}
 	}
+	if rd.scrub != nil {
+		rd.scrub.line(rd.lines.line, line, ended, blank)
+		return true
+	}
+	return !blank && rd.entry(line, ended)
+}
+
+// entry reads a line that is not blank as Read does: it learns tokens and
+// runs, and queues calls; it reports whether the queue may have something
+// to give out.
+func (rd *reader) entry(line []byte, ended bool) bool {
+	n := rd.lines.line
 	rd.noteTime(line)
 	if bytes.HasPrefix(line, invokePrefix) {
 		// The engine's own layout of a callback call's entry, read in one
@@ -237,6 +288,10 @@ func (rd *reader) line(line []byte, ended bool) bool {
 		// timestamp, so the progress marker cannot appear by chance.
 		if bytes.Contains(line, progressKey) {
 			rd.twoWay = true
+		}
+		rd.facts.invokes = true
+		if !rd.facts.entries {
+			rd.facts.entries = json.Valid(line)
 		}
 		if bytes.Contains(line, startedMark) {
 			if !json.Valid(line) {
@@ -272,8 +327,10 @@ func (rd *reader) line(line []byte, ended bool) bool {
 	if h.Progress != "" {
 		rd.twoWay = true
 	}
+	rd.facts.entries = rd.facts.entries || h.Method != ""
 	switch {
 	case h.Method == invokeMethod:
+		rd.facts.invokes = true
 		if h.Progress == requestStarted {
 			rd.start(n, line)
 			return false
@@ -281,13 +338,12 @@ func (rd *reader) line(line []byte, ended bool) bool {
 		rd.invoke(n, line, ended)
 		return true
 	case h.Method == runMethod:
-		rd.runEntry(line, h.Progress)
-		return false
+		return rd.runEntry(n, line, h.Progress)
 	case h.Method == deploymentInfo:
-		rd.deploymentInfo(line)
+		rd.deploymentInfo(line, h.Progress)
 		return false
 	case strings.HasPrefix(h.Method, monitorPrefix):
-		return rd.monitor(n, line, strings.TrimPrefix(h.Method, monitorPrefix))
+		return rd.monitor(line, strings.TrimPrefix(h.Method, monitorPrefix))
 	}
 	return false
 }
@@ -318,41 +374,80 @@ func badLine(line []byte, ended bool, err error) error {
 	return fmt.Errorf("not a log entry: %v", err)
 }
 
-// fail queues a line's error in its place among the calls.
+// fail queues a line's error in its place among the calls; Scrub removes
+// such a line instead.
 func (rd *reader) fail(line int, err error) {
+	if rd.scrub != nil {
+		return
+	}
 	rd.queue = append(rd.queue, held{err: &LineError{Line: line, Err: err}})
 }
 
-// runEntry starts a new run of the program: stack transform orders count
-// from 1 again, and the run's stack and project name the root resource.
-func (rd *reader) runEntry(line []byte, progress string) {
+// runEntry reads an entry of LanguageRuntime/Run. In a log of two entries
+// per call, the run starts with request_started, and the calls and
+// resources up to its completing entry are its own; in a log of one entry
+// per call, the run's only entry ends the run. A request_started while
+// another run has started and not completed (two logs in one file) ends
+// that one. It reports whether it queued the end of a run.
+func (rd *reader) runEntry(n int, line []byte, progress string) bool {
 	var e struct {
-		Request struct {
-			Project string `json:"project"`
-			Stack   string `json:"stack"`
-		} `json:"request"`
+		Request json.RawMessage `json:"request"`
 	}
-	if json.Unmarshal(line, &e) != nil {
-		return
+	var req pulumirpc.RunRequest
+	if json.Unmarshal(line, &e) != nil || lenient.Unmarshal(e.Request, &req) != nil {
+		return false
 	}
-	// In a log of two entries per call, the run starts with request_started;
-	// in a log of one entry per call, Run's only entry ends the run.
+	ended := false
 	if progress == requestStarted || progress == "" {
-		rd.stackOrder, rd.invOrder = 0, 0
+		if progress == requestStarted && rd.cur.line > 0 {
+			ended = rd.endRun()
+		}
+		clear(rd.orders)
 		rd.root = ""
-		rd.stack, rd.project = e.Request.Stack, e.Request.Project
+		rd.stack, rd.project = req.GetStack(), req.GetProject()
 	}
+	if progress != requestStarted && progress != "" && progress != "response_completed" {
+		return ended
+	}
+	run := rd.cur
+	run.line = n
+	run.info.Project, run.info.Stack, run.info.Organization = req.GetProject(), req.GetStack(), req.GetOrganization()
+	run.info.Config, run.info.ConfigSecretKeys = req.GetConfig(), req.GetConfigSecretKeys()
+	run.info.DryRun, run.info.Parallel, run.info.RootDirectory = req.GetDryRun(), req.GetParallel(), req.GetInfo().GetRootDirectory()
+	if progress != requestStarted {
+		ended = rd.endRun()
+	}
+	return ended
 }
 
-func (rd *reader) deploymentInfo(line []byte) {
+// lenient decodes an entry's message, ignoring fields this module does not
+// know.
+var lenient = protojson.UnmarshalOptions{DiscardUnknown: true}
+
+// endRun queues the end of the current run and starts the next.
+func (rd *reader) endRun() bool {
+	rd.queue = append(rd.queue, held{run: rd.cur})
+	rd.cur = &logRun{}
+	return true
+}
+
+// deploymentInfo reads an entry of the monitor's GetDeploymentInfo: the
+// stack and project, and the monitor's features in the run.
+func (rd *reader) deploymentInfo(line []byte, progress string) {
 	var e struct {
-		Response struct {
-			Project string `json:"project"`
-			Stack   string `json:"stack"`
-		} `json:"response"`
+		Response json.RawMessage `json:"response"`
 	}
-	if json.Unmarshal(line, &e) == nil && e.Response.Stack != "" {
-		rd.stack, rd.project = e.Response.Stack, e.Response.Project
+	var di pulumirpc.DeploymentInfo
+	if progress == requestStarted || json.Unmarshal(line, &e) != nil || len(e.Response) == 0 || lenient.Unmarshal(e.Response, &di) != nil {
+		return
+	}
+	if di.GetStack() != "" {
+		rd.stack, rd.project = di.GetStack(), di.GetProject()
+	}
+	// A monitor that lists no feature (a hand-written log) is taken to
+	// have them all.
+	if rd.cur.info.Features == nil && len(di.GetSupportedFeatures()) > 0 {
+		rd.cur.info.Features = di.GetSupportedFeatures()
 	}
 }
 
@@ -363,56 +458,62 @@ type callbackJSON struct {
 
 // monitor learns tokens from a monitor entry; it reports whether a waiting
 // call may have been resolved.
-func (rd *reader) monitor(n int, line []byte, method string) bool {
+func (rd *reader) monitor(line []byte, method string) bool {
 	switch method {
-	case stackTransform, invokeTransform:
-		var e struct {
-			Request callbackJSON `json:"request"`
-		}
-		if json.Unmarshal(line, &e) != nil || e.Request.Token == "" || rd.tokens[e.Request.Token] != nil {
-			return false
-		}
-		r := &reg{method: method, kind: callbacks.KindResourceTransform, r: Registration{Method: method}}
-		if method == invokeTransform {
-			rd.invOrder++
-			r.kind, r.r.Order = callbacks.KindInvokeTransform, rd.invOrder
-		} else {
-			rd.stackOrder++
-			r.r.Order = rd.stackOrder
-		}
-		return rd.learn(e.Request.Token, r)
-	case resourceHook, errorHook:
-		var e struct {
-			Request struct {
-				Name     string        `json:"name"`
-				Callback *callbackJSON `json:"callback"`
-			} `json:"request"`
-		}
-		if json.Unmarshal(line, &e) != nil || e.Request.Callback == nil || e.Request.Callback.Token == "" {
-			return false
-		}
-		kind := callbacks.KindResourceHook
-		if method == errorHook {
-			kind = callbacks.KindErrorHook
-		}
-		return rd.learn(e.Request.Callback.Token, &reg{method: method, kind: kind, r: Registration{Method: method, Name: e.Request.Name}})
 	case registerRes:
 		return rd.registerResource(line)
-	}
-	// A method this module does not know: any Callback in its request names
-	// a kind of callback it does not know either.
-	if !bytes.Contains(line, []byte(`"token"`)) {
+	case "ReadResource":
+		rd.registerResource(line)
 		return false
 	}
+	row, v := viaOf(method, "")
 	var e struct {
-		Request any `json:"request"`
+		Request json.RawMessage `json:"request"`
 	}
-	if json.Unmarshal(line, &e) != nil {
+	if row == nil {
+		// A method this module does not know: any Callback in its request
+		// names a kind of callback it does not know either.
+		if !bytes.Contains(line, []byte(`"token"`)) || json.Unmarshal(line, &e) != nil {
+			return false
+		}
+		return rd.learnUnknown(e.Request, Registration{Method: method})
+	}
+	var body struct {
+		callbackJSON
+		Name     string        `json:"name"`
+		Callback *callbackJSON `json:"callback"`
+	}
+	if json.Unmarshal(line, &e) != nil || json.Unmarshal(e.Request, &body) != nil {
+		return false
+	}
+	r := &reg{method: method, kind: row.kind, r: Registration{Method: method}}
+	cb := body.callbackJSON
+	if body.Callback != nil && v.field != "" {
+		cb, r.r.Name = *body.Callback, body.Name
+	}
+	switch {
+	case cb.Token == "":
+		return false
+	case v.field == "": // counted in order within the run, once
+		if rd.tokens[cb.Token] != nil {
+			return false
+		}
+		rd.orders[method]++
+		r.r.Order = rd.orders[method]
+	}
+	return rd.learn(cb.Token, r)
+}
+
+// learnUnknown learns the tokens of the objects shaped like a Callback in
+// the JSON body as a kind this module does not know.
+func (rd *reader) learnUnknown(body json.RawMessage, r Registration) bool {
+	var v any
+	if json.Unmarshal(body, &v) != nil {
 		return false
 	}
 	changed := false
-	for _, tok := range callbackTokens(e.Request, nil) {
-		if rd.tokens[tok] == nil && rd.learn(tok, &reg{method: method, r: Registration{Method: method}}) {
+	for _, tok := range callbackTokens(v, nil) {
+		if rd.tokens[tok] == nil && rd.learn(tok, &reg{method: r.Method, r: r}) {
 			changed = true
 		}
 	}
@@ -440,14 +541,17 @@ func callbackTokens(v any, tokens []string) []string {
 	return tokens
 }
 
+// notCallbacks are the fields of a RegisterResourceRequest that hold no
+// Callback of a kind this module does not know.
+var notCallbacks = map[string]bool{"object": true, "propertyDependencies": true}
+
+// registerResource learns the tokens of a RegisterResource entry, and
+// notes the resource of it or of a ReadResource entry.
 func (rd *reader) registerResource(line []byte) bool {
 	var e struct {
 		Request struct {
-			Type            string         `json:"type"`
-			Name            string         `json:"name"`
-			Parent          string         `json:"parent"`
-			Transforms      []callbackJSON `json:"transforms"`
-			StateMigrations []callbackJSON `json:"stateMigrations"`
+			Type, Name, Parent string
+			Remote             bool
 		} `json:"request"`
 		Response struct {
 			URN string `json:"urn"`
@@ -461,46 +565,49 @@ func (rd *reader) registerResource(line []byte) bool {
 	if urn == "" {
 		urn = rd.resourceURN(req.Parent, req.Type, req.Name)
 	}
+	if rd.resources && req.Type != "" {
+		rd.cur.resources = append(rd.cur.resources, resEntry{urn: urn, parent: resource.URN(req.Parent), remote: req.Remote})
+	}
 	if req.Type == rootStackType && req.Parent == "" && urn != "" {
 		rd.root = urn
 	}
+	// Only an entry that names a target holds Callbacks.
+	var fields struct {
+		Request map[string]json.RawMessage `json:"request"`
+	}
+	if !bytes.Contains(line, []byte(`"target"`)) || json.Unmarshal(line, &fields) != nil {
+		return false
+	}
 	changed := false
-	lists := [...]struct {
-		cbs  []callbackJSON
-		kind callbacks.Kind
-	}{{req.Transforms, callbacks.KindResourceTransform}, {req.StateMigrations, callbacks.KindStateMigration}}
-	for _, list := range lists {
-		for i, cb := range list.cbs {
-			if cb.Token == "" {
+	for _, row := range kinds {
+		for _, v := range row.via {
+			if v.method != registerRes {
 				continue
 			}
-			if known := rd.tokens[cb.Token]; known != nil {
-				// The completing entry knows the URN for sure.
-				if urn != "" {
-					known.r.Resource = urn
+			var cbs []callbackJSON
+			_ = json.Unmarshal(fields.Request[v.field], &cbs)
+			for i, cb := range cbs {
+				if cb.Token == "" {
+					continue
 				}
-				continue
-			}
-			if rd.learn(cb.Token, &reg{method: registerRes, kind: list.kind, r: Registration{Method: registerRes, Order: i + 1, Resource: urn}}) {
-				changed = true
+				if known := rd.tokens[cb.Token]; known != nil {
+					// The completing entry knows the URN for sure.
+					if urn != "" {
+						known.r.Resource = urn
+					}
+					continue
+				}
+				if rd.learn(cb.Token, &reg{method: registerRes, kind: row.kind, r: Registration{Method: registerRes, Order: i + 1, Resource: urn}}) {
+					changed = true
+				}
 			}
 		}
 	}
 	// A Callback in a field this module does not know is a kind of
 	// callback it does not know either.
-	if bytes.Contains(line, []byte(`"target"`)) {
-		var raw struct {
-			Request map[string]any `json:"request"`
-		}
-		if json.Unmarshal(line, &raw) == nil {
-			for _, k := range [...]string{"object", "propertyDependencies", "transforms", "stateMigrations"} {
-				delete(raw.Request, k)
-			}
-			for _, tok := range callbackTokens(raw.Request, nil) {
-				if rd.tokens[tok] == nil && rd.learn(tok, &reg{method: registerRes, r: Registration{Method: registerRes, Resource: urn}}) {
-					changed = true
-				}
-			}
+	for k, raw := range fields.Request {
+		if r, _ := viaOf(registerRes, k); r == nil && !notCallbacks[k] && bytes.Contains(raw, []byte(`"target"`)) {
+			changed = rd.learnUnknown(raw, Registration{Method: registerRes, Resource: urn}) || changed
 		}
 	}
 	return changed
@@ -537,15 +644,16 @@ func childURN(parent resource.URN, typ, name string) resource.URN {
 // it; it reports whether any was.
 func (rd *reader) learn(token string, r *reg) bool {
 	rd.tokens[token] = r
-	if rd.learned != nil {
-		rd.learned(token)
-	}
 	resolved := false
 	for i := range rd.queue {
 		h := &rd.queue[i]
-		if h.wait && h.call.Token == token {
+		if h.wait && h.token == token {
 			h.wait = false
-			h.err = rd.complete(h.call, r)
+			if h.entry != nil {
+				rd.scrub.finish(h)
+			} else {
+				h.err = rd.complete(h.call, r)
+			}
 			resolved = true
 		}
 	}
@@ -644,7 +752,7 @@ func (rd *reader) invoke(n int, line []byte, ended bool) {
 			rd.queue = append(rd.queue, held{err: &LineError{Line: n, Err: fmt.Errorf("token %s was never registered before its call", c.Token)}})
 			return
 		}
-		rd.queue = append(rd.queue, held{call: c, wait: true})
+		rd.queue = append(rd.queue, held{call: c, wait: true, token: c.Token})
 		return
 	}
 	rd.queue = append(rd.queue, held{call: c, err: rd.complete(c, r)})
@@ -668,53 +776,54 @@ func (rd *reader) complete(c *Call, r *reg) error {
 	}
 	c.Kind = r.kind
 	c.Registration = r.r
-	parent, err := describe(c)
-	if err != nil {
+	if err := rd.describe(c); err != nil {
 		return &LineError{Line: c.Line, Err: err}
-	}
-	if c.URN == "" && c.Kind == callbacks.KindResourceTransform {
-		// No parent: the root stack itself, or a resource the engine
-		// parents to it.
-		c.URN = rd.resourceURN(parent, c.Type, c.Name)
 	}
 	return nil
 }
 
 // describe decodes c's payloads as its kind and sets the resource or invoke
-// they are about; it returns a transform's parent.
-func describe(c *Call) (parent string, err error) {
-	req, res := newMessages(c.Kind)
+// they are about.
+func (rd *reader) describe(c *Call) error {
+	row := rowOf(c.Kind)
+	req, res := row.messages()
 	if err := proto.Unmarshal(c.Request, req); err != nil {
-		return "", fmt.Errorf("the request of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
+		return fmt.Errorf("the request of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
 	}
 	if c.Response != nil {
 		if err := proto.Unmarshal(c.Response, res); err != nil {
-			return "", fmt.Errorf("the response of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
+			return fmt.Errorf("the response of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
 		}
 	}
-	switch req := req.(type) {
-	case *pulumirpc.TransformRequest:
-		c.Type, c.Name = req.GetType(), req.GetName()
-		c.URN = childURN(resource.URN(req.GetParent()), c.Type, c.Name)
-		parent = req.GetParent()
-	case *pulumirpc.TransformInvokeRequest:
-		c.Invoke = req.GetToken()
-	case *pulumirpc.ResourceHookRequest:
-		c.URN, c.Type, c.Name = resource.URN(req.GetUrn()), req.GetType(), req.GetName()
-	case *pulumirpc.ErrorHookRequest:
-		c.URN, c.Type, c.Name = resource.URN(req.GetUrn()), req.GetType(), req.GetName()
-	case *pulumirpc.StateMigrationRequest:
-		c.URN = resource.URN(req.GetUrn())
-		if c.URN.IsValid() {
+	m := req.ProtoReflect()
+	str := func(name protoreflect.Name) string {
+		if fd := m.Descriptor().Fields().ByName(name); fd != nil && fd.Kind() == protoreflect.StringKind {
+			return m.Get(fd).String()
+		}
+		return ""
+	}
+	c.Type, c.Name = str("type"), str("name")
+	switch row.subject {
+	case "token":
+		c.Invoke = str("token")
+	case "parent":
+		// No parent: the root stack itself, or a resource the engine
+		// parents to it.
+		c.URN = rd.resourceURN(str("parent"), c.Type, c.Name)
+	case "urn":
+		c.URN = resource.URN(str("urn"))
+		if m.Descriptor().Fields().ByName("type") == nil && c.URN.IsValid() {
 			c.Type, c.Name = string(c.URN.Type()), c.URN.Name()
 		}
 	}
-	return parent, nil
+	return nil
 }
 
-// flush yields the calls at the head of the queue that are complete; at the
-// end (or when too many wait), a call still waiting is reported.
-func (rd *reader) flush(yield func(*Call, error) bool, end bool) bool {
+// flush gives out what is at the head of the queue and complete; at the
+// end (or when too many wait), what still waits for a registration is
+// given up on: a call is reported unregistered, a line scrubbed without
+// its kind.
+func (rd *reader) flush(emit func(*held) bool, end bool) bool {
 	i := 0
 	defer func() { rd.queue = rd.queue[i:] }()
 	for ; i < len(rd.queue); i++ {
@@ -723,14 +832,14 @@ func (rd *reader) flush(yield func(*Call, error) bool, end bool) bool {
 			if !end && len(rd.queue)-i <= rd.hold {
 				break
 			}
-			h.err = &LineError{Line: h.call.Line, Err: fmt.Errorf("token %s was never registered in this log", h.call.Token)}
+			h.wait = false
+			if h.entry != nil {
+				rd.scrub.finish(h)
+			} else {
+				h.err = &LineError{Line: h.call.Line, Err: fmt.Errorf("token %s was never registered in this log", h.call.Token)}
+			}
 		}
-		var ok bool
-		if h.err != nil {
-			ok = yield(nil, h.err)
-		} else {
-			ok = yield(h.call, nil)
-		}
+		ok := emit(h)
 		*h = held{}
 		if !ok {
 			i++

@@ -1,96 +1,59 @@
 package replay
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 )
+
+// logRun is one run of the program in a log: what the engine told it, the
+// log line of its LanguageRuntime/Run (0 if the log has none), and the
+// resources it registered or read.
+type logRun struct {
+	info      runInfo
+	line      int
+	resources []resEntry
+}
+
+// name names the run in messages: the preview or the update, and the log
+// line of its LanguageRuntime/Run.
+func (r *logRun) name() string {
+	if r.line == 0 {
+		return "the run"
+	}
+	what := "update"
+	if r.info.DryRun {
+		what = "preview"
+	}
+	return fmt.Sprintf("the %s (LanguageRuntime/Run, log line %d)", what, r.line)
+}
 
 // resEntry is a resource's registration as the log records it: an entry
 // of the monitor's RegisterResource or ReadResource.
 type resEntry struct {
-	line              int
-	urn               resource.URN // the response's; "" in an entry without one
-	typ, name, parent string
-	remote            bool // a component a provider constructs
-}
-
-var (
-	registerResMethod = []byte(`"method":"` + monitorPrefix + registerRes + `"`)
-	readResMethod     = []byte(`"method":"` + monitorPrefix + `ReadResource"`)
-)
-
-// resourceEntry returns the registration a log line records, if it is the
-// monitor's RegisterResource or ReadResource entry.
-func resourceEntry(n int, line []byte) (resEntry, bool) {
-	if !bytes.Contains(line, registerResMethod) && !bytes.Contains(line, readResMethod) {
-		return resEntry{}, false
-	}
-	var e struct {
-		Request struct {
-			Type   string `json:"type"`
-			Name   string `json:"name"`
-			Parent string `json:"parent"`
-			Remote bool   `json:"remote"`
-		} `json:"request"`
-		Response struct {
-			URN string `json:"urn"`
-		} `json:"response"`
-	}
-	if json.Unmarshal(line, &e) != nil || e.Request.Type == "" {
-		return resEntry{}, false
-	}
-	return resEntry{line: n, urn: resource.URN(e.Response.URN), typ: e.Request.Type, name: e.Request.Name,
-		parent: e.Request.Parent, remote: e.Request.Remote}, true
+	urn    resource.URN // the response's, or the one the engine computes
+	parent resource.URN
+	remote bool // a component a provider constructs
 }
 
 // recordedResources returns the resources the run registered or read in
 // the recording, in the order the log first names them, leaving out those
 // that a remote component's provider registered under it (the replay
-// constructs no component). A registration whose entry has no URN (the
-// log ends before its answer) gets the one the engine computes from its
-// parent, type and name.
+// constructs no component).
 func (r *logRun) recordedResources() []resource.URN {
-	var root resource.URN
-	for _, e := range r.resources {
-		if e.typ == rootStackType && e.parent == "" {
-			root = e.urn
-			if root == "" && r.info.Stack != "" {
-				root = resource.NewURN(tokens.QName(r.info.Stack), tokens.PackageName(r.info.Project), "", tokens.Type(e.typ), e.name)
-			}
-			if root != "" {
-				break
-			}
-		}
-	}
 	var order []resource.URN
 	parentOf := map[resource.URN]resource.URN{}
 	remote := map[resource.URN]bool{}
 	for _, e := range r.resources {
-		parent := resource.URN(e.parent)
-		if parent == "" && e.typ != rootStackType {
-			parent = root
-		}
-		urn := e.urn
-		if urn == "" {
-			if e.typ == rootStackType && e.parent == "" {
-				urn = root
-			} else {
-				urn = childURN(parent, e.typ, e.name)
-			}
-		}
-		if urn == "" {
+		if e.urn == "" {
 			continue
 		}
-		if _, seen := parentOf[urn]; !seen {
-			order = append(order, urn)
+		if _, seen := parentOf[e.urn]; !seen {
+			order = append(order, e.urn)
 		}
-		parentOf[urn] = parent
-		remote[urn] = remote[urn] || e.remote
+		parentOf[e.urn] = e.parent
+		remote[e.urn] = remote[e.urn] || e.remote
 	}
 	out := order[:0]
 	for _, u := range order {

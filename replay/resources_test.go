@@ -69,12 +69,15 @@ func TestRecordedResources(t *testing.T) {
 		`{"method":"/pulumirpc.Callbacks/Invoke","request":{"token":"t","request":"` + `"}}`,
 		`{not json, "method":"/pulumirpc.ResourceMonitor/RegisterResource"`,
 	}
-	run := &logRun{info: testInfo}
-	for i, l := range lines {
-		if e, ok := resourceEntry(i+1, []byte(l)); ok {
-			run.resources = append(run.resources, e)
+	rd := newReader(strings.NewReader(strings.Join(lines, "\n")))
+	rd.resources = true
+	var run *logRun
+	rd.run(func(h *held) bool {
+		if h.last {
+			run = h.run
 		}
-	}
+		return true
+	})
 	got := run.recordedResources()
 	want := []resource.URN{stackURN, resource.URN(vpc), urnOf("pet"), urnOf("old")}
 	if !slices.Equal(got, want) {

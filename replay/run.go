@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"iter"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -58,10 +56,13 @@ const runLimit = 5 * time.Minute
 //   - a resource's own transforms and state migrations by the resource's
 //     URN and their position in its list.
 //
-// A log of several runs of the program (a preview and an update) is
-// replayed run by run, each against a fresh run of program; a message
-// about a run, or about a call in a log of several, names the run: the
-// preview or the update, and the log line of its LanguageRuntime/Run.
+// Run reads the log once. A log of several runs of the program (a preview
+// and an update) is replayed run by run, each against a fresh run of
+// program, as soon as the run after it has ended (until then, the calls
+// after a run's end may still be its own), so Run holds the calls of at
+// most two runs at a time. A message about a run, or about a call in a log
+// of several, names the run: the preview or the update, and the log line
+// of its LanguageRuntime/Run.
 //
 // Before program runs, Run fails t, saying what to do, for an empty file,
 // a file that is not an engine gRPC log (no line is a JSON entry with a
@@ -129,28 +130,24 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc, opts ...Option) {
 		}
 		return
 	}
-	update := os.Getenv(envUpdate) == "1"
-	runs, facts, err := scanRuns(logFile)
+	f, err := os.Open(logFile)
 	if err != nil {
 		t.Errorf("replay: %v", err)
 		return
 	}
-	if !checkLog(t, logFile, facts) {
-		return
-	}
-	r := &replayer{t: t, file: logFile, program: program, update: update, answers: map[int]answer{},
-		truncated: facts.truncated, several: len(runs) > 1,
-		ignore: set.ignore, matched: make([]bool, len(set.ignore)), sameResources: set.sameResources}
-	deadline := time.Now().Add(runLimit)
+	r := &replayer{t: t, file: logFile, program: program, update: os.Getenv(envUpdate) == "1", answers: map[int]answer{},
+		ignore: set.ignore, matched: make([]bool, len(set.ignore)), sameResources: set.sameResources,
+		rd: newReader(f), deadline: time.Now().Add(runLimit)}
+	r.rd.resources = true
 	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
 		if dl, ok := d.Deadline(); ok {
-			deadline = dl.Add(-5 * time.Second)
+			r.deadline = dl.Add(-5 * time.Second)
 		}
 	}
-	for i := range runs {
-		if !r.runOnce(&runs[i], i == 0, deadline) {
-			return // the program is still running: nothing more can be said
-		}
+	ok := r.read()
+	_ = f.Close()
+	if !ok {
+		return
 	}
 	if r.calls == 0 && r.readErrs == 0 && !r.programFailed {
 		t.Errorf("replay: %s holds no callback call to replay%s", logFile, noCalls)
@@ -164,7 +161,7 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc, opts ...Option) {
 			}
 		}
 	}
-	if update && len(r.answers) > 0 {
+	if r.update && len(r.answers) > 0 {
 		if err := rewrite(logFile, r.answers); err != nil {
 			t.Errorf("replay: updating %s: %v", logFile, err)
 			return
@@ -178,30 +175,154 @@ const noCalls = ": record a deployment of a program that registers transforms, h
 	"under a Pulumi CLI that logs callback calls (/pulumirpc.Callbacks/Invoke)"
 
 // checkLog fails t, before the program runs, for a file that cannot be
-// replayed: empty, not an engine gRPC log, holding no callback call. For a
-// last line cut short it fails t and reports true: the calls before it are
-// replayed.
+// replayed: empty, not an engine gRPC log, holding no callback call.
 func checkLog(t testing.TB, file string, facts logFacts) bool {
 	t.Helper()
 	const record = "PULUMI_DEBUG_GRPC=/absolute/path/up.jsonl pulumi up"
 	switch {
 	case facts.lines == 0:
 		t.Errorf("replay: %s is empty: record a deployment into it with %s, then replay it", file, record)
-		return false
 	case !facts.entries:
 		t.Errorf("replay: %s is not an engine gRPC log: none of its %d lines is a JSON object with a \"method\", "+
 			"one entry a line, as %s writes them", file, facts.lines, record)
-		return false
 	case !facts.invokes:
 		t.Errorf("replay: %s holds no callback call to replay%s", file, noCalls)
-		return false
+	default:
+		return true
 	}
-	if facts.truncated > 0 {
-		t.Errorf("replay: %s: its last line (log line %d) is cut short inside its entry, as when the engine stops while it writes; "+
-			"the calls before it are replayed. Record the deployment again, or delete that line to keep the rest",
-			file, facts.truncated)
+	return false
+}
+
+// group is a run of the program and the calls the log made in it.
+type group struct {
+	run   *logRun
+	calls []*Call
+}
+
+// read reads the log once, replaying each run of the program as soon as
+// its calls are known: when the next run ends, or the log does, since the
+// calls after a run's end belong to it unless another run follows. What
+// it finds waits until the log is known to be one Run can replay. It
+// reports false if Run must stop: the log cannot be replayed, or a program
+// did not finish.
+func (r *replayer) read() bool {
+	t := r.t
+	t.Helper()
+	var todo []func() bool // what waits until the log is known replayable
+	decided, ok := false, true
+	do := func(f func() bool) bool {
+		if !decided {
+			todo = append(todo, f)
+			return true
+		}
+		ok = f()
+		return ok
 	}
-	return true
+	decide := func(end bool) bool {
+		facts := r.rd.facts
+		if decided || !end && !(facts.entries && facts.invokes) {
+			return true
+		}
+		decided = true
+		if ok = checkLog(t, r.file, facts); !ok {
+			return false
+		}
+		for _, f := range todo {
+			if ok = f(); !ok {
+				return false
+			}
+		}
+		todo = nil
+		return true
+	}
+	replay := func(g *group) func() bool { return func() bool { return r.runOnce(g) } }
+	var done *group // the last run that ended, and its calls
+	cur := &group{}
+	r.rd.run(func(h *held) bool {
+		c, err, run := h.call, h.err, h.run
+		switch {
+		case err != nil:
+			return do(func() bool { r.readError(err); return true })
+		case run == nil && c.Pending:
+			// Nothing to compare today's answer with.
+			return do(func() bool {
+				t.Logf("replay: %s was never answered in the recording: not replayed", callName(c))
+				return true
+			})
+		case run == nil:
+			cur.calls = append(cur.calls, c)
+			return decide(false)
+		case !h.last:
+			r.runs++
+			prev := done
+			done, cur = &group{run: run, calls: cur.calls}, &group{}
+			return prev == nil || do(replay(prev))
+		}
+		// The log ended, in run.
+		if facts := r.rd.facts; decided && facts.truncated > 0 {
+			r.reportTruncated()
+		}
+		var final []*group
+		switch {
+		case run.line > 0: // started and never completed
+			r.runs++
+			cur.run = run
+			final = append(final, done, cur)
+		case done != nil: // what comes after the last run is its own
+			done.calls = append(done.calls, cur.calls...)
+			done.run.resources = append(done.run.resources, run.resources...)
+			final = append(final, done)
+		default: // no run at all: the project and stack of the first call's resource
+			r.runs++
+			cur.run = run
+			for _, c := range cur.calls {
+				if c.URN.IsValid() {
+					run.info.Project, run.info.Stack = string(c.URN.Project()), string(c.URN.Stack())
+					break
+				}
+			}
+			if run.info.Project == "" {
+				run.info.Project, run.info.Stack = "project", "stack"
+			}
+			final = append(final, cur)
+		}
+		if !decided {
+			if !decide(true) {
+				return false
+			}
+			if r.rd.facts.truncated > 0 {
+				r.reportTruncated()
+			}
+		}
+		for _, g := range final {
+			if g != nil && !do(replay(g)) {
+				return false
+			}
+		}
+		return true
+	})
+	return ok && decided
+}
+
+// reportTruncated fails t for a last line cut short; the calls before it
+// are replayed.
+func (r *replayer) reportTruncated() {
+	r.t.Helper()
+	r.t.Errorf("replay: %s: its last line (log line %d) is cut short inside its entry, as when the engine stops while it writes; "+
+		"the calls before it are replayed. Record the deployment again, or delete that line to keep the rest",
+		r.file, r.rd.facts.truncated)
+}
+
+// readError fails t for a line of the log that cannot be read, but the
+// last line cut short, which reportTruncated reports.
+func (r *replayer) readError(err error) {
+	r.t.Helper()
+	var le *LineError
+	if errors.As(err, &le) && le.Line == r.rd.facts.truncated {
+		return
+	}
+	r.readErrs++
+	r.t.Errorf("replay: %s: %v", r.file, err)
 }
 
 // replayer holds what one Run has found.
@@ -210,8 +331,9 @@ type replayer struct {
 	file          string
 	program       pulumi.RunFunc
 	update        bool
-	truncated     int  // the last line, cut short, which checkLog reported
-	several       bool // the log holds several runs: calls name theirs
+	rd            *reader
+	deadline      time.Time // when a run of the program is given up on
+	runs          int       // the runs of the log read so far: with several, calls name theirs
 	calls         int
 	readErrs      int
 	programFailed bool
@@ -234,9 +356,10 @@ type answer struct {
 // runOnce runs the program once against a new engine with run's
 // information, and replays run's calls inside its SignalAndWaitForShutdown.
 // It reports false if the program did not finish by the deadline.
-func (r *replayer) runOnce(run *logRun, first bool, deadline time.Time) bool {
+func (r *replayer) runOnce(g *group) bool {
 	t := r.t
 	t.Helper()
+	run, deadline := g.run, r.deadline
 	eng, err := newEngine(run.info)
 	if err != nil {
 		t.Errorf("replay: %v", err)
@@ -244,7 +367,7 @@ func (r *replayer) runOnce(run *logRun, first bool, deadline time.Time) bool {
 	}
 	defer eng.Stop()
 	eng.onShutdown = func(ctx context.Context) {
-		r.replayRun(ctx, eng, run, first)
+		r.replayRun(ctx, eng, g)
 	}
 
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
@@ -321,45 +444,17 @@ func runProgram(ctx context.Context, eng *engine, info runInfo, program pulumi.R
 // replayRun replays the calls of run against eng's registrations, noting
 // each difference, each call with nothing in its place and each
 // registration the log never called, for runOnce to report.
-func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, first bool) {
+func (r *replayer) replayRun(ctx context.Context, eng *engine, g *group) {
 	order, regs := eng.registrations()
 	used := map[regKey]bool{}
 	conns := &dialer{conns: map[string]*grpc.ClientConn{}}
 	defer conns.close()
-
-	f, err := os.Open(r.file)
-	if err != nil {
-		r.fail("replay: %v", err)
-		return
-	}
-	defer func() { _ = f.Close() }()
-	for c, err := range readAhead(f) {
-		if err != nil {
-			var le *LineError
-			if errors.As(err, &le) {
-				if !run.holds(le.Line) || le.Line == r.truncated {
-					continue
-				}
-			} else if !first {
-				continue
-			}
-			r.readErrs++
-			r.fail("replay: %s: %v", r.file, err)
-			continue
-		}
-		if !run.holds(c.Line) {
-			continue
-		}
-		if c.Pending {
-			// Nothing to compare today's answer with.
-			r.log("replay: %s was never answered in the recording: not replayed", callName(c, keyOf(c)))
-			continue
-		}
+	for _, c := range g.calls {
 		r.calls++
 		key := keyOf(c)
-		name := callName(c, key)
-		if r.several {
-			name += ", in " + run.name()
+		name := callName(c)
+		if r.runs > 1 {
+			name += ", in " + g.run.name()
 		}
 		tgt, ok := regs[key]
 		if !ok {
@@ -389,7 +484,7 @@ func (r *replayer) replayRun(ctx context.Context, eng *engine, run *logRun, firs
 	}
 	for _, k := range order {
 		if !used[k] {
-			r.log("replay: the program registers %s, which the log never called", k)
+			r.log("replay: the program registers %s, which the log never called", regName(k))
 		}
 	}
 }
@@ -454,7 +549,7 @@ func (r *replayer) compareResources(run *logRun, now []resource.URN) {
 	t := r.t
 	t.Helper()
 	in := ""
-	if r.several {
+	if r.runs > 1 {
 		in = ", in " + run.name()
 	}
 	recorded := run.recordedResources()
@@ -512,31 +607,25 @@ type finding struct {
 
 // keyOf is the registration a recorded call is matched to.
 func keyOf(c *Call) regKey {
-	reg := c.Registration
-	k := regKey{Method: reg.Method, Kind: c.Kind}
-	switch reg.Method {
-	case "RegisterResourceHook", "RegisterErrorHook":
-		k.Name = reg.Name
-	case "RegisterStackTransform", "RegisterStackInvokeTransform":
-		k.Order = reg.Order
-	default:
-		k.Order, k.Resource = reg.Order, reg.Resource
-	}
-	return k
+	r := c.Registration
+	return regKey{Method: r.Method, Kind: c.Kind, Name: r.Name, Order: r.Order, Resource: r.Resource}
 }
 
 // callName names a call for a person: its order, its log line, its kind,
 // its registration and its resource.
-func callName(c *Call, k regKey) string {
-	s := fmt.Sprintf("call %d (log line %d), %v, %v", c.Seq, c.Line, c.Kind, k)
+func callName(c *Call) string {
+	s := fmt.Sprintf("call %d (log line %d), %v, %s", c.Seq, c.Line, c.Kind, c)
 	switch {
-	case c.URN != "" && c.URN != k.Resource:
+	case c.URN != "":
 		s += ", for " + string(c.URN)
 	case c.Invoke != "":
 		s += ", for " + c.Invoke
 	}
 	return s
 }
+
+// regName names a current registration for a person: its name and kind.
+func regName(k regKey) string { return fmt.Sprintf("%v (%v)", k, k.Kind) }
 
 // listRegs lists registrations for a message.
 func listRegs(order []regKey) string {
@@ -545,7 +634,7 @@ func listRegs(order []regKey) string {
 	}
 	names := make([]string, 0, len(order))
 	for _, k := range order {
-		names = append(names, k.String())
+		names = append(names, regName(k))
 	}
 	if len(names) > 8 {
 		names = append(names[:8], fmt.Sprintf("and %d more", len(names)-8))
@@ -593,31 +682,5 @@ func (d *dialer) close() {
 	defer d.mu.Unlock()
 	for _, c := range d.conns {
 		_ = c.Close()
-	}
-}
-
-// readAhead is Read(f) with the reading done on a goroutine of its own, a
-// few calls ahead of the caller, so that reading the log and replaying its
-// calls overlap. The calls still come in the log's order, and the caller
-// must take them all.
-func readAhead(f io.Reader) iter.Seq2[*Call, error] {
-	type item struct {
-		c   *Call
-		err error
-	}
-	return func(yield func(*Call, error) bool) {
-		ch := make(chan item, 64)
-		go func() {
-			defer close(ch)
-			for c, err := range Read(f) {
-				ch <- item{c, err}
-			}
-		}()
-		more := true
-		for it := range ch {
-			if more {
-				more = yield(it.c, it.err)
-			}
-		}
 	}
 }

@@ -198,16 +198,16 @@ func TestReplayNamesWhatChanged(t *testing.T) {
 			"call 5 (log line 29), resource transform, stack transform #1, for " + string(urnOf("bad")) + ": the answer differs from the recording:\n\t" + `properties.prefix: "tx" → "ty"`,
 		}},
 		{"hook refusal", behaviour{prefix: "tx", refuse: "pet", retries: 3, team: "infra"}, []string{
-			`hook "audit", for ` + string(urnOf("pet")) + ": the answer differs from the recording:\n\trefusal: (absent) → \"no pet today\"",
-			`hook "audit", for ` + string(urnOf("bad")) + ": the answer differs from the recording:\n\trefusal: \"no bad today\" → (absent)",
+			`resource hook, audit, for ` + string(urnOf("pet")) + ": the answer differs from the recording:\n\trefusal: (absent) → \"no pet today\"",
+			`resource hook, audit, for ` + string(urnOf("bad")) + ": the answer differs from the recording:\n\trefusal: \"no bad today\" → (absent)",
 		}},
 		{"error hook", behaviour{prefix: "tx", refuse: "bad", retries: 1, team: "infra"}, []string{
-			`error hook "retry", for ` + string(urnOf("pet")) + ": the answer differs from the recording:\n\tretry: true → false",
-			`error hook "retry", for ` + string(urnOf("bad")) + ": the answer differs from the recording:\n\tretry: true → false",
+			`error hook, retry, for ` + string(urnOf("pet")) + ": the answer differs from the recording:\n\tretry: true → false",
+			`error hook, retry, for ` + string(urnOf("bad")) + ": the answer differs from the recording:\n\tretry: true → false",
 		}},
 		{"migration", behaviour{prefix: "tx", refuse: "bad", retries: 3, team: "platform"}, []string{
-			"state migration #1 of " + string(urnOf("pet")) + ": the answer differs from the recording:\n\tstate[0].inputs.team: \"infra\" → \"platform\"",
-			"state migration #1 of " + string(urnOf("bad")) + ": the answer differs from the recording:\n\tstate[0].inputs.team: \"infra\" → \"platform\"",
+			"state migration, migration #1, for " + string(urnOf("pet")) + ": the answer differs from the recording:\n\tstate[0].inputs.team: \"infra\" → \"platform\"",
+			"state migration, migration #1, for " + string(urnOf("bad")) + ": the answer differs from the recording:\n\tstate[0].inputs.team: \"infra\" → \"platform\"",
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -235,7 +235,7 @@ func TestReplayReportsUnmatchedCallsAndUncalledRegistrations(t *testing.T) {
 	Run(ft, log, testProgram(behaviour{prefix: "tx", refuse: "bad", retries: 3, team: "infra", noHook: true, extraHook: true}))
 	unmatched := 0
 	for _, e := range ft.errors {
-		if strings.Contains(e, `hook "audit"`) && strings.Contains(e, "nothing is registered now in its place") {
+		if strings.Contains(e, "resource hook, audit,") && strings.Contains(e, "nothing is registered now in its place") {
 			unmatched++
 		}
 	}
@@ -244,7 +244,7 @@ func TestReplayReportsUnmatchedCallsAndUncalledRegistrations(t *testing.T) {
 	}
 	uncalled := false
 	for _, l := range ft.logs {
-		uncalled = uncalled || strings.Contains(l, `the program registers hook "unused", which the log never called`)
+		uncalled = uncalled || strings.Contains(l, "the program registers unused (resource hook), which the log never called")
 	}
 	if !uncalled {
 		t.Errorf("the hook \"unused\" is not reported as never called:\n%s", ft.report())

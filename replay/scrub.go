@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
-	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -82,8 +81,8 @@ func Scrub(dst io.Writer, src io.Reader) error {
 		if start, err := rs.Seek(0, io.SeekCurrent); err == nil {
 			// A first pass learns every secret and configuration value,
 			// wherever the log first tells it, and writes nothing.
-			known = newScrubber(io.Discard, nil)
-			if err := known.run(rs); err != nil {
+			known = newScrubber(nil)
+			if err := known.run(io.Discard, rs); err != nil {
 				return err
 			}
 			if _, err := rs.Seek(start, io.SeekStart); err != nil {
@@ -91,52 +90,50 @@ func Scrub(dst io.Writer, src io.Reader) error {
 			}
 		}
 	}
-	return newScrubber(dst, known).run(src)
+	return newScrubber(known).run(dst, src)
 }
 
-// newScrubber returns a scrubber that writes to dst, knowing from the
-// start the values known has learned, with their placeholders.
-func newScrubber(dst io.Writer, known *scrubber) *scrubber {
-	s := &scrubber{
-		rd:     &reader{tokens: map[string]*reg{}},
-		values: map[string]string{},
-		exact:  map[string]string{},
-		names:  map[string]bool{},
-		w:      bufio.NewWriterSize(dst, 64<<10),
-	}
+// newScrubber returns a scrubber knowing from the start the values known
+// has learned, with their placeholders.
+func newScrubber(known *scrubber) *scrubber {
+	s := &scrubber{values: map[string]string{}, exact: map[string]string{}, names: map[string]bool{}}
 	if known != nil {
 		s.values, s.exact, s.names = known.values, known.exact, known.names
 		s.long, s.escaped = known.long, known.escaped
 		s.secrets, s.configs = known.secrets, known.configs
 	}
-	s.rd.learned = s.learned
 	return s
 }
 
-// run scrubs the log src.
-func (s *scrubber) run(src io.Reader) error {
-	s.lines = newLineReader(src)
-	for {
-		line, ended, err := s.lines.next()
-		if errors.Is(err, io.EOF) {
-			break
+// run scrubs the log src into dst, reading it as Read does: the reader
+// learns the tokens, and holds the lines after a call that waits for its
+// token's registration.
+func (s *scrubber) run(dst io.Writer, src io.Reader) error {
+	s.rd = newReader(src)
+	s.rd.scrub = s
+	w := bufio.NewWriterSize(dst, 64<<10)
+	var err error
+	s.rd.run(func(h *held) bool {
+		switch {
+		case h.run != nil:
+			return true
+		case h.err != nil:
+			err = h.err
+			return false
 		}
-		if err != nil {
-			return fmt.Errorf("replay: scrubbing the log after line %d: %w", s.lines.line, err)
+		if _, err = w.Write(h.out); err == nil {
+			err = w.WriteByte('\n')
 		}
-		if err := s.line(line, ended); err != nil {
-			return err
-		}
-	}
-	if err := s.flush(true); err != nil {
+		return err == nil
+	})
+	if err != nil {
 		return err
 	}
-	return s.w.Flush()
+	return w.Flush()
 }
 
 type scrubber struct {
-	lines   *lineReader
-	rd      *reader           // learns the tokens, as Read does
+	rd      *reader           // reads the log and learns the tokens, as Read does
 	values  map[string]string // a value's canonical JSON → its placeholder
 	secrets int               // the secret placeholders given so far
 	configs int               // the configuration placeholders given so far
@@ -144,44 +141,40 @@ type scrubber struct {
 	long    []string          // the strings of exact of minSubstring bytes or more, longest first
 	escaped bool              // a string of exact that JSON text may escape was met
 	names   map[string]bool   // the project's, stack's and organization's names
-	queue   []*scrubLine      // lines not written yet, in order
-	w       *bufio.Writer
 }
 
-// scrubLine is a line waiting to be written: done, or a callback call
-// whose token is not registered yet.
-type scrubLine struct {
-	n     int
-	out   []byte         // the line to write, when done
-	entry map[string]any // the entry, while it waits
-	token string
-}
-
-func (s *scrubber) line(line []byte, ended bool) error {
-	n := s.lines.line
-	if len(bytes.TrimSpace(line)) == 0 {
-		return s.push(&scrubLine{n: n, out: []byte{}})
+// line scrubs line n into the reader's queue: done, or a callback call
+// that waits for its token's registration.
+func (s *scrubber) line(n int, line []byte, ended, blank bool) {
+	push := func(out []byte) { s.rd.queue = append(s.rd.queue, held{n: n, out: out}) }
+	removed := func(what string) {
+		push([]byte(scrubbedPrefix + "line " + strconv.Itoa(n) + " was " + what + " and was removed]"))
+	}
+	if blank {
+		push([]byte{})
+		return
 	}
 	var h header
 	if err := json.Unmarshal(line, &h); err != nil {
-		what := "not a JSON entry"
 		if !ended {
-			what = "a truncated entry"
+			removed("a truncated entry")
+		} else {
+			removed("not a JSON entry")
 		}
-		return s.push(&scrubLine{n: n, out: []byte(scrubbedPrefix + "line " + strconv.Itoa(n) + " was " + what + " and was removed]")})
+		return
 	}
 	if h.Method != invokeMethod {
 		// Learn tokens (Read's own logic) from the unscrubbed entry.
-		s.rd.lines = s.lines
-		s.rd.line(line, ended)
-		s.rd.queue = s.rd.queue[:0]
+		s.rd.entry(line, ended)
 		if s.plain(h.Method, line) {
-			return s.push(&scrubLine{n: n, out: bytes.Clone(line)})
+			push(bytes.Clone(line))
+			return
 		}
 	}
 	entry, err := decodeEntry(line)
 	if err != nil {
-		return s.push(&scrubLine{n: n, out: []byte(scrubbedPrefix + "line " + strconv.Itoa(n) + " was not a JSON object and was removed]")})
+		removed("not a JSON object")
+		return
 	}
 	if h.Progress != "" {
 		s.rd.twoWay = true
@@ -192,7 +185,8 @@ func (s *scrubber) line(line []byte, ended bool) error {
 		if token != "" && s.rd.tokens[token] == nil && !s.rd.twoWay {
 			// A log of one entry per call registers a resource's own
 			// callbacks after their calls: wait for the registration.
-			return s.push(&scrubLine{n: n, entry: entry, token: token})
+			s.rd.queue = append(s.rd.queue, held{n: n, entry: entry, token: token, wait: true})
+			return
 		}
 		changed = s.payloads(entry, token)
 	}
@@ -205,13 +199,15 @@ func (s *scrubber) line(line []byte, ended bool) error {
 		v = s.walkEntry(entry, invoke, &changed)
 	}
 	if !changed {
-		return s.push(&scrubLine{n: n, out: bytes.Clone(line)})
+		push(bytes.Clone(line))
+		return
 	}
 	out, err := encodeJSON(v)
 	if err != nil {
-		return err
+		removed("not encoded again")
+		return
 	}
-	return s.push(&scrubLine{n: n, out: out})
+	push(out)
 }
 
 // plain reports whether an entry certainly holds nothing to scrub, so that
@@ -280,24 +276,8 @@ func invokeToken(entry map[string]any) string {
 	return tok
 }
 
-// push queues a line and writes the lines at the head that are done.
-func (s *scrubber) push(l *scrubLine) error {
-	s.queue = append(s.queue, l)
-	return s.flush(false)
-}
-
-// learned is called when the log registers a token: the lines waiting for
-// it are scrubbed now.
-func (s *scrubber) learned(token string) {
-	for _, l := range s.queue {
-		if l.entry != nil && l.token == token {
-			s.finish(l)
-		}
-	}
-}
-
 // finish scrubs a waiting line with what the log now tells of its token.
-func (s *scrubber) finish(l *scrubLine) {
+func (s *scrubber) finish(l *held) {
 	changed := s.payloads(l.entry, l.token)
 	s.walkEntry(l.entry, true, &changed)
 	v := s.walkEntry(l.entry, true, &changed)
@@ -306,29 +286,6 @@ func (s *scrubber) finish(l *scrubLine) {
 		out = []byte(scrubbedPrefix + "line " + strconv.Itoa(l.n) + " could not be encoded again and was removed]")
 	}
 	l.out, l.entry = out, nil
-}
-
-func (s *scrubber) flush(end bool) error {
-	i := 0
-	for ; i < len(s.queue); i++ {
-		l := s.queue[i]
-		if l.entry != nil {
-			if !end && len(s.queue)-i <= maxHeld {
-				break
-			}
-			// Never registered: the payloads' kind is unknown.
-			s.finish(l)
-		}
-		if _, err := s.w.Write(l.out); err != nil {
-			return err
-		}
-		if err := s.w.WriteByte('\n'); err != nil {
-			return err
-		}
-		s.queue[i] = nil
-	}
-	s.queue = append(s.queue[:0], s.queue[i:]...)
-	return nil
 }
 
 // payloads scrubs a Callbacks/Invoke entry's request and response payloads
@@ -405,26 +362,49 @@ func (s *scrubber) payload(k callbacks.Kind, isRequest bool, b64 string) (string
 // it.
 func (s *scrubber) message(m protoreflect.Message) bool {
 	switch x := m.Interface().(type) {
-	case *structpb.Struct:
-		return s.pbStruct(x)
-	case *structpb.Value:
-		return s.pbValue(x)
-	case *structpb.ListValue:
-		changed := false
-		for _, v := range x.GetValues() {
-			changed = s.pbValue(v) || changed
+	case *structpb.Struct, *structpb.Value, *structpb.ListValue:
+		// A property value: scrubbed as the JSON value it stands for, and
+		// emptied if that could not be encoded again.
+		var v any
+		switch x := x.(type) {
+		case *structpb.Struct:
+			v = x.AsMap()
+		case *structpb.Value:
+			v = x.AsInterface()
+		case *structpb.ListValue:
+			v = x.AsSlice()
 		}
-		return changed
-	case *pulumirpc.StateMigrationRequest:
-		st, ok := s.state(x.GetOldState())
-		x.OldState = st
-		return s.fields(m) || ok
-	case *pulumirpc.StateMigrationResponse:
-		st, ok := s.state(x.GetNewState())
-		x.NewState = st
-		return s.fields(m) || ok
+		changed := false
+		pv, err := structpb.NewValue(s.walk(v, &changed))
+		if !changed {
+			return false
+		}
+		if err != nil {
+			pv = structpb.NewNullValue()
+		}
+		switch x := x.(type) {
+		case *structpb.Struct:
+			x.Fields = pv.GetStructValue().GetFields()
+		case *structpb.Value:
+			x.Kind = pv.Kind
+		case *structpb.ListValue:
+			x.Values = pv.GetListValue().GetValues()
+		}
+		return true
 	}
-	return s.fields(m)
+	// A kind's JSON states first, so that the secrets they mark are
+	// replaced in the message's other fields too.
+	changed := false
+	fds := m.Descriptor().Fields()
+	for i := range fds.Len() {
+		if fd := fds.Get(i); isState(fd) && m.Has(fd) {
+			if st, ok := s.state(m.Get(fd).Bytes()); ok {
+				m.Set(fd, protoreflect.ValueOfBytes(st))
+				changed = true
+			}
+		}
+	}
+	return s.fields(m) || changed
 }
 
 // fields scrubs the strings and messages of m's fields, in field order so
@@ -484,29 +464,6 @@ func (s *scrubber) fields(m protoreflect.Message) bool {
 	return changed
 }
 
-func (s *scrubber) pbStruct(st *structpb.Struct) bool {
-	if st == nil {
-		return false
-	}
-	if isPBSecret(st) {
-		changed := false
-		for _, k := range [...]string{"value", "plaintext", "ciphertext"} {
-			v, ok := st.Fields[k]
-			if !ok || isPlaceholder(v.GetStringValue()) {
-				continue
-			}
-			st.Fields[k] = structpb.NewStringValue(s.secret(v.AsInterface()))
-			changed = true
-		}
-		return changed
-	}
-	changed := false
-	for _, k := range sortedKeys(st.Fields) {
-		changed = s.pbValue(st.Fields[k]) || changed
-	}
-	return changed
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -519,35 +476,6 @@ func sortedKeys[V any](m map[string]V) []string {
 // isPlaceholder reports whether s is a placeholder Scrub wrote.
 func isPlaceholder(s string) bool {
 	return strings.HasPrefix(s, "[secret ") || strings.HasPrefix(s, "[config ") || strings.HasPrefix(s, scrubbedPrefix)
-}
-
-func isPBSecret(st *structpb.Struct) bool {
-	switch st.Fields[sig.Key].GetStringValue() {
-	case sig.Secret:
-		return true
-	case sig.OutputValue:
-		return st.Fields["secret"].GetBoolValue()
-	}
-	return false
-}
-
-func (s *scrubber) pbValue(v *structpb.Value) bool {
-	switch k := v.GetKind().(type) {
-	case *structpb.Value_StructValue:
-		return s.pbStruct(k.StructValue)
-	case *structpb.Value_ListValue:
-		changed := false
-		for _, x := range k.ListValue.GetValues() {
-			changed = s.pbValue(x) || changed
-		}
-		return changed
-	case *structpb.Value_StringValue:
-		if r := s.replace(k.StringValue); r != k.StringValue {
-			k.StringValue = r
-			return true
-		}
-	}
-	return false
 }
 
 // state scrubs a migration's JSON state; a state that is not JSON is

@@ -52,6 +52,14 @@ func TestReadSyntheticBothForms(t *testing.T) {
 		assert.ErrorContains(t, errs[1], "does not decode as a resource transform")
 		assert.ErrorContains(t, errs[2], "token future-field is a callback kind this module does not know, registered by RegisterResource")
 		assert.Len(t, seqs, len(calls))
+		var names []string
+		for _, c := range calls[:6] {
+			names = append(names, c.String())
+		}
+		assert.Equal(t, []string{"stack invoke transform #1", "transform #1 of the resource", "stack transform #1", "migration #1", "audit", "retry"}, names)
+		other := *calls[1]
+		other.URN = "urn:pulumi:dev::synth::random:index/randomPet:RandomPet::pet-1"
+		assert.Equal(t, "transform #1 of pet-0", other.String(), "a transform of another resource")
 
 		own := calls[1]
 		assert.Equal(t, Registration{Method: "RegisterResource", Order: 1, Resource: "urn:pulumi:dev::synth::random:index/randomPet:RandomPet::pet-0"}, own.Registration)

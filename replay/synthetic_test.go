@@ -14,6 +14,15 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
+// The monitor's methods that register callbacks, as the synthetic logs
+// name them.
+const (
+	stackTransform  = "RegisterStackTransform"
+	invokeTransform = "RegisterStackInvokeTransform"
+	resourceHook    = "RegisterResourceHook"
+	errorHook       = "RegisterErrorHook"
+)
+
 // writeSyntheticLog writes the gRPC log (two entries per call, as CLI
 // 3.274.1 writes it) of a `pulumi up` of a program that registers a stack
 // transform and a before-create hook, then `resources` RandomPets, each

@@ -39,27 +39,25 @@ func rewrite(file string, answers map[int]answer) (err error) {
 		}
 	}()
 	out := bufio.NewWriterSize(tmp, 64<<10)
-	r := bufio.NewReaderSize(in, 64<<10)
-	for n := 1; ; n++ {
-		line, rerr := readLine(r)
-		if len(line) > 0 {
-			if a, ok := answers[n]; ok {
-				body, end := splitEnd(line)
-				next, err := withAnswer(body, a)
-				if err != nil {
-					return fmt.Errorf("log line %d: %w", n, err)
-				}
-				line = append(next, end...)
-			}
-			if _, err := out.Write(line); err != nil {
-				return err
-			}
-		}
-		if errors.Is(rerr, io.EOF) {
+	lines := newLineReader(in)
+	for {
+		line, _, err := lines.next()
+		if errors.Is(err, io.EOF) {
 			break
 		}
-		if rerr != nil {
-			return rerr
+		if err != nil {
+			return err
+		}
+		if a, ok := answers[lines.line]; ok {
+			if line, err = withAnswer(line, a); err != nil {
+				return fmt.Errorf("log line %d: %w", lines.line, err)
+			}
+		}
+		if _, err := out.Write(line); err != nil {
+			return err
+		}
+		if _, err := out.WriteString(lines.end); err != nil {
+			return err
 		}
 	}
 	if err := out.Flush(); err != nil {
@@ -72,25 +70,6 @@ func rewrite(file string, answers map[int]answer) (err error) {
 		return err
 	}
 	return os.Rename(tmp.Name(), file)
-}
-
-// readLine returns the next line with its end, however long.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var buf []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		buf = append(buf, chunk...)
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return buf, err
-		}
-	}
-}
-
-// splitEnd splits a line from its end ("\n", "\r\n" or nothing).
-func splitEnd(line []byte) (body, end []byte) {
-	body = bytes.TrimSuffix(line, []byte("\n"))
-	body = bytes.TrimSuffix(body, []byte("\r"))
-	return body, line[len(body):]
 }
 
 // withAnswer returns the log entry body with its "response" and "errors"

@@ -3,10 +3,8 @@ package main
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/proto"
@@ -99,7 +97,7 @@ func shown(secrets bool) replay.Secrets {
 func newRecord(c *replay.Call, secrets, payloads bool) *record {
 	r := &record{
 		Seq: c.Seq, Line: c.Line, Kind: kindName(c.Kind),
-		Method: c.Registration.Method, Registration: registration(c),
+		Method: c.Registration.Method, Registration: c.String(),
 		URN: string(c.URN), Type: c.Type, Name: c.Name, Invoke: c.Invoke,
 		Err: c.Err, Start: c.Start, Duration: c.Duration, Pending: c.Pending,
 	}
@@ -277,41 +275,5 @@ func stateValues(oldB, newB []byte, before, after map[string]*value, secrets boo
 }
 
 func kindName(k callbacks.Kind) string { return k.String() }
-
-// registration says where the program registered the call's token, in the
-// words a program's author uses.
-func registration(c *replay.Call) string {
-	reg := c.Registration
-	switch reg.Method {
-	case "RegisterStackTransform":
-		return fmt.Sprintf("stack transform #%d", reg.Order)
-	case "RegisterStackInvokeTransform":
-		return fmt.Sprintf("stack invoke transform #%d", reg.Order)
-	case "RegisterResourceHook", "RegisterErrorHook":
-		return reg.Name
-	case "RegisterResource":
-		what := "transform"
-		if c.Kind == callbacks.KindStateMigration {
-			what = "migration"
-		}
-		if reg.Resource == "" || reg.Resource == c.URN {
-			if what == "migration" {
-				return fmt.Sprintf("migration #%d", reg.Order)
-			}
-			return fmt.Sprintf("transform #%d of the resource", reg.Order)
-		}
-		return fmt.Sprintf("%s #%d of %s", what, reg.Order, reg.Resource.Name())
-	case "":
-		return "unregistered token " + shortToken(c.Token)
-	}
-	return strings.TrimPrefix(reg.Method, "Register") + " " + reg.Name
-}
-
-func shortToken(t string) string {
-	if len(t) > 8 {
-		return t[:8] + "…"
-	}
-	return t
-}
 
 func scrubLog(w io.Writer, r io.Reader) error { return replay.Scrub(w, r) }
