@@ -39,15 +39,20 @@ const runLimit = 5 * time.Minute
 // recorded one. program is the body given to pulumi.Run; opts are
 // [IgnorePaths] and [RequireSameResources].
 //
-// Run runs program as pulumi.Run does, against an engine of its own in
-// this process, with the project, stack, organization, configuration and
-// dry-run flag of the recording (the log's LanguageRuntime/Run request,
-// from the entry that completes it or, in a log that ends before it, the
-// request_started entry), so that resources get the recorded URNs. A log
-// of another project or stack than the program's cannot be told apart:
-// the program takes both from the log, as it takes them from the engine.
-// That engine answers every registration at once (inputs as outputs) and
-// calls no callback. Once the program has registered everything and
+// Run runs program as pulumi.Run does, in this process, against
+// [enginetest]'s engine with the project, stack, organization,
+// configuration and dry-run flag of the recording (the log's
+// LanguageRuntime/Run request, from the entry that completes it or, in a
+// log that ends before it, the request_started entry) and the features its
+// engine advertised (GetDeploymentInfo; every feature if the log has none),
+// so that resources get the recorded URNs. A log of another project or
+// stack than the program's cannot be told apart: the program takes both
+// from the log, as it takes them from the engine. That engine, under
+// [enginetest.NoCallbacks], answers every registration as the engine
+// would, its steps against a zero [enginetest.FakeProvider] (the inputs as
+// outputs), and calls no callback; the program runs as under
+// [enginetest.Engine.RunFunc], so no two runs of a process overlap. Once
+// the program has registered everything and
 // signalled the engine, as the real engine would still be calling back,
 // Run sends each recorded request, byte for byte, to the function now
 // registered in the recorded call's place, over gRPC, as the engine does:
