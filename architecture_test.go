@@ -26,16 +26,19 @@ var layers = []struct {
 	{"registration", []string{"internal/registration", "internal/transformcore"}},
 	{"typed", []string{"transforms", "invoketransforms", "hooks", "migrations"}},
 	{"program", []string{"program"}},
-	{"replay", []string{"replay"}},
 	{"test support", []string{"monitor/monitortest", "internal/testkit/..."}},
 }
 
 // Packages outside the library: applications of it, which may import any
-// of it, and the engine's side of the protocol, which imports none of it,
-// so that it speaks only the wire.
+// of it, and the engine side, which plays or reads the engine and which
+// the library never imports. The engine side may import its own packages;
+// of it, the simulator and the conformance kit (wireOnly) import none of
+// the library, so that they speak only the wire, and replay and callbacklog
+// may import the library as its users do.
 var (
-	applications = []string{"examples/...", "integration/...", "bench/...", "cmd/bigpayload", "cmd/soak", "cmd/callbacklog"}
+	applications = []string{"examples/...", "integration/...", "bench/...", "cmd/bigpayload", "cmd/soak"}
 	wireOnly     = []string{"enginetest/...", "cmd/callbackconform/..."}
+	engineSide   = append([]string{"replay", "cmd/callbacklog"}, wireOnly...)
 )
 
 func matches(rel string, patterns []string) bool {
@@ -94,7 +97,7 @@ func importProblems(pkg string, imports []string) []string {
 	switch {
 	case at < 0 && matches(pkg, applications):
 		return nil
-	case at < 0 && !matches(pkg, wireOnly):
+	case at < 0 && !matches(pkg, engineSide):
 		return []string{fmt.Sprintf("%s is in no layer: place it in architecture_test.go and ARCHITECTURE.md", name(pkg))}
 	}
 	for _, imp := range imports {
@@ -105,8 +108,12 @@ func importProblems(pkg string, imports []string) []string {
 		rel = strings.TrimPrefix(rel, "/")
 		to := layerOf(rel)
 		switch {
-		case at < 0 && to >= 0:
+		case at < 0 && to >= 0 && matches(pkg, wireOnly):
 			problems = append(problems, fmt.Sprintf("%s must speak only the wire, but imports %s (%s layer)", name(pkg), imp, layers[to].name))
+		case at < 0 && to < 0 && !matches(rel, engineSide):
+			problems = append(problems, fmt.Sprintf("%s (engine side) imports %s, which is neither the library nor the engine side", name(pkg), imp))
+		case at >= 0 && to < 0 && matches(rel, engineSide):
+			problems = append(problems, fmt.Sprintf("%s (%s layer) imports %s of the engine side, which the library never imports", name(pkg), layers[at].name, imp))
 		case at >= 0 && to > at:
 			problems = append(problems, fmt.Sprintf("%s (%s layer) imports %s of the %s layer above it", name(pkg), layers[at].name, imp, layers[to].name))
 		case at >= 0 && to < 0:
@@ -133,6 +140,12 @@ func TestImportProblems(t *testing.T) {
 		{"monitor", []string{module + "/examples/readme"}, "which is not part of the library"},
 		{"enginetest", []string{module + "/enginetest/internal/x", "google.golang.org/grpc"}, ""},
 		{"enginetest", []string{module + "/internal/wire"}, "must speak only the wire"},
+		{"cmd/callbackconform", []string{module + "/replay"}, ""},
+		{"replay", []string{module, module + "/enginetest"}, ""},
+		{"cmd/callbacklog", []string{module, module + "/replay"}, ""},
+		{"replay", []string{module + "/examples/readme"}, "neither the library nor the engine side"},
+		{"program", []string{module + "/enginetest"}, "of the engine side, which the library never imports"},
+		{"", []string{module + "/replay"}, "of the engine side, which the library never imports"},
 		{"examples/readme", []string{module + "/program"}, ""},
 		{"newpkg", nil, "is in no layer"},
 	} {

@@ -42,7 +42,7 @@
 //     [Diagnostic], and what the engine did, [Engine.Events] and
 //     [Engine.Trace];
 //   - the options: [Option] and the With... functions, [DryRun], [Destroy],
-//     [EngineVersion];
+//     [EngineVersion], [NoCallbacks];
 //   - the provider: [FakeProvider].
 //
 // # How it behaves

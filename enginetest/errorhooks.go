@@ -74,6 +74,11 @@ func (e *Engine) callErrorHook(h *hookEntry, req *pulumirpc.ErrorHookRequest) (b
 		Kind: KindErrorHook, Callback: callbackErrorHook, Name: h.name, Point: "on_error",
 		URN: req.GetUrn(), Target: h.cb.GetTarget(), Token: h.cb.GetToken(),
 	}
+	if e.cfg.noCallbacks {
+		ev.Detail = "not called (NoCallbacks)"
+		e.rec.add(ev)
+		return false, nil
+	}
 	sent := proto.Clone(req).(*pulumirpc.ErrorHookRequest)
 	var err error
 	if sent.NewInputs, err = forReceiver(req.NewInputs, h.cb.GetAcceptsByteString()); err == nil {

@@ -168,6 +168,11 @@ func (e *Engine) callHook(point hookPoint, h *hookEntry, req *pulumirpc.Resource
 		Kind: KindHook, Callback: callbackResourceHook, Name: h.name, Point: string(point),
 		URN: req.GetUrn(), Target: h.cb.GetTarget(), Token: h.cb.GetToken(),
 	}
+	if e.cfg.noCallbacks {
+		ev.Detail = "not called (NoCallbacks)"
+		e.rec.add(ev)
+		return "", false
+	}
 	sent, err := hookRequestFor(req, h.cb.GetAcceptsByteString())
 	if err != nil {
 		ev.Err = err.Error()

@@ -86,7 +86,7 @@ type migratedURN struct {
 // entries: N before, M after)." under the resource. An error fails the
 // registration as an error in generating steps does.
 func (e *Engine) runMigrations(urn string, aliases []string, migrations []*pulumirpc.Callback) error {
-	if len(migrations) == 0 || e.cfg.destroy {
+	if len(migrations) == 0 || e.cfg.destroy || e.cfg.noCallbacks {
 		return nil
 	}
 	// The caller holds the step generator (e.gen), so no other

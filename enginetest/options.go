@@ -3,6 +3,9 @@ package enginetest
 import (
 	"context"
 	"maps"
+	"slices"
+
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 
 	"go.opentelemetry.io/otel/trace"
 )
@@ -31,6 +34,7 @@ type config struct {
 	destroy, runProgram          bool
 	disabled                     map[string]bool
 	beforeShutdown               func(context.Context)
+	noCallbacks, noMigrations    bool
 	tp                           trace.TracerProvider
 	traceParent                  trace.SpanContext
 }
@@ -174,6 +178,37 @@ func WithoutFeatures(ids ...string) Option {
 	})
 }
 
+// WithFeatures makes the engine advertise exactly the features fs, as a
+// recorded engine did (its GetDeploymentInfo's list): every feature not in
+// fs is off, as [WithoutFeatures] turns it off, and without
+// RESOURCE_MONITOR_FEATURE_STATE_MIGRATIONS the engine neither advertises
+// nor runs state migrations. Values the simulator does not know are
+// ignored.
+func WithFeatures(fs ...pulumirpc.ResourceMonitorFeature) Option {
+	return optionFunc(func(c *config) {
+		on := map[pulumirpc.ResourceMonitorFeature]bool{}
+		for _, f := range fs {
+			on[f] = true
+		}
+		for _, f := range append(slices.Clone(featureIDs), enumOnlyFeatures...) {
+			c.disabled[f.id] = !on[f.feature]
+		}
+		c.noMigrations = !on[pulumirpc.ResourceMonitorFeature_RESOURCE_MONITOR_FEATURE_STATE_MIGRATIONS]
+	})
+}
+
+// NoCallbacks makes the engine answer every registration as it otherwise
+// would but call none of the program's callbacks: no resource or invoke
+// transform, resource hook, error hook or state migration is called, so a
+// registration keeps the inputs the program sent and no hook fails a
+// step. Registrations are still checked, recorded as events and dialled.
+// A tool that calls the callbacks itself, at [BeforeShutdown] (a replay of
+// a recorded deployment), uses it so that the engine calls none of them
+// first.
+func NoCallbacks() Option {
+	return optionFunc(func(c *config) { c.noCallbacks = true })
+}
+
 // BeforeShutdown calls f when the program calls SignalAndWaitForShutdown,
 // before the engine runs the deployment's last steps; the program keeps
 // waiting, and serving its callbacks, until f returns. ctx ends if the
@@ -215,5 +250,5 @@ func Destroy(runProgram bool) Option {
 // state migrations: 3.274.1 does, on the self-managed backends the
 // simulator stands for; 3.260.0 and engines that predate callbacks do not.
 func (c *config) runsMigrations() bool {
-	return c.engine == engine3_274 && !c.oldEngine
+	return c.engine == engine3_274 && !c.oldEngine && !c.noMigrations
 }

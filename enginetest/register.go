@@ -268,7 +268,7 @@ func (e *Engine) transform(ctx context.Context, r *registration) error {
 		custom: req.GetCustom(), props: upgrade(start), opts: e.transformOptions(req, r.parent),
 	}
 	var chain []*pulumirpc.Callback
-	if useTransforms {
+	if useTransforms && !e.cfg.noCallbacks {
 		chain = e.transformChain(r.own, req.GetParent())
 	}
 	if err := e.applyTransforms(ctx, in, chain); err != nil {

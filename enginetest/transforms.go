@@ -320,6 +320,9 @@ func (e *Engine) applyInvokeTransforms(ctx context.Context, tok string, args *st
 ) (*structpb.Struct, *pulumirpc.TransformInvokeOptions, error) {
 	e.invokeMu.Lock()
 	defer e.invokeMu.Unlock()
+	if e.cfg.noCallbacks {
+		return args, opts, nil
+	}
 	for _, cb := range e.invokeTransforms {
 		ev := Event{
 			Kind: KindCallback, Callback: callbackInvokeTransform, Name: tok,

@@ -28,8 +28,8 @@
 // refused, retry, no retry, migrated, failed, or unanswered.
 //
 // [Run] turns a log into a Go test: it runs the program's body (the
-// function given to pulumi.Run) against an engine of its own, in the test's
-// process, sends each recorded request unchanged to the function now
+// function given to pulumi.Run) against the simulated engine of
+// [github.com/langhost/callbacks/enginetest], in the test's process, sends each recorded request unchanged to the function now
 // registered in its place, and fails the test with a diff by property path
 // wherever the answer differs from the recorded one. With
 // CALLBACKS_REPLAY_UPDATE=1 it rewrites the recorded answers instead, as

@@ -14,6 +14,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/langhost/callbacks/enginetest"
 )
 
 // recorded is one callback call the recording engine makes: the
@@ -59,21 +61,43 @@ func (w *logWriter) write(e entry) {
 	}
 }
 
-// interceptor logs every monitor call as the engine's debug interceptor
-// does: request_started, then response_completed.
-func (w *logWriter) interceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	md := map[string]string{"mode": "server"}
-	w.write(entry{Method: info.FullMethod, Request: pj(req), Metadata: md, Progress: "request_started"})
-	res, err := h(ctx, req)
-	w.write(entry{Method: info.FullMethod, Request: pj(req), Response: pj(res), Metadata: md,
-		Progress: "response_completed", Timestamp: time.Now()})
-	return res, err
+// monitorMethods are the engine's events that are the program's calls to
+// the ResourceMonitor service.
+var monitorMethods = map[enginetest.EventKind]bool{
+	"GetDeploymentInfo": true, "SupportsFeature": true, "RegisterResource": true, "RegisterResourceOutputs": true,
+	"ReadResource": true, "Invoke": true, "RegisterStackTransform": true, "RegisterStackInvokeTransform": true,
+	"RegisterResourceHook": true, "RegisterErrorHook": true, "RegisterPackage": true, "SignalAndWaitForShutdown": true,
 }
 
-// recordLog runs program against the stand-in engine, writing its gRPC log
-// to a new file, and, where the engine would call back, makes the calls
-// script lists, logging each as the engine logs a callback call. It
-// returns the log's path.
+// monitorCall logs one monitor call as the engine's debug interceptor
+// does: request_started, then response_completed, or for the program's
+// signal, which the callbacks' calls come inside, the half of the two that
+// progress names.
+func (w *logWriter) monitorCall(ev enginetest.Event, progress string) {
+	md := map[string]string{"mode": "server"}
+	req, res := pj(ev.Request), pj(ev.Response)
+	if req == nil {
+		req = json.RawMessage("{}")
+	}
+	e := entry{Method: "/pulumirpc.ResourceMonitor/" + string(ev.Kind), Request: req, Metadata: md,
+		Progress: "response_completed", Timestamp: time.Now()}
+	if ev.Err != "" {
+		e.Errors = []string{ev.Err}
+	} else if e.Response = res; res == nil {
+		e.Response = json.RawMessage("{}")
+	}
+	if progress != "response_completed" {
+		w.write(entry{Method: e.Method, Request: req, Metadata: md, Progress: "request_started"})
+	}
+	if progress != "request_started" {
+		w.write(e)
+	}
+}
+
+// recordLog runs program on enginetest's engine, writing its gRPC log to a
+// new file, and, where the engine would call back, makes the calls script
+// lists, logging each as the engine logs a callback call. It returns the
+// log's path.
 func recordLog(t testing.TB, info runInfo, program pulumi.RunFunc, script []recorded) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "grpc.jsonl")
@@ -83,46 +107,81 @@ func recordLog(t testing.TB, info runInfo, program pulumi.RunFunc, script []reco
 	}
 	defer func() { _ = f.Close() }()
 	w := &logWriter{enc: json.NewEncoder(f)}
-	eng, err := newEngine(info, grpc.ChainUnaryInterceptor(w.interceptor))
-	if err != nil {
+	var eng *enginetest.Engine
+	written := 0 // the engine's events logged so far
+	var signal *enginetest.Event
+	logMonitor := func() {
+		evs := eng.Events()
+		for _, ev := range evs[written:] {
+			switch {
+			case ev.Kind == "SignalAndWaitForShutdown" && signal == nil:
+				signal = &ev
+				w.monitorCall(ev, "request_started")
+			case monitorMethods[ev.Kind]:
+				w.monitorCall(ev, "")
+			}
+		}
+		written = len(evs)
+	}
+	opts := []enginetest.Option{
+		enginetest.NoCallbacks(),
+		enginetest.WithProject(info.Project), enginetest.WithStack(info.Stack),
+		enginetest.WithOrganization(info.Organization),
+		enginetest.WithConfig(info.Config, info.ConfigSecretKeys...),
+		enginetest.WithParallel(info.Parallel), enginetest.DryRun(info.DryRun),
+		enginetest.BeforeShutdown(func(ctx context.Context) {
+			logMonitor()
+			_, regs := registrations(eng)
+			d := &dialer{conns: map[string]*grpc.ClientConn{}}
+			defer d.close()
+			for _, s := range script {
+				cb, ok := regs[s.key]
+				if !ok {
+					t.Errorf("recording: nothing registered as %v", s.key)
+					continue
+				}
+				payload, err := proto.Marshal(s.req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				req := &pulumirpc.CallbackInvokeRequest{Token: cb.GetToken(), Request: payload}
+				md := map[string]string{"kind": "callbacks", "mode": "client"}
+				start := time.Now()
+				w.write(entry{Method: "/pulumirpc.Callbacks/Invoke", Request: pj(req), Metadata: md,
+					Progress: "request_started", Timestamp: start})
+				res, callErr := d.invoke(ctx, cb, payload)
+				e := entry{Method: "/pulumirpc.Callbacks/Invoke", Request: pj(req), Metadata: md,
+					Progress: "response_completed", Timestamp: time.Now(), Duration: time.Since(start)}
+				if callErr != "" {
+					e.Errors = []string{callErr}
+				} else {
+					e.Response = pj(&pulumirpc.CallbackInvokeResponse{Response: res})
+				}
+				w.write(e)
+			}
+		}),
+	}
+	if info.Features != nil {
+		opts = append(opts, enginetest.WithFeatures(info.Features...))
+	}
+	if eng, err = enginetest.Start(opts...); err != nil {
 		t.Fatal(err)
 	}
-	defer eng.Stop()
-	eng.onShutdown = func(ctx context.Context) {
-		_, regs := eng.registrations()
-		d := &dialer{conns: map[string]*grpc.ClientConn{}}
-		defer d.close()
-		for _, s := range script {
-			tgt, ok := regs[s.key]
-			if !ok {
-				t.Errorf("recording: nothing registered as %v", s.key)
-				continue
-			}
-			payload, err := proto.Marshal(s.req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req := &pulumirpc.CallbackInvokeRequest{Token: tgt.Token, Request: payload}
-			md := map[string]string{"kind": "callbacks", "mode": "client"}
-			start := time.Now()
-			w.write(entry{Method: "/pulumirpc.Callbacks/Invoke", Request: pj(req), Metadata: md,
-				Progress: "request_started", Timestamp: start})
-			res, callErr := d.invoke(ctx, tgt, payload)
-			e := entry{Method: "/pulumirpc.Callbacks/Invoke", Request: pj(req), Metadata: md,
-				Progress: "response_completed", Timestamp: time.Now(), Duration: time.Since(start)}
-			if callErr != "" {
-				e.Errors = []string{callErr}
-			} else {
-				e.Response = pj(&pulumirpc.CallbackInvokeResponse{Response: res})
-			}
-			w.write(e)
-		}
+	defer func() { _ = eng.Close() }()
+	res, err := eng.RunFunc(t.Context(), func() error { return runProgram(t.Context(), eng.MonitorAddr(), info, program) })
+	if err == nil {
+		err = res.Err
 	}
-	if err := runProgram(context.Background(), eng, info, program); err != nil {
+	if err != nil {
 		t.Fatalf("recording: the program failed: %v", err)
 	}
+	logMonitor()
+	if signal != nil {
+		w.monitorCall(*signal, "response_completed")
+	}
 	run := &pulumirpc.RunRequest{Project: info.Project, Stack: info.Stack, Organization: info.Organization,
-		Config: info.Config, DryRun: info.DryRun, Parallel: info.Parallel, MonitorAddress: eng.Addr()}
+		Config: info.Config, DryRun: info.DryRun, Parallel: info.Parallel, MonitorAddress: eng.MonitorAddr()}
 	md := map[string]string{"kind": "language", "mode": "client", "runtime": "go"}
 	w.write(entry{Method: "/pulumirpc.LanguageRuntime/Run", Request: pj(run), Metadata: md, Progress: "request_started"})
 	w.write(entry{Method: "/pulumirpc.LanguageRuntime/Run", Request: pj(run), Response: json.RawMessage("{}"),

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 )
 
 // logRun is one run of the program in a log: what the engine told it, the
@@ -125,4 +126,15 @@ func resourceReport(added, gone []resource.URN) string {
 	list("new: ", added)
 	list("gone:", gone)
 	return b.String()
+}
+
+// runInfo is what the engine told the program in the recording: the
+// LanguageRuntime/Run request, and the features its monitor had.
+type runInfo struct {
+	Project, Stack, Organization, RootDirectory string
+	Config                                      map[string]string
+	ConfigSecretKeys                            []string
+	DryRun                                      bool
+	Parallel                                    int32
+	Features                                    []pulumirpc.ResourceMonitorFeature // nil: every feature
 }

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/enginetest"
 )
 
 // envUpdate is the environment variable that puts Run in update mode:
@@ -37,15 +39,20 @@ const runLimit = 5 * time.Minute
 // recorded one. program is the body given to pulumi.Run; opts are
 // [IgnorePaths] and [RequireSameResources].
 //
-// Run runs program as pulumi.Run does, against an engine of its own in
-// this process, with the project, stack, organization, configuration and
-// dry-run flag of the recording (the log's LanguageRuntime/Run request,
-// from the entry that completes it or, in a log that ends before it, the
-// request_started entry), so that resources get the recorded URNs. A log
-// of another project or stack than the program's cannot be told apart:
-// the program takes both from the log, as it takes them from the engine.
-// That engine answers every registration at once (inputs as outputs) and
-// calls no callback. Once the program has registered everything and
+// Run runs program as pulumi.Run does, in this process, against
+// [enginetest]'s engine with the project, stack, organization,
+// configuration and dry-run flag of the recording (the log's
+// LanguageRuntime/Run request, from the entry that completes it or, in a
+// log that ends before it, the request_started entry) and the features its
+// engine advertised (GetDeploymentInfo; every feature if the log has none),
+// so that resources get the recorded URNs. A log of another project or
+// stack than the program's cannot be told apart: the program takes both
+// from the log, as it takes them from the engine. That engine, under
+// [enginetest.NoCallbacks], answers every registration as the engine
+// would, its steps against a zero [enginetest.FakeProvider] (the inputs as
+// outputs), and calls no callback; the program runs as under
+// [enginetest.Engine.RunFunc], so no two runs of a process overlap. Once
+// the program has registered everything and
 // signalled the engine, as the real engine would still be calling back,
 // Run sends each recorded request, byte for byte, to the function now
 // registered in the recorded call's place, over gRPC, as the engine does:
@@ -353,27 +360,47 @@ type answer struct {
 	err      string
 }
 
-// runOnce runs the program once against a new engine with run's
-// information, and replays run's calls inside its SignalAndWaitForShutdown.
-// It reports false if the program did not finish by the deadline.
+// runOnce runs the program once on enginetest's engine with run's
+// information, answering its registrations and calling no callback, and
+// replays run's calls inside its SignalAndWaitForShutdown. It reports false
+// if the program did not finish by the deadline.
 func (r *replayer) runOnce(g *group) bool {
 	t := r.t
 	t.Helper()
-	run, deadline := g.run, r.deadline
-	eng, err := newEngine(run.info)
+	run, deadline, info := g.run, r.deadline, g.run.info
+	var eng *enginetest.Engine
+	var signalled atomic.Bool
+	opts := []enginetest.Option{
+		enginetest.NoCallbacks(),
+		enginetest.WithProject(info.Project), enginetest.WithStack(info.Stack),
+		enginetest.WithOrganization(info.Organization),
+		enginetest.WithConfig(info.Config, info.ConfigSecretKeys...),
+		enginetest.WithParallel(info.Parallel), enginetest.DryRun(info.DryRun),
+		enginetest.BeforeShutdown(func(ctx context.Context) {
+			signalled.Store(true)
+			r.replayRun(ctx, eng, g)
+		}),
+	}
+	if info.Features != nil {
+		opts = append(opts, enginetest.WithFeatures(info.Features...))
+	}
+	eng, err := enginetest.Start(opts...)
 	if err != nil {
 		t.Errorf("replay: %v", err)
 		return true
 	}
-	defer eng.Stop()
-	eng.onShutdown = func(ctx context.Context) {
-		r.replayRun(ctx, eng, g)
-	}
+	defer func() { _ = eng.Close() }()
 
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	done, finished := make(chan error, 1), true
-	go func() { done <- runProgram(ctx, eng, run.info, r.program) }()
+	go func() {
+		res, err := eng.RunFunc(ctx, func() error { return runProgram(ctx, eng.MonitorAddr(), info, r.program) })
+		if err == nil {
+			err = res.Err
+		}
+		done <- err
+	}()
 	select {
 	case err = <-done:
 	case <-ctx.Done():
@@ -390,30 +417,34 @@ func (r *replayer) runOnce(g *group) bool {
 		hint := ""
 		if run.line == 0 {
 			hint = fmt.Sprintf("\n\t(%s has no LanguageRuntime/Run entry: the program ran with no configuration, "+
-				"as project %q and stack %q, taken from the calls' URNs)", r.file, run.info.Project, run.info.Stack)
+				"as project %q and stack %q, taken from the calls' URNs)", r.file, info.Project, info.Stack)
 		}
 		t.Errorf("replay: %s failed: %v%s", what, err, hint)
 	}
-	eng.mu.Lock()
-	shutdowns, logs := eng.shutdowns, eng.logs
-	eng.mu.Unlock()
-	for _, l := range logs {
-		t.Logf("replay: the program logged %s", l)
+	for _, ev := range eng.Events(enginetest.KindLog) {
+		if req, ok := ev.Request.(*pulumirpc.LogRequest); ok && req.GetSeverity() >= pulumirpc.LogSeverity_WARNING {
+			msg := strings.ToLower(req.GetSeverity().String()) + ": " + req.GetMessage()
+			if req.GetUrn() != "" {
+				msg += " (" + req.GetUrn() + ")"
+			}
+			t.Logf("replay: the program logged %s", msg)
+		}
 	}
-	if err == nil && shutdowns == 0 {
+	if err == nil && !signalled.Load() {
 		t.Errorf("replay: %s never signalled the engine; nothing was replayed", what)
 	}
 	if err == nil {
-		r.compareResources(run, eng.registered())
+		r.compareResources(run, registered(eng))
 	}
 	return finished
 }
 
-// runProgram runs program as pulumi.RunErr does: a context with the run's
-// information, the stack resource, the program, its outputs, and the
-// signal to the engine, whose SignalAndWaitForShutdown replays the calls.
-// A panic of the program becomes an error.
-func runProgram(ctx context.Context, eng *engine, info runInfo, program pulumi.RunFunc) (err error) {
+// runProgram runs program as pulumi.RunErr does, against the engine at
+// addr: a context with the run's information, the stack resource, the
+// program, its outputs, and the signal to the engine, whose
+// SignalAndWaitForShutdown replays the calls. A panic of the program
+// becomes an error.
+func runProgram(ctx context.Context, addr string, info runInfo, program pulumi.RunFunc) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("panic: %v\n%s", v, debug.Stack())
@@ -423,7 +454,7 @@ func runProgram(ctx context.Context, eng *engine, info runInfo, program pulumi.R
 		Project: info.Project, Stack: info.Stack, Organization: info.Organization,
 		RootDirectory: info.RootDirectory, Config: info.Config, ConfigSecretKeys: info.ConfigSecretKeys,
 		Parallel: info.Parallel, DryRun: info.DryRun,
-		MonitorAddr: eng.Addr(), EngineAddr: eng.Addr(),
+		MonitorAddr: addr, EngineAddr: addr,
 	})
 	if err != nil {
 		return err
@@ -432,7 +463,7 @@ func runProgram(ctx context.Context, eng *engine, info runInfo, program pulumi.R
 	if err := pulumi.RunWithContext(pctx, program); err != nil {
 		return err
 	}
-	conn, err := grpc.NewClient(eng.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return err
 	}
@@ -441,11 +472,94 @@ func runProgram(ctx context.Context, eng *engine, info runInfo, program pulumi.R
 	return err
 }
 
+// The engine's events of the registrations of callbacks, by the monitor
+// method that made them.
+var registrationEvents = []enginetest.EventKind{
+	"RegisterStackTransform", "RegisterStackInvokeTransform", "RegisterResourceHook", "RegisterErrorHook", registerRes,
+}
+
+// registrations returns the callbacks the program registered with eng that
+// the engine accepted, by the key a recorded call names, and their keys in
+// the order made.
+func registrations(eng *enginetest.Engine) ([]regKey, map[regKey]*pulumirpc.Callback) {
+	var order []regKey
+	regs := map[regKey]*pulumirpc.Callback{}
+	counted := map[string]int{} // registrations counted in order, by method
+	note := func(method, field, name string, res resource.URN, cbs ...*pulumirpc.Callback) {
+		row, v := viaOf(method, field)
+		if row == nil {
+			return
+		}
+		for i, cb := range cbs {
+			k := regKey{Method: method, Kind: row.kind}
+			switch {
+			case cb == nil:
+				continue
+			case v.field == "":
+				counted[method]++
+				k.Order = counted[method]
+			case v.field == "callback":
+				k.Name = name
+			default:
+				k.Order, k.Resource = i+1, res
+			}
+			if _, dup := regs[k]; !dup {
+				order = append(order, k)
+			}
+			regs[k] = cb
+		}
+	}
+	for _, ev := range eng.Events(registrationEvents...) {
+		if ev.Err != "" {
+			continue
+		}
+		method := string(ev.Kind)
+		switch req := ev.Request.(type) {
+		case *pulumirpc.Callback:
+			note(method, "", "", "", req)
+		case *pulumirpc.RegisterResourceHookRequest:
+			note(method, "callback", req.GetName(), "", req.GetCallback())
+		case *pulumirpc.RegisterErrorHookRequest:
+			note(method, "callback", req.GetName(), "", req.GetCallback())
+		case *pulumirpc.RegisterResourceRequest:
+			m := req.ProtoReflect()
+			for _, row := range kinds {
+				for _, v := range row.via {
+					if v.method != registerRes {
+						continue
+					}
+					list := m.Get(m.Descriptor().Fields().ByJSONName(v.field)).List()
+					cbs := make([]*pulumirpc.Callback, list.Len())
+					for i := range cbs {
+						cbs[i], _ = list.Get(i).Message().Interface().(*pulumirpc.Callback)
+					}
+					note(registerRes, v.field, "", resource.URN(ev.URN), cbs...)
+				}
+			}
+		}
+	}
+	return order, regs
+}
+
+// registered returns the resources the program registered or read with
+// eng, in order.
+func registered(eng *enginetest.Engine) []resource.URN {
+	var urns []resource.URN
+	seen := map[string]bool{}
+	for _, ev := range eng.Events(registerRes, "ReadResource") {
+		if ev.URN != "" && !seen[ev.URN] {
+			seen[ev.URN] = true
+			urns = append(urns, resource.URN(ev.URN))
+		}
+	}
+	return urns
+}
+
 // replayRun replays the calls of run against eng's registrations, noting
 // each difference, each call with nothing in its place and each
 // registration the log never called, for runOnce to report.
-func (r *replayer) replayRun(ctx context.Context, eng *engine, g *group) {
-	order, regs := eng.registrations()
+func (r *replayer) replayRun(ctx context.Context, eng *enginetest.Engine, g *group) {
+	order, regs := registrations(eng)
 	used := map[regKey]bool{}
 	conns := &dialer{conns: map[string]*grpc.ClientConn{}}
 	defer conns.close()
@@ -456,17 +570,17 @@ func (r *replayer) replayRun(ctx context.Context, eng *engine, g *group) {
 		if r.runs > 1 {
 			name += ", in " + g.run.name()
 		}
-		tgt, ok := regs[key]
+		cb, ok := regs[key]
 		if !ok {
 			r.fail("replay: %s: nothing is registered now in its place (the program registers %s)",
 				name, listRegs(order))
 			continue
 		}
 		used[key] = true
-		res, callErr := conns.invoke(ctx, tgt, c.Request)
+		res, callErr := conns.invoke(ctx, cb, c.Request)
 		r.compared++
 		r.notePresent(c, res, callErr)
-		diff, ignored := r.sift(diffCall(c, tgt.Token, res, callErr))
+		diff, ignored := r.sift(diffCall(c, cb.GetToken(), res, callErr))
 		if len(ignored) > 0 {
 			r.log("replay: %s: differences ignored (IgnorePaths):\n\t%s", name, strings.Join(ignored, "\n\t"))
 		}
@@ -605,6 +719,18 @@ type finding struct {
 	msg  string
 }
 
+// regKey names a registration the way a recorded call names its own:
+// Method, plus the hook's name, the order among the stack (invoke)
+// transforms or in the resource's list, the resource, and the kind that
+// tells a resource's transforms from its migrations.
+type regKey struct {
+	Method   string
+	Kind     callbacks.Kind
+	Name     string
+	Order    int
+	Resource resource.URN
+}
+
 // keyOf is the registration a recorded call is matched to.
 func keyOf(c *Call) regKey {
 	r := c.Registration
@@ -649,12 +775,12 @@ type dialer struct {
 	conns map[string]*grpc.ClientConn
 }
 
-func (d *dialer) invoke(ctx context.Context, tgt target, req []byte) ([]byte, string) {
-	conn, err := d.conn(tgt.Target)
+func (d *dialer) invoke(ctx context.Context, cb *pulumirpc.Callback, req []byte) ([]byte, string) {
+	conn, err := d.conn(cb.GetTarget())
 	if err != nil {
 		return nil, err.Error()
 	}
-	res, err := pulumirpc.NewCallbacksClient(conn).Invoke(ctx, &pulumirpc.CallbackInvokeRequest{Token: tgt.Token, Request: req})
+	res, err := pulumirpc.NewCallbacksClient(conn).Invoke(ctx, &pulumirpc.CallbackInvokeRequest{Token: cb.GetToken(), Request: req})
 	if err != nil {
 		return nil, err.Error()
 	}
