@@ -20,8 +20,7 @@ import (
 // registers it, its messages, what a call is about, the answer that changes
 // nothing, how two answers differ, and the words of its outcome. Read,
 // Changes, Outcome, Scrub and Run look a kind up here; outside this file,
-// only the engine's service, which gRPC requires to have one Go method per
-// monitor method, names the methods that register a kind.
+// only Run's reading of the messages that register a callback names them.
 type kindRow struct {
 	kind callbacks.Kind
 	via  []via

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -472,11 +473,19 @@ func runProgram(ctx context.Context, addr string, info runInfo, program pulumi.R
 	return err
 }
 
-// The engine's events of the registrations of callbacks, by the monitor
-// method that made them.
-var registrationEvents = []enginetest.EventKind{
-	"RegisterStackTransform", "RegisterStackInvokeTransform", "RegisterResourceHook", "RegisterErrorHook", registerRes,
-}
+// registrationEvents are the engine's events of the monitor methods that
+// register a callback of some kind.
+var registrationEvents = func() []enginetest.EventKind {
+	var evs []enginetest.EventKind
+	for _, row := range kinds {
+		for _, v := range row.via {
+			if ev := enginetest.EventKind(v.method); !slices.Contains(evs, ev) {
+				evs = append(evs, ev)
+			}
+		}
+	}
+	return evs
+}()
 
 // registrations returns the callbacks the program registered with eng that
 // the engine accepted, by the key a recorded call names, and their keys in
