@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/langhost/callbacks/integration/clitest"
+	"github.com/langhost/callbacks/internal/calllog"
 )
 
 // TestCallbacksInPulumisLog runs programs/hooks under a plain `pulumi up`,
@@ -54,7 +55,7 @@ func TestCallbacksInPulumisLog(t *testing.T) {
 		if l["callbacks.module"] != "github.com/langhost/callbacks" || l["pulumi.callback.kind"] != "resource_hook" {
 			continue
 		}
-		assert.EqualValues(t, 1, l["callbacks.schema"])
+		assert.EqualValues(t, calllog.Schema, l["callbacks.schema"])
 		name, _ := l["pulumi.callback.name"].(string)
 		c := calls[name]
 		if c == nil {
