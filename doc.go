@@ -87,7 +87,8 @@
 // one (a secret map's members, a secret output value), is written
 // [secret], two different secrets [secret] and [another secret]. With
 // CALLBACKS_PULUMI_LOG=payloads, every end record also holds the call's
-// request and answer as JSON text (callbacks.request, callbacks.answer:
+// request and its answer, if it answered (a hook that refused did; a call
+// that returned an error did not), as JSON text (callbacks.request, callbacks.answer:
 // the protocol's JSON form, a migration's state as the JSON it holds),
 // each secret there written {"4dabf18193072939515e22adb298388d":
 // "1b47061264138c4ac30d75fd1eb44270", "value": "[secret]"}; one of more

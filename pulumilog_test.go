@@ -465,6 +465,9 @@ func TestPulumiLogRecordsChanges(t *testing.T) {
 			hook := mustRegister(t, h.srv, callbacks.ResourceHook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
 				return nil, nil
 			}), callbacks.Name("audit"))
+			refuse := mustRegister(t, h.srv, callbacks.ResourceHook(func(context.Context, *pulumirpc.ResourceHookRequest) (*pulumirpc.ResourceHookResponse, error) {
+				return &pulumirpc.ResourceHookResponse{Error: "frozen"}, nil
+			}), callbacks.Name("freeze"))
 
 			given := &pulumirpc.TransformRequest{Type: "random:index/randomPet:RandomPet", Name: "pet",
 				Properties: mustStruct(t, map[string]any{"length": 2.0, "password": secretOf(secret)})}
@@ -481,6 +484,8 @@ func TestPulumiLogRecordsChanges(t *testing.T) {
 				OldState: []byte(`[{"urn":"` + hookURN + `","outputs":{"size":1}}]`)}))
 			require.NoError(t, err)
 			_, err = h.invoke(ctx, hook.Token, hookRequest(t))
+			require.NoError(t, err)
+			_, err = h.invoke(ctx, refuse.Token, hookRequest(t))
 			require.NoError(t, err)
 			require.NoError(t, h.srv.Shutdown(ctx))
 
@@ -524,6 +529,11 @@ func TestPulumiLogRecordsChanges(t *testing.T) {
 			assert.Equal(t, map[string]any{"team": "platform"}, answer["properties"].(map[string]any)["tags"])
 			assert.Contains(t, byToken[hook.Token].end, calllog.AttrRequest, "with payloads, a hook's too")
 			assert.Equal(t, "{}", byToken[noop.Token].end[calllog.AttrAnswer], "an empty answer is the empty message")
+			refused := byToken[refuse.Token].end
+			assert.Equal(t, "error", refused[calllog.AttrOutcome], "a hook that refused failed")
+			assert.JSONEq(t, `{"error": "frozen"}`, refused[calllog.AttrAnswer].(string), "a refusal's answer is recorded")
+			assert.NotContains(t, byToken[failing.Token].end, calllog.AttrAnswer, "a call that failed answered nothing")
+			assert.Contains(t, byToken[failing.Token].end, calllog.AttrRequest, "what it was asked is recorded")
 		})
 	}
 }

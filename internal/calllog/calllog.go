@@ -308,7 +308,7 @@ func (e *Exporter) Finish(c *Call, end End) {
 		case end.Failed && !e.payloads:
 			e.release(k)
 			ev.call.kept = nil
-		case end.Failed:
+		case end.Failed && len(end.Answer) == 0: // no answer: the request alone
 		case e.reserve(len(end.Answer)):
 			k.size += int64(len(end.Answer))
 			k.answer = end.Answer
@@ -584,7 +584,7 @@ func (e *Exporter) appendPayloads(a []*commonpb.KeyValue, ev *event) []*commonpb
 		}
 	}
 	add(AttrRequest, "request", true, k.request)
-	if !ev.end.Failed {
+	if !ev.end.Failed || len(k.answer) > 0 { // a hook that refused answered
 		add(AttrAnswer, "answer", false, k.answer)
 	}
 	if len(notes) > 0 {
