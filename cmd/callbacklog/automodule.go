@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -10,6 +11,9 @@ import (
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/calllog"
@@ -197,6 +201,7 @@ func (a *autoReader) moduleChanges(n int, c *modCall, m moduleAttrs) {
 	for _, ch := range changes {
 		r.Changes = append(r.Changes, change{Path: ch.Path, Old: orAbsent(ch.Old), New: orAbsent(ch.New)})
 	}
+	payloadValues(r.Kind, m, r.Changes, a.secrets)
 	r.Outcome = "unchanged"
 	if len(r.Changes) > 0 {
 		r.Outcome = "changed"
@@ -211,6 +216,44 @@ func (a *autoReader) moduleChanges(n int, c *modCall, m moduleAttrs) {
 		}
 		r.Note = fmt.Sprintf("%d more %s not shown: its record holds a bounded number", int(left), word)
 	}
+}
+
+// payloadValues gives a call's changes the old and new values -json
+// types, where its end record m holds its request and answer (with
+// payloads asked for): read back into the call's messages, they are
+// indexed as the gRPC log's are.
+func payloadValues(kind string, m moduleAttrs, changes []change, secrets bool) {
+	var req, res proto.Message
+	switch kind {
+	case callbacks.KindResourceTransform.String():
+		req, res = &pulumirpc.TransformRequest{}, &pulumirpc.TransformResponse{}
+	case callbacks.KindInvokeTransform.String():
+		req, res = &pulumirpc.TransformInvokeRequest{}, &pulumirpc.TransformInvokeResponse{}
+	case callbacks.KindStateMigration.String():
+		req, res = &pulumirpc.StateMigrationRequest{}, &pulumirpc.StateMigrationResponse{}
+	default:
+		return
+	}
+	if fromPayloadJSON(m.str(calllog.AttrRequest), req) && fromPayloadJSON(m.str(calllog.AttrAnswer), res) {
+		changeValues(req, res, changes, secrets)
+	}
+}
+
+// fromPayloadJSON decodes into msg a request or an answer as a record
+// holds it (calllog.PayloadJSON: the protocol's JSON form, a migration's
+// state as the JSON it holds, which goes back into its bytes field).
+func fromPayloadJSON(text string, msg proto.Message) bool {
+	var fields map[string]json.RawMessage
+	if text == "" || json.Unmarshal([]byte(text), &fields) != nil {
+		return false
+	}
+	for _, f := range []string{"oldState", "newState"} {
+		if state, ok := fields[f]; ok {
+			fields[f], _ = json.Marshal(base64.StdEncoding.EncodeToString(state))
+		}
+	}
+	b, err := json.Marshal(fields)
+	return err == nil && protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(b, msg) == nil
 }
 
 // modulePayloads reads the request and the answer the end record m holds,

@@ -8,6 +8,11 @@ import (
 	"testing"
 	"time"
 
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/calllog"
 )
 
@@ -352,4 +357,87 @@ func changeStrings(r *record) []string {
 		out = append(out, c.String())
 	}
 	return out
+}
+
+// TestAutoLogModuleTypedValues: where a record holds its call's request
+// and answer (payloads asked for), the changes it lists carry the typed
+// values -json prints, the same the gRPC log's messages give them.
+func TestAutoLogModuleTypedValues(t *testing.T) {
+	secret := func(v any) map[string]any {
+		return map[string]any{"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "value": v}
+	}
+	props := func(m map[string]any) *structpb.Struct {
+		s, err := structpb.NewStruct(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	state := `[{"urn":"` + petURN + `","outputs":{"size":1,"tags":["a"]}},{"urn":"urn:gone","outputs":{}}]`
+	for _, c := range []struct {
+		kind     callbacks.Kind
+		wire     string // the kind as a record names it
+		req, res proto.Message
+		paths    []string
+	}{
+		{callbacks.KindResourceTransform, "resource_transform",
+			&pulumirpc.TransformRequest{Name: "pet", Type: "random:index/randomPet:RandomPet",
+				Properties: props(map[string]any{"length": 2.0, "tags": map[string]any{"team": "a"}, "pw": secret("old")}),
+				Options:    &pulumirpc.TransformResourceOptions{Protect: proto.Bool(false)}},
+			&pulumirpc.TransformResponse{
+				Properties: props(map[string]any{"length": 3.0, "tags": map[string]any{"team": "b"}, "pw": secret("new")}),
+				Options:    &pulumirpc.TransformResourceOptions{Protect: proto.Bool(true), IgnoreChanges: []string{"length"}}},
+			[]string{"properties.length", "properties.tags.team", "properties.pw", "options.protect", "options.ignoreChanges"}},
+		{callbacks.KindInvokeTransform, "invoke_transform",
+			&pulumirpc.TransformInvokeRequest{Token: "aws:index/getRegion:getRegion", Args: props(map[string]any{"region": "us-east-1"})},
+			&pulumirpc.TransformInvokeResponse{Args: props(map[string]any{"region": "eu-west-1", "ids": []any{1.0, 2.0}})},
+			[]string{"args.region", "args.ids"}},
+		{callbacks.KindStateMigration, "state_migration",
+			&pulumirpc.StateMigrationRequest{Urn: petURN, OldState: []byte(state)},
+			&pulumirpc.StateMigrationResponse{NewState: []byte(`[{"urn":"` + petURN + `","outputs":{"size":2,"tags":["a","b"]}}]`)},
+			[]string{"state[0].outputs.size", "state[0].outputs.tags", "state[1]"}},
+	} {
+		t.Run(c.wire, func(t *testing.T) {
+			reqB, err := proto.Marshal(c.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resB, err := proto.Marshal(c.res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := moduleAttrs{}
+			for attr, b := range map[string][]byte{calllog.AttrRequest: reqB, calllog.AttrAnswer: resB} {
+				text, err := calllog.PayloadJSON(c.wire, attr == calllog.AttrRequest, b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m[attr] = text
+			}
+			changes := func() []change {
+				var out []change
+				for _, p := range c.paths {
+					out = append(out, change{Path: p, Old: "old", New: "new"})
+				}
+				return out
+			}
+			want, got := changes(), changes()
+			changeValues(c.req, c.res, want, false)
+			payloadValues(c.kind.String(), m, got, false)
+			typed := 0
+			for i := range want {
+				for _, v := range [][2]*value{{want[i].OldValue, got[i].OldValue}, {want[i].NewValue, got[i].NewValue}} {
+					if v[0] != nil {
+						typed++
+					}
+					if w, g := string(v[0].rawJSON()), string(v[1].rawJSON()); w != g {
+						t.Errorf("%s: from the record %s, from the messages %s", want[i].Path, g, w)
+					}
+				}
+			}
+			if typed < len(c.paths) {
+				t.Errorf("only %d typed values among %d changes from the messages", typed, len(c.paths))
+			}
+		})
+	}
 }

@@ -306,8 +306,9 @@
 //	              as printed in the account ("(absent)" for none, "[secret]"
 //	              for a secret), oldValue and newValue the same values as
 //	              JSON values (below), absent where old or new is "(absent)"
-//	              and where the log gives the value only as text (an
-//	              automatic log's options)
+//	              and where the log gives the value only as text (the
+//	              engine's lines give options as text; the module's records
+//	              give values as text unless they hold the payloads)
 //	message       a hook's refusal, or the error an error hook saw
 //	attempt       an error hook's attempt, 1 for the first failure
 //	operation     the operation an error hook was called for

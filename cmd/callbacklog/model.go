@@ -61,7 +61,9 @@ type record struct {
 // change is one difference a call made, by property path. Old and New are
 // the values as the account prints them; OldValue and NewValue the same
 // values for -json's typed form, nil where Old or New is absent (or the log
-// gives the value only as text: an automatic log's options).
+// gives the value only as text: the engine's automatic-log lines give
+// options so, and the module's records give every value so unless they
+// hold the call's payloads).
 type change struct {
 	Path string `json:"path"`
 	Old  string `json:"old"`
