@@ -176,17 +176,21 @@ type started struct {
 }
 
 // start notes a callback call's request_started entry, so that the call is
-// reported if the log ends before it completes.
-func (rd *reader) start(n int, line []byte) {
+// reported if the log ends before it completes; it reports whether it
+// queued the line's error.
+func (rd *reader) start(n int, line []byte, ended bool) bool {
 	var e invokeEntry
-	if json.Unmarshal(line, &e) != nil || e.Request.Token == "" {
-		return // the completing entry, if any, says what is wrong
+	if err := json.Unmarshal(line, &e); err != nil || e.Request.Token == "" {
+		if !json.Valid(line) {
+			rd.fail(n, badLine(line, ended, err))
+			return true
+		}
+		return false // the completing entry, if any, says what is wrong
 	}
 	st := started{line: n, token: e.Request.Token, request: e.Request.Request}
-	if at, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil {
-		st.at = at
-	}
+	st.at, _ = time.Parse(time.RFC3339Nano, e.Timestamp)
 	rd.starts = append(rd.starts, st)
+	return false
 }
 
 // completed forgets the start of the call c completes: the first one
@@ -236,21 +240,25 @@ func (rd *reader) forgetStarts(from int) {
 func (rd *reader) unanswered() {
 	for _, st := range rd.starts {
 		rd.seq++
-		c := &Call{Seq: rd.seq, Line: st.line, Token: st.token, Request: st.request, Start: st.at, Pending: true}
-		if c.Request == nil {
-			c.Request = []byte{}
-		}
+		c := &Call{Seq: rd.seq, Line: st.line, Token: st.token, Request: nonNil(st.request), Start: st.at, Pending: true}
 		if !st.at.IsZero() && rd.last.After(st.at) {
 			c.Duration = rd.last.Sub(st.at)
 		}
-		r := rd.tokens[c.Token]
-		if r == nil {
+		if r := rd.tokens[c.Token]; r != nil {
+			rd.queue = append(rd.queue, held{call: c, err: rd.complete(c, r)})
+		} else {
 			rd.fail(st.line, fmt.Errorf("callback call %d, never answered, names token %s, which was never registered", c.Seq, c.Token))
-			continue
 		}
-		rd.queue = append(rd.queue, held{call: c, err: rd.complete(c, r)})
 	}
 	rd.starts = nil
+}
+
+// nonNil returns b, or an empty payload for nil.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }
 
 // header is what every entry is first read for.
@@ -282,58 +290,42 @@ func (rd *reader) line(line []byte, ended bool) bool {
 func (rd *reader) entry(line []byte, ended bool) bool {
 	n := rd.lines.line
 	rd.noteTime(line)
-	if bytes.HasPrefix(line, invokePrefix) {
+	var h header
+	m, ok := leadingMethod(line)
+	switch {
+	case m == invokeMethod:
 		// The engine's own layout of a callback call's entry, read in one
 		// pass: its only strings are a token, base64, metadata and a
-		// timestamp, so the progress marker cannot appear by chance.
-		if bytes.Contains(line, progressKey) {
-			rd.twoWay = true
-		}
-		rd.facts.invokes = true
-		if !rd.facts.entries {
-			rd.facts.entries = json.Valid(line)
-		}
+		// timestamp, so the progress marker cannot appear by chance. start
+		// and invoke check its JSON.
+		h.Method = m
+		rd.twoWay = rd.twoWay || bytes.Contains(line, progressKey)
 		if bytes.Contains(line, startedMark) {
-			if !json.Valid(line) {
-				rd.fail(n, badLine(line, ended, json.Unmarshal(line, new(header))))
-				return true
-			}
-			rd.start(n, line)
-			return false
+			h.Progress = requestStarted
 		}
-		rd.invoke(n, line, ended)
-		return true
-	}
-	var h header
-	if m, ok := leadingMethod(line); ok {
-		// The engine writes the method first: the entry is only checked
-		// here, and decoded only if it is about callbacks.
-		if !json.Valid(line) {
-			rd.fail(n, badLine(line, ended, json.Unmarshal(line, &h)))
-			return true
+		rd.facts.entries = rd.facts.entries || json.Valid(line)
+	case ok && json.Valid(line):
+		// Another entry of the engine's is only checked, and decoded only
+		// if it is about callbacks.
+		if m == runMethod || strings.HasPrefix(m, monitorPrefix) {
+			_ = json.Unmarshal(line, &h)
 		}
 		h.Method = m
-		if m == runMethod || strings.HasPrefix(m, monitorPrefix) {
-			var p struct {
-				Progress string `json:"progress"`
-			}
-			_ = json.Unmarshal(line, &p)
-			h.Progress = p.Progress
+	default:
+		if err := json.Unmarshal(line, &h); err != nil {
+			rd.fail(n, badLine(line, ended, err))
+			return true
 		}
-	} else if err := json.Unmarshal(line, &h); err != nil {
-		rd.fail(n, badLine(line, ended, err))
-		return true
 	}
-	if h.Progress != "" {
-		rd.twoWay = true
+	rd.twoWay = rd.twoWay || h.Progress != ""
+	if m != invokeMethod { // else checked above
+		rd.facts.entries = rd.facts.entries || h.Method != ""
 	}
-	rd.facts.entries = rd.facts.entries || h.Method != ""
 	switch {
 	case h.Method == invokeMethod:
 		rd.facts.invokes = true
 		if h.Progress == requestStarted {
-			rd.start(n, line)
-			return false
+			return rd.start(n, line, ended)
 		}
 		rd.invoke(n, line, ended)
 		return true
@@ -398,24 +390,24 @@ func (rd *reader) runEntry(n int, line []byte, progress string) bool {
 		return false
 	}
 	ended := false
-	if progress == requestStarted || progress == "" {
-		if progress == requestStarted && rd.cur.line > 0 {
-			ended = rd.endRun()
-		}
+	switch progress {
+	case requestStarted:
+		ended = rd.cur.line > 0 && rd.endRun()
+		fallthrough
+	case "":
 		clear(rd.orders)
 		rd.root = ""
 		rd.stack, rd.project = req.GetStack(), req.GetProject()
+	case "response_completed":
+	default:
+		return false
 	}
-	if progress != requestStarted && progress != "" && progress != "response_completed" {
-		return ended
-	}
-	run := rd.cur
-	run.line = n
-	run.info.Project, run.info.Stack, run.info.Organization = req.GetProject(), req.GetStack(), req.GetOrganization()
-	run.info.Config, run.info.ConfigSecretKeys = req.GetConfig(), req.GetConfigSecretKeys()
-	run.info.DryRun, run.info.Parallel, run.info.RootDirectory = req.GetDryRun(), req.GetParallel(), req.GetInfo().GetRootDirectory()
+	rd.cur.line = n
+	rd.cur.info = runInfo{Project: req.GetProject(), Stack: req.GetStack(), Organization: req.GetOrganization(),
+		Config: req.GetConfig(), ConfigSecretKeys: req.GetConfigSecretKeys(), DryRun: req.GetDryRun(),
+		Parallel: req.GetParallel(), RootDirectory: req.GetInfo().GetRootDirectory(), Features: rd.cur.info.Features}
 	if progress != requestStarted {
-		ended = rd.endRun()
+		return rd.endRun()
 	}
 	return ended
 }
@@ -710,52 +702,39 @@ func kindOfJSON(b []byte) string {
 	return "a number"
 }
 
+// invoke queues the call of a completed Callbacks/Invoke entry.
 func (rd *reader) invoke(n int, line []byte, ended bool) {
 	rd.seq++
 	var e invokeEntry
 	if err := json.Unmarshal(line, &e); err != nil {
-		if !json.Valid(line) {
-			rd.fail(n, badLine(line, ended, json.Unmarshal(line, new(header))))
-			return
+		if json.Valid(line) {
+			err = fmt.Errorf("callback call %d: %w", rd.seq, unwrapJSON(err))
+		} else {
+			err = badLine(line, ended, err)
 		}
-		rd.fail(n, fmt.Errorf("callback call %d: %w", rd.seq, unwrapJSON(err)))
+		rd.fail(n, err)
 		return
 	}
-	c := &Call{
-		Seq:      rd.seq,
-		Line:     n,
-		Token:    e.Request.Token,
-		Request:  e.Request.Request,
-		Err:      strings.Join(e.Errors, "; "),
-		Duration: time.Duration(e.Duration),
-	}
-	if c.Request == nil {
-		c.Request = []byte{}
-	}
+	c := &Call{Seq: rd.seq, Line: n, Token: e.Request.Token, Request: nonNil(e.Request.Request),
+		Err: strings.Join(e.Errors, "; "), Duration: time.Duration(e.Duration)}
 	rd.completed(c)
 	if e.Response != nil && len(e.Errors) == 0 {
-		c.Response = e.Response.Response
-		if c.Response == nil {
-			c.Response = []byte{}
-		}
+		c.Response = nonNil(e.Response.Response)
 	}
 	if end, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil {
 		c.Start = end.Add(-c.Duration)
 	}
-	if c.Token == "" {
-		rd.fail(n, fmt.Errorf("callback call %d names no token", rd.seq))
-		return
-	}
 	r := rd.tokens[c.Token]
-	if r == nil {
-		if rd.twoWay {
-			rd.queue = append(rd.queue, held{err: &LineError{Line: n, Err: fmt.Errorf("token %s was never registered before its call", c.Token)}})
-			return
-		}
+	switch {
+	case c.Token == "":
+		rd.fail(n, fmt.Errorf("callback call %d names no token", rd.seq))
+	case r != nil:
+		rd.queue = append(rd.queue, held{call: c, err: rd.complete(c, r)})
+	case rd.twoWay:
+		rd.fail(n, fmt.Errorf("token %s was never registered before its call", c.Token))
+	default:
 		rd.queue = append(rd.queue, held{call: c, wait: true, token: c.Token})
-		return
 	}
-	rd.queue = append(rd.queue, held{call: c, err: rd.complete(c, r)})
 }
 
 // unwrapJSON says which field of an entry was wrong, and why, without the
@@ -768,31 +747,25 @@ func unwrapJSON(err error) error {
 	return err
 }
 
-// complete fills in what the registration and the payloads say about c; a
-// non-nil error is a LineError for c's line.
+// complete fills in what the registration and the payloads say about c:
+// its kind and registration, and the resource or invoke the payloads are
+// about. A non-nil error is a LineError for c's line.
 func (rd *reader) complete(c *Call, r *reg) error {
-	if r.kind == 0 {
-		return &LineError{Line: c.Line, Err: fmt.Errorf("token %s is a callback kind this module does not know, registered by %s", c.Token, r.method)}
+	fail := func(format string, args ...any) error {
+		return &LineError{Line: c.Line, Err: fmt.Errorf(format, args...)}
 	}
-	c.Kind = r.kind
-	c.Registration = r.r
-	if err := rd.describe(c); err != nil {
-		return &LineError{Line: c.Line, Err: err}
+	row := rowOf(r.kind)
+	if row == nil {
+		return fail("token %s is a callback kind this module does not know, registered by %s", c.Token, r.method)
 	}
-	return nil
-}
-
-// describe decodes c's payloads as its kind and sets the resource or invoke
-// they are about.
-func (rd *reader) describe(c *Call) error {
-	row := rowOf(c.Kind)
+	c.Kind, c.Registration = r.kind, r.r
 	req, res := row.messages()
 	if err := proto.Unmarshal(c.Request, req); err != nil {
-		return fmt.Errorf("the request of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
+		return fail("the request of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
 	}
 	if c.Response != nil {
 		if err := proto.Unmarshal(c.Response, res); err != nil {
-			return fmt.Errorf("the response of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
+			return fail("the response of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
 		}
 	}
 	m := req.ProtoReflect()
@@ -806,9 +779,7 @@ func (rd *reader) describe(c *Call) error {
 	switch row.subject {
 	case "token":
 		c.Invoke = str("token")
-	case "parent":
-		// No parent: the root stack itself, or a resource the engine
-		// parents to it.
+	case "parent": // none: the root stack, or a resource the engine parents to it
 		c.URN = rd.resourceURN(str("parent"), c.Type, c.Name)
 	case "urn":
 		c.URN = resource.URN(str("urn"))
