@@ -38,9 +38,9 @@ const (
 )
 
 var (
-	invokePrefix = []byte(`{"method":"` + invokeMethod + `"`)
 	progressKey  = []byte(`"progress":"`)
 	startedMark  = []byte(`"progress":"request_started"`)
+	timestampKey = []byte(`"timestamp":"`)
 )
 
 // Read streams the callback calls of an engine gRPC log (the file
@@ -157,7 +157,11 @@ func (rd *reader) run(emit func(*held) bool) {
 		if !rd.line(line, ended) {
 			continue
 		}
-		rd.forgetStarts(queued)
+		// A line that could not be read or understood may be the answer
+		// of the calls started so far: they are not reported unanswered.
+		if slices.ContainsFunc(rd.queue[queued:], func(h held) bool { return h.err != nil }) {
+			rd.starts = rd.starts[:0]
+		}
 		if !rd.flush(emit, false) {
 			return
 		}
@@ -193,19 +197,6 @@ func (rd *reader) start(n int, line []byte, ended bool) bool {
 	return false
 }
 
-// completed forgets the start of the call c completes: the first one
-// started with the same token and request.
-func (rd *reader) completed(c *Call) {
-	for i, st := range rd.starts {
-		if st.token == c.Token && bytes.Equal(st.request, c.Request) {
-			rd.starts = slices.Delete(rd.starts, i, i+1)
-			return
-		}
-	}
-}
-
-var timestampKey = []byte(`"timestamp":"`)
-
 // noteTime keeps the latest time the log gives. An entry's timestamp is its
 // last member, as the engine writes it and as a scrubbed log sorts it; a
 // server's request_started gives the zero time, which is not kept.
@@ -221,18 +212,6 @@ func (rd *reader) noteTime(line []byte) {
 	}
 	if t, err := time.Parse(time.RFC3339Nano, string(rest[:end])); err == nil && t.Year() > 1 && t.After(rd.last) {
 		rd.last = t
-	}
-}
-
-// forgetStarts forgets the calls started so far when the line just read
-// (whose queue entries start at from) could not be read or understood: it
-// may be their answer, so they are not reported unanswered.
-func (rd *reader) forgetStarts(from int) {
-	for _, h := range rd.queue[from:] {
-		if h.err != nil {
-			rd.starts = rd.starts[:0]
-			return
-		}
 	}
 }
 
@@ -451,37 +430,35 @@ type callbackJSON struct {
 // monitor learns tokens from a monitor entry; it reports whether a waiting
 // call may have been resolved.
 func (rd *reader) monitor(line []byte, method string) bool {
-	switch method {
-	case registerRes:
+	if method == registerRes || method == "ReadResource" {
 		return rd.registerResource(line)
-	case "ReadResource":
-		rd.registerResource(line)
-		return false
 	}
 	row, v := viaOf(method, "")
-	var e struct {
-		Request json.RawMessage `json:"request"`
-	}
 	if row == nil {
 		// A method this module does not know: any Callback in its request
 		// names a kind of callback it does not know either.
+		var e struct {
+			Request json.RawMessage `json:"request"`
+		}
 		if !bytes.Contains(line, []byte(`"token"`)) || json.Unmarshal(line, &e) != nil {
 			return false
 		}
 		return rd.learnUnknown(e.Request, Registration{Method: method})
 	}
-	var body struct {
-		callbackJSON
-		Name     string        `json:"name"`
-		Callback *callbackJSON `json:"callback"`
+	var e struct {
+		Request struct {
+			callbackJSON
+			Name     string        `json:"name"`
+			Callback *callbackJSON `json:"callback"`
+		} `json:"request"`
 	}
-	if json.Unmarshal(line, &e) != nil || json.Unmarshal(e.Request, &body) != nil {
+	if json.Unmarshal(line, &e) != nil {
 		return false
 	}
 	r := &reg{method: method, kind: row.kind, r: Registration{Method: method}}
-	cb := body.callbackJSON
-	if body.Callback != nil && v.field != "" {
-		cb, r.r.Name = *body.Callback, body.Name
+	cb := e.Request.callbackJSON
+	if e.Request.Callback != nil && v.field != "" {
+		cb, r.r.Name = *e.Request.Callback, e.Request.Name
 	}
 	switch {
 	case cb.Token == "":
@@ -505,9 +482,7 @@ func (rd *reader) learnUnknown(body json.RawMessage, r Registration) bool {
 	}
 	changed := false
 	for _, tok := range callbackTokens(v, nil) {
-		if rd.tokens[tok] == nil && rd.learn(tok, &reg{method: r.Method, r: r}) {
-			changed = true
-		}
+		changed = rd.tokens[tok] == nil && rd.learn(tok, &reg{method: r.Method, r: r}) || changed
 	}
 	return changed
 }
@@ -589,9 +564,8 @@ func (rd *reader) registerResource(line []byte) bool {
 					}
 					continue
 				}
-				if rd.learn(cb.Token, &reg{method: registerRes, kind: row.kind, r: Registration{Method: registerRes, Order: i + 1, Resource: urn}}) {
-					changed = true
-				}
+				changed = rd.learn(cb.Token, &reg{method: registerRes, kind: row.kind,
+					r: Registration{Method: registerRes, Order: i + 1, Resource: urn}}) || changed
 			}
 		}
 	}
@@ -608,28 +582,22 @@ func (rd *reader) registerResource(line []byte) bool {
 // resourceURN computes the URN the engine gives a resource registered with
 // parent, type and name, or "" when the log has not said enough.
 func (rd *reader) resourceURN(parent, typ, name string) resource.URN {
-	if typ == "" {
+	p := resource.URN(parent)
+	switch {
+	case typ == "":
 		return ""
-	}
-	if parent == "" {
-		if typ == rootStackType {
-			if rd.stack == "" {
-				return ""
-			}
-			return resource.NewURN(tokens.QName(rd.stack), tokens.PackageName(rd.project), "", tokens.Type(typ), name)
+	case parent == "" && typ == rootStackType:
+		if rd.stack == "" {
+			return ""
 		}
-		parent = string(rd.root)
+		return resource.NewURN(tokens.QName(rd.stack), tokens.PackageName(rd.project), "", tokens.Type(typ), name)
+	case parent == "":
+		p = rd.root
 	}
-	return childURN(resource.URN(parent), typ, name)
-}
-
-// childURN is the URN of a resource of type typ named name under parent, or
-// "" if parent is not a URN.
-func childURN(parent resource.URN, typ, name string) resource.URN {
-	if parent == "" || !parent.IsValid() {
+	if !p.IsValid() {
 		return ""
 	}
-	return resource.NewURN(parent.Stack(), parent.Project(), parent.QualifiedType(), tokens.Type(typ), name)
+	return resource.NewURN(p.Stack(), p.Project(), p.QualifiedType(), tokens.Type(typ), name)
 }
 
 // learn records a token's registration and resolves the calls waiting for
@@ -675,7 +643,11 @@ func (p *payload) UnmarshalJSON(b []byte) error {
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("a payload is not a base64 string but %s", kindOfJSON(b))
+		what, ok := jsonKinds[b[0]]
+		if !ok {
+			what = "a number"
+		}
+		return fmt.Errorf("a payload is not a base64 string but %s", what)
 	}
 	if strings.HasPrefix(s, scrubbedPrefix) {
 		return fmt.Errorf("the payload was removed when the log was scrubbed: %s", strings.TrimSuffix(strings.TrimPrefix(s, scrubbedPrefix), "]"))
@@ -688,19 +660,9 @@ func (p *payload) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func kindOfJSON(b []byte) string {
-	switch b[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	}
-	return "a number"
-}
+// jsonKinds names the kind of a JSON value by its first byte; any other is
+// a number.
+var jsonKinds = map[byte]string{'{': "an object", '[': "an array", '"': "a string", 't': "a boolean", 'f': "a boolean"}
 
 // invoke queues the call of a completed Callbacks/Invoke entry.
 func (rd *reader) invoke(n int, line []byte, ended bool) {
@@ -717,7 +679,13 @@ func (rd *reader) invoke(n int, line []byte, ended bool) {
 	}
 	c := &Call{Seq: rd.seq, Line: n, Token: e.Request.Token, Request: nonNil(e.Request.Request),
 		Err: strings.Join(e.Errors, "; "), Duration: time.Duration(e.Duration)}
-	rd.completed(c)
+	// Forget the start of the call c completes: the first one started with
+	// the same token and request.
+	if i := slices.IndexFunc(rd.starts, func(st started) bool {
+		return st.token == c.Token && bytes.Equal(st.request, c.Request)
+	}); i >= 0 {
+		rd.starts = slices.Delete(rd.starts, i, i+1)
+	}
 	if e.Response != nil && len(e.Errors) == 0 {
 		c.Response = nonNil(e.Response.Response)
 	}
