@@ -361,11 +361,8 @@ func (rd *reader) fail(line int, err error) {
 // another run has started and not completed (two logs in one file) ends
 // that one. It reports whether it queued the end of a run.
 func (rd *reader) runEntry(n int, line []byte, progress string) bool {
-	var e struct {
-		Request json.RawMessage `json:"request"`
-	}
 	var req pulumirpc.RunRequest
-	if json.Unmarshal(line, &e) != nil || lenient.Unmarshal(e.Request, &req) != nil {
+	if !decodeMember(line, "request", &req) {
 		return false
 	}
 	ended := false
@@ -391,9 +388,13 @@ func (rd *reader) runEntry(n int, line []byte, progress string) bool {
 	return ended
 }
 
-// lenient decodes an entry's message, ignoring fields this module does not
-// know.
-var lenient = protojson.UnmarshalOptions{DiscardUnknown: true}
+// decodeMember decodes the member key of the entry line into m, ignoring
+// fields this module does not know; it reports whether it could.
+func decodeMember(line []byte, key string, m proto.Message) bool {
+	var e map[string]json.RawMessage
+	return json.Unmarshal(line, &e) == nil && len(e[key]) > 0 &&
+		protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(e[key], m) == nil
+}
 
 // endRun queues the end of the current run and starts the next.
 func (rd *reader) endRun() bool {
@@ -405,11 +406,8 @@ func (rd *reader) endRun() bool {
 // deploymentInfo reads an entry of the monitor's GetDeploymentInfo: the
 // stack and project, and the monitor's features in the run.
 func (rd *reader) deploymentInfo(line []byte, progress string) {
-	var e struct {
-		Response json.RawMessage `json:"response"`
-	}
 	var di pulumirpc.DeploymentInfo
-	if progress == requestStarted || json.Unmarshal(line, &e) != nil || len(e.Response) == 0 || lenient.Unmarshal(e.Response, &di) != nil {
+	if progress == requestStarted || !decodeMember(line, "response", &di) {
 		return
 	}
 	if di.GetStack() != "" {
