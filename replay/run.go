@@ -231,17 +231,12 @@ func (r *replayer) read() bool {
 		if decided || !end && !(facts.entries && facts.invokes) {
 			return true
 		}
-		decided = true
-		if ok = checkLog(t, r.file, facts); !ok {
-			return false
-		}
+		decided, ok = true, checkLog(t, r.file, facts)
 		for _, f := range todo {
-			if ok = f(); !ok {
-				return false
-			}
+			ok = ok && f()
 		}
 		todo = nil
-		return true
+		return ok
 	}
 	replay := func(g *group) func() bool { return func() bool { return r.runOnce(g) } }
 	var done *group // the last run that ended, and its calls
@@ -250,7 +245,15 @@ func (r *replayer) read() bool {
 		c, err, run := h.call, h.err, h.run
 		switch {
 		case err != nil:
-			return do(func() bool { r.readError(err); return true })
+			return do(func() bool {
+				var le *LineError
+				if errors.As(err, &le) && le.Line == r.rd.facts.truncated {
+					return true // the last line cut short, reported once the log ends
+				}
+				r.readErrs++
+				t.Errorf("replay: %s: %v", r.file, err)
+				return true
+			})
 		case run == nil && c.Pending:
 			// Nothing to compare today's answer with.
 			return do(func() bool {
@@ -267,9 +270,6 @@ func (r *replayer) read() bool {
 			return prev == nil || do(replay(prev))
 		}
 		// The log ended, in run.
-		if facts := r.rd.facts; decided && facts.truncated > 0 {
-			r.reportTruncated()
-		}
 		var final []*group
 		switch {
 		case run.line > 0: // started and never completed
@@ -294,13 +294,12 @@ func (r *replayer) read() bool {
 			}
 			final = append(final, cur)
 		}
-		if !decided {
-			if !decide(true) {
-				return false
-			}
-			if r.rd.facts.truncated > 0 {
-				r.reportTruncated()
-			}
+		if !decide(true) {
+			return false
+		}
+		if n := r.rd.facts.truncated; n > 0 {
+			t.Errorf("replay: %s: its last line (log line %d) is cut short inside its entry, as when the engine stops while it writes; "+
+				"the calls before it are replayed. Record the deployment again, or delete that line to keep the rest", r.file, n)
 		}
 		for _, g := range final {
 			if g != nil && !do(replay(g)) {
@@ -310,27 +309,6 @@ func (r *replayer) read() bool {
 		return true
 	})
 	return ok && decided
-}
-
-// reportTruncated fails t for a last line cut short; the calls before it
-// are replayed.
-func (r *replayer) reportTruncated() {
-	r.t.Helper()
-	r.t.Errorf("replay: %s: its last line (log line %d) is cut short inside its entry, as when the engine stops while it writes; "+
-		"the calls before it are replayed. Record the deployment again, or delete that line to keep the rest",
-		r.file, r.rd.facts.truncated)
-}
-
-// readError fails t for a line of the log that cannot be read, but the
-// last line cut short, which reportTruncated reports.
-func (r *replayer) readError(err error) {
-	r.t.Helper()
-	var le *LineError
-	if errors.As(err, &le) && le.Line == r.rd.facts.truncated {
-		return
-	}
-	r.readErrs++
-	r.t.Errorf("replay: %s: %v", r.file, err)
 }
 
 // replayer holds what one Run has found.
@@ -475,8 +453,7 @@ func runProgram(ctx context.Context, addr string, info runInfo, program pulumi.R
 
 // registrationEvents are the engine's events of the monitor methods that
 // register a callback of some kind.
-var registrationEvents = func() []enginetest.EventKind {
-	var evs []enginetest.EventKind
+var registrationEvents = func() (evs []enginetest.EventKind) {
 	for _, row := range kinds {
 		for _, v := range row.via {
 			if ev := enginetest.EventKind(v.method); !slices.Contains(evs, ev) {
@@ -526,9 +503,10 @@ func registrations(eng *enginetest.Engine) ([]regKey, map[regKey]*pulumirpc.Call
 		switch req := ev.Request.(type) {
 		case *pulumirpc.Callback:
 			note(method, "", "", "", req)
-		case *pulumirpc.RegisterResourceHookRequest:
-			note(method, "callback", req.GetName(), "", req.GetCallback())
-		case *pulumirpc.RegisterErrorHookRequest:
+		case interface {
+			GetName() string
+			GetCallback() *pulumirpc.Callback
+		}: // a resource hook's or an error hook's
 			note(method, "callback", req.GetName(), "", req.GetCallback())
 		case *pulumirpc.RegisterResourceRequest:
 			m := req.ProtoReflect()
@@ -618,15 +596,8 @@ func (r *replayer) replayRun(ctx context.Context, eng *enginetest.Engine, g *gro
 func (r *replayer) sift(diffs []difference) (kept, ignored []string) {
 	for _, d := range diffs {
 		by := -1
-		if d.path != "" && len(r.ignore) > 0 {
-			if segs, err := parsePath(d.path); err == nil {
-				for i, p := range r.ignore {
-					if p.covers(segs) {
-						by = i
-						break
-					}
-				}
-			}
+		if segs, err := parsePath(d.path); err == nil {
+			by = slices.IndexFunc(r.ignore, func(p *pattern) bool { return p.covers(segs) })
 		}
 		if by < 0 {
 			kept = append(kept, d.text)
@@ -641,26 +612,18 @@ func (r *replayer) sift(diffs []difference) (kept, ignored []string) {
 // notePresent marks the IgnorePaths patterns that name a value in the
 // call's recorded or current answer.
 func (r *replayer) notePresent(c *Call, current []byte, currentErr string) {
+	if !slices.Contains(r.matched, false) {
+		return
+	}
 	var trees []map[string]any
+	if c.Err == "" && c.Response != nil {
+		trees = append(trees, answerTree(c.Kind, c.Request, c.Response))
+	}
+	if currentErr == "" {
+		trees = append(trees, answerTree(c.Kind, c.Request, current))
+	}
 	for i, p := range r.ignore {
-		if r.matched[i] {
-			continue
-		}
-		if trees == nil {
-			trees = make([]map[string]any, 0, 2)
-			if c.Err == "" && c.Response != nil {
-				trees = append(trees, answerTree(c.Kind, c.Request, c.Response))
-			}
-			if currentErr == "" {
-				trees = append(trees, answerTree(c.Kind, c.Request, current))
-			}
-		}
-		for _, t := range trees {
-			if t != nil && present(p.segs, t) {
-				r.matched[i] = true
-				break
-			}
-		}
+		r.matched[i] = r.matched[i] || slices.ContainsFunc(trees, func(t map[string]any) bool { return t != nil && present(p.segs, t) })
 	}
 }
 
