@@ -244,6 +244,12 @@ func (r *replayer) read() bool {
 	r.rd.run(func(h *held) bool {
 		c, err, run := h.call, h.err, h.run
 		switch {
+		case err != nil && !errors.As(err, new(*LineError)):
+			// Reading the file failed: the log ends here, whatever it held.
+			r.readErrs++
+			t.Errorf("replay: %s: %v", r.file, err)
+			ok = false
+			return false
 		case err != nil:
 			return do(func() bool {
 				var le *LineError
