@@ -565,7 +565,7 @@ func (r *replayer) replayRun(ctx context.Context, eng *enginetest.Engine, g *gro
 		}
 		cb, ok := regs[key]
 		if !ok {
-			r.fail("replay: %s: nothing is registered now in its place (the program registers %s)",
+			r.note(r.t.Errorf, "replay: %s: nothing is registered now in its place (the program registers %s)",
 				name, listRegs(order))
 			continue
 		}
@@ -575,7 +575,7 @@ func (r *replayer) replayRun(ctx context.Context, eng *enginetest.Engine, g *gro
 		r.notePresent(c, res, callErr)
 		diff, ignored := r.sift(diffCall(c, cb.GetToken(), res, callErr))
 		if len(ignored) > 0 {
-			r.log("replay: %s: differences ignored (IgnorePaths):\n\t%s", name, strings.Join(ignored, "\n\t"))
+			r.note(r.t.Logf, "replay: %s: differences ignored (IgnorePaths):\n\t%s", name, strings.Join(ignored, "\n\t"))
 		}
 		switch {
 		case len(diff) == 0:
@@ -583,15 +583,15 @@ func (r *replayer) replayRun(ctx context.Context, eng *enginetest.Engine, g *gro
 			// Only an answer that differs is rewritten: an equal answer
 			// in other bytes (maps encode in any order) stays as it was.
 			r.answers[c.Line] = answer{response: res, err: callErr}
-			r.log("replay: %s: the recorded answer is updated:\n\t%s", name, strings.Join(diff, "\n\t"))
+			r.note(r.t.Logf, "replay: %s: the recorded answer is updated:\n\t%s", name, strings.Join(diff, "\n\t"))
 		default:
-			r.fail("replay: %s: the answer differs from the recording:\n\t%s\n(%s=1 go test takes today's answers as the recording)",
+			r.note(r.t.Errorf, "replay: %s: the answer differs from the recording:\n\t%s\n(%s=1 go test takes today's answers as the recording)",
 				name, strings.Join(diff, "\n\t"), envUpdate)
 		}
 	}
 	for _, k := range order {
 		if !used[k] {
-			r.log("replay: the program registers %s, which the log never called", regName(k))
+			r.note(r.t.Logf, "replay: the program registers %s, which the log never called", regName(k))
 		}
 	}
 }
@@ -660,19 +660,19 @@ func (r *replayer) compareResources(run *logRun, now []resource.URN) {
 	}
 }
 
-// fail notes a failure of the test, which runOnce reports on the test's
-// goroutine, so that it points at the test's call of Run.
-func (r *replayer) fail(format string, args ...any) {
+// note notes a message for report (t.Errorf or t.Logf), which flush
+// calls on the test's goroutine, so that a failure points at the test's
+// call of Run.
+func (r *replayer) note(report func(string, ...any), format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.findings = append(r.findings, finding{fail: true, msg: fmt.Sprintf(format, args...)})
+	r.findings = append(r.findings, finding{report, fmt.Sprintf(format, args...)})
 }
 
-// log notes a message for the test's log.
-func (r *replayer) log(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.findings = append(r.findings, finding{msg: fmt.Sprintf(format, args...)})
+// finding is a message noted and its report.
+type finding struct {
+	report func(string, ...any)
+	msg    string
 }
 
 // flush reports the findings noted so far to t.
@@ -683,18 +683,8 @@ func (r *replayer) flush() {
 	r.findings = nil
 	r.mu.Unlock()
 	for _, f := range fs {
-		if f.fail {
-			r.t.Errorf("%s", f.msg)
-		} else {
-			r.t.Logf("%s", f.msg)
-		}
+		f.report("%s", f.msg)
 	}
-}
-
-// finding is a failure or a message for the test.
-type finding struct {
-	fail bool
-	msg  string
 }
 
 // regKey names a registration the way a recorded call names its own:
@@ -748,8 +738,8 @@ func listRegs(order []regKey) string {
 
 // dialer keeps one connection per callback server, dialled as the engine
 // dials them: 400 MiB limits both ways.
+// It is used from one goroutine.
 type dialer struct {
-	mu    sync.Mutex
 	conns map[string]*grpc.ClientConn
 }
 
@@ -766,8 +756,6 @@ func (d *dialer) invoke(ctx context.Context, cb *pulumirpc.Callback, req []byte)
 }
 
 func (d *dialer) conn(addr string) (*grpc.ClientConn, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	if c := d.conns[addr]; c != nil {
 		return c, nil
 	}
@@ -782,8 +770,6 @@ func (d *dialer) conn(addr string) (*grpc.ClientConn, error) {
 }
 
 func (d *dialer) close() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	for _, c := range d.conns {
 		_ = c.Close()
 	}
