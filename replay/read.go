@@ -544,27 +544,25 @@ func (rd *reader) registerResource(line []byte) bool {
 		return false
 	}
 	changed := false
-	for _, row := range kinds {
-		for _, v := range row.via {
-			if v.method != registerRes {
+	for row, v := range vias {
+		if v.method != registerRes {
+			continue
+		}
+		var cbs []callbackJSON
+		_ = json.Unmarshal(fields.Request[v.field], &cbs)
+		for i, cb := range cbs {
+			if cb.Token == "" {
 				continue
 			}
-			var cbs []callbackJSON
-			_ = json.Unmarshal(fields.Request[v.field], &cbs)
-			for i, cb := range cbs {
-				if cb.Token == "" {
-					continue
+			if known := rd.tokens[cb.Token]; known != nil {
+				// The completing entry knows the URN for sure.
+				if urn != "" {
+					known.r.Resource = urn
 				}
-				if known := rd.tokens[cb.Token]; known != nil {
-					// The completing entry knows the URN for sure.
-					if urn != "" {
-						known.r.Resource = urn
-					}
-					continue
-				}
-				changed = rd.learn(cb.Token, &reg{method: registerRes, kind: row.kind,
-					r: Registration{Method: registerRes, Order: i + 1, Resource: urn}}) || changed
+				continue
 			}
+			changed = rd.learn(cb.Token, &reg{method: registerRes, kind: row.kind,
+				r: Registration{Method: registerRes, Order: i + 1, Resource: urn}}) || changed
 		}
 	}
 	// A Callback in a field this module does not know is a kind of

@@ -460,11 +460,9 @@ func runProgram(ctx context.Context, addr string, info runInfo, program pulumi.R
 // registrationEvents are the engine's events of the monitor methods that
 // register a callback of some kind.
 var registrationEvents = func() (evs []enginetest.EventKind) {
-	for _, row := range kinds {
-		for _, v := range row.via {
-			if ev := enginetest.EventKind(v.method); !slices.Contains(evs, ev) {
-				evs = append(evs, ev)
-			}
+	for _, v := range vias {
+		if ev := enginetest.EventKind(v.method); !slices.Contains(evs, ev) {
+			evs = append(evs, ev)
 		}
 	}
 	return evs
@@ -516,18 +514,16 @@ func registrations(eng *enginetest.Engine) ([]regKey, map[regKey]*pulumirpc.Call
 			note(method, "callback", req.GetName(), "", req.GetCallback())
 		case *pulumirpc.RegisterResourceRequest:
 			m := req.ProtoReflect()
-			for _, row := range kinds {
-				for _, v := range row.via {
-					if v.method != registerRes {
-						continue
-					}
-					list := m.Get(m.Descriptor().Fields().ByJSONName(v.field)).List()
-					cbs := make([]*pulumirpc.Callback, list.Len())
-					for i := range cbs {
-						cbs[i], _ = list.Get(i).Message().Interface().(*pulumirpc.Callback)
-					}
-					note(registerRes, v.field, "", resource.URN(ev.URN), cbs...)
+			for _, v := range vias {
+				if v.method != registerRes {
+					continue
 				}
+				list := m.Get(m.Descriptor().Fields().ByJSONName(v.field)).List()
+				cbs := make([]*pulumirpc.Callback, list.Len())
+				for i := range cbs {
+					cbs[i], _ = list.Get(i).Message().Interface().(*pulumirpc.Callback)
+				}
+				note(registerRes, v.field, "", resource.URN(ev.URN), cbs...)
 			}
 		}
 	}
