@@ -205,12 +205,8 @@ func (rd *reader) noteTime(line []byte) {
 	if i < 0 {
 		return
 	}
-	rest := line[i+len(timestampKey):]
-	end := bytes.IndexByte(rest, '"')
-	if end < 0 {
-		return
-	}
-	if t, err := time.Parse(time.RFC3339Nano, string(rest[:end])); err == nil && t.Year() > 1 && t.After(rd.last) {
+	ts, _, ok := bytes.Cut(line[i+len(timestampKey):], []byte(`"`))
+	if t, err := time.Parse(time.RFC3339Nano, string(ts)); ok && err == nil && t.Year() > 1 && t.After(rd.last) {
 		rd.last = t
 	}
 }
@@ -272,12 +268,12 @@ func (rd *reader) entry(line []byte, ended bool) bool {
 	var h header
 	m, ok := leadingMethod(line)
 	switch {
-	case m == invokeMethod:
+	case string(m) == invokeMethod:
 		// The engine's own layout of a callback call's entry, read in one
 		// pass: its only strings are a token, base64, metadata and a
 		// timestamp, so the progress marker cannot appear by chance. start
 		// and invoke check its JSON.
-		h.Method = m
+		h.Method = invokeMethod
 		rd.twoWay = rd.twoWay || bytes.Contains(line, progressKey)
 		if bytes.Contains(line, startedMark) {
 			h.Progress = requestStarted
@@ -286,18 +282,24 @@ func (rd *reader) entry(line []byte, ended bool) bool {
 	case ok && json.Valid(line):
 		// Another entry of the engine's is only checked, and decoded only
 		// if it is about callbacks.
-		if m == runMethod || strings.HasPrefix(m, monitorPrefix) {
-			_ = json.Unmarshal(line, &h)
+		h.Method = string(m)
+		if h.Method == runMethod || strings.HasPrefix(h.Method, monitorPrefix) {
+			var p struct {
+				Progress string `json:"progress"`
+			}
+			_ = json.Unmarshal(line, &p)
+			h.Progress = p.Progress
 		}
-		h.Method = m
 	default:
-		if err := json.Unmarshal(line, &h); err != nil {
+		var d header // a variable of its own, so that h stays on the stack
+		if err := json.Unmarshal(line, &d); err != nil {
 			rd.fail(n, badLine(line, ended, err))
 			return true
 		}
+		h = d
 	}
 	rd.twoWay = rd.twoWay || h.Progress != ""
-	if m != invokeMethod { // else checked above
+	if string(m) != invokeMethod { // else checked above
 		rd.facts.entries = rd.facts.entries || h.Method != ""
 	}
 	switch {
@@ -321,17 +323,13 @@ func (rd *reader) entry(line []byte, ended bool) bool {
 
 // leadingMethod returns the method of an entry that starts with it, as the
 // engine writes them, when it holds no escape.
-func leadingMethod(line []byte) (string, bool) {
-	const prefix = `{"method":"`
-	if !bytes.HasPrefix(line, []byte(prefix)) {
-		return "", false
+func leadingMethod(line []byte) ([]byte, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"method":"`))
+	m, _, closed := bytes.Cut(rest, []byte(`"`))
+	if !ok || !closed || bytes.IndexByte(m, '\\') >= 0 {
+		return nil, false
 	}
-	rest := line[len(prefix):]
-	end := bytes.IndexByte(rest, '"')
-	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
-		return "", false
-	}
-	return string(rest[:end]), true
+	return m, true
 }
 
 func badLine(line []byte, ended bool, err error) error {

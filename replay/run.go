@@ -100,9 +100,6 @@ const runLimit = 5 * time.Minute
 // stack transforms by order), are reported with t.Logf, under a line that
 // counts them; with [RequireSameResources] they fail t.
 //
-// [IgnorePaths] passes the differences at the property paths it names, for
-// values that change on every run, and still logs them.
-//
 // With CALLBACKS_REPLAY_UPDATE=1 in the environment, Run instead rewrites
 // each recorded answer that differs (the response and errors of the call's
 // completing entry) with the current one, keeping every other line byte
