@@ -222,14 +222,23 @@ func rowOfRequest(req proto.Message) *kindRow {
 	return nil
 }
 
+// vias yields every way the monitor registers a kind, with the kind's row.
+func vias(yield func(*kindRow, *via) bool) {
+	for _, r := range kinds {
+		for i := range r.via {
+			if !yield(r, &r.via[i]) {
+				return
+			}
+		}
+	}
+}
+
 // viaOf returns the way method registers a kind, with field ("" for any
 // field), and its row, or nils.
 func viaOf(method, field string) (*kindRow, *via) {
-	for _, r := range kinds {
-		for i, v := range r.via {
-			if v.method == method && (field == "" || v.field == field) {
-				return r, &r.via[i]
-			}
+	for r, v := range vias {
+		if v.method == method && (field == "" || v.field == field) {
+			return r, v
 		}
 	}
 	return nil, nil
@@ -257,11 +266,9 @@ func (k regKey) String() string { return k.name("") }
 // when the registration is named for a call.
 func (k regKey) name(about resource.URN) string {
 	var v *via
-	if r := rowOf(k.Kind); r != nil {
-		for i := range r.via {
-			if r.via[i].method == k.Method {
-				v = &r.via[i]
-			}
+	for r, rv := range vias {
+		if r.kind == k.Kind && rv.method == k.Method {
+			v = rv
 		}
 	}
 	switch {

@@ -50,12 +50,12 @@ func diffAnswers(c *Call, current []byte) []difference {
 		return nil
 	}
 	row := rowOf(c.Kind)
-	if row == nil {
-		return []difference{{text: fmt.Sprintf("answer: %d bytes → %d other bytes", len(c.Response), len(current))}}
+	var req, was, now proto.Message
+	if row != nil {
+		req, was = row.messages()
+		now = row.res.New().Interface()
 	}
-	req, was := row.messages()
-	now := row.res.New().Interface()
-	if proto.Unmarshal(c.Request, req) != nil ||
+	if row == nil || proto.Unmarshal(c.Request, req) != nil ||
 		proto.Unmarshal(c.Response, was) != nil || proto.Unmarshal(current, now) != nil {
 		return []difference{{text: fmt.Sprintf("answer: %d bytes → %d other bytes", len(c.Response), len(current))}}
 	}

@@ -38,9 +38,9 @@ const (
 )
 
 var (
-	invokePrefix = []byte(`{"method":"` + invokeMethod + `"`)
 	progressKey  = []byte(`"progress":"`)
 	startedMark  = []byte(`"progress":"request_started"`)
+	timestampKey = []byte(`"timestamp":"`)
 )
 
 // Read streams the callback calls of an engine gRPC log (the file
@@ -157,7 +157,11 @@ func (rd *reader) run(emit func(*held) bool) {
 		if !rd.line(line, ended) {
 			continue
 		}
-		rd.forgetStarts(queued)
+		// A line that could not be read or understood may be the answer
+		// of the calls started so far: they are not reported unanswered.
+		if slices.ContainsFunc(rd.queue[queued:], func(h held) bool { return h.err != nil }) {
+			rd.starts = rd.starts[:0]
+		}
 		if !rd.flush(emit, false) {
 			return
 		}
@@ -176,31 +180,22 @@ type started struct {
 }
 
 // start notes a callback call's request_started entry, so that the call is
-// reported if the log ends before it completes.
-func (rd *reader) start(n int, line []byte) {
+// reported if the log ends before it completes; it reports whether it
+// queued the line's error.
+func (rd *reader) start(n int, line []byte, ended bool) bool {
 	var e invokeEntry
-	if json.Unmarshal(line, &e) != nil || e.Request.Token == "" {
-		return // the completing entry, if any, says what is wrong
+	if err := json.Unmarshal(line, &e); err != nil || e.Request.Token == "" {
+		if !json.Valid(line) {
+			rd.fail(n, badLine(line, ended, err))
+			return true
+		}
+		return false // the completing entry, if any, says what is wrong
 	}
 	st := started{line: n, token: e.Request.Token, request: e.Request.Request}
-	if at, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil {
-		st.at = at
-	}
+	st.at, _ = time.Parse(time.RFC3339Nano, e.Timestamp)
 	rd.starts = append(rd.starts, st)
+	return false
 }
-
-// completed forgets the start of the call c completes: the first one
-// started with the same token and request.
-func (rd *reader) completed(c *Call) {
-	for i, st := range rd.starts {
-		if st.token == c.Token && bytes.Equal(st.request, c.Request) {
-			rd.starts = slices.Delete(rd.starts, i, i+1)
-			return
-		}
-	}
-}
-
-var timestampKey = []byte(`"timestamp":"`)
 
 // noteTime keeps the latest time the log gives. An entry's timestamp is its
 // last member, as the engine writes it and as a scrubbed log sorts it; a
@@ -210,25 +205,9 @@ func (rd *reader) noteTime(line []byte) {
 	if i < 0 {
 		return
 	}
-	rest := line[i+len(timestampKey):]
-	end := bytes.IndexByte(rest, '"')
-	if end < 0 {
-		return
-	}
-	if t, err := time.Parse(time.RFC3339Nano, string(rest[:end])); err == nil && t.Year() > 1 && t.After(rd.last) {
+	ts, _, ok := bytes.Cut(line[i+len(timestampKey):], []byte(`"`))
+	if t, err := time.Parse(time.RFC3339Nano, string(ts)); ok && err == nil && t.Year() > 1 && t.After(rd.last) {
 		rd.last = t
-	}
-}
-
-// forgetStarts forgets the calls started so far when the line just read
-// (whose queue entries start at from) could not be read or understood: it
-// may be their answer, so they are not reported unanswered.
-func (rd *reader) forgetStarts(from int) {
-	for _, h := range rd.queue[from:] {
-		if h.err != nil {
-			rd.starts = rd.starts[:0]
-			return
-		}
 	}
 }
 
@@ -236,21 +215,25 @@ func (rd *reader) forgetStarts(from int) {
 func (rd *reader) unanswered() {
 	for _, st := range rd.starts {
 		rd.seq++
-		c := &Call{Seq: rd.seq, Line: st.line, Token: st.token, Request: st.request, Start: st.at, Pending: true}
-		if c.Request == nil {
-			c.Request = []byte{}
-		}
+		c := &Call{Seq: rd.seq, Line: st.line, Token: st.token, Request: nonNil(st.request), Start: st.at, Pending: true}
 		if !st.at.IsZero() && rd.last.After(st.at) {
 			c.Duration = rd.last.Sub(st.at)
 		}
-		r := rd.tokens[c.Token]
-		if r == nil {
+		if r := rd.tokens[c.Token]; r != nil {
+			rd.queue = append(rd.queue, held{call: c, err: rd.complete(c, r)})
+		} else {
 			rd.fail(st.line, fmt.Errorf("callback call %d, never answered, names token %s, which was never registered", c.Seq, c.Token))
-			continue
 		}
-		rd.queue = append(rd.queue, held{call: c, err: rd.complete(c, r)})
 	}
 	rd.starts = nil
+}
+
+// nonNil returns b, or an empty payload for nil.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }
 
 // header is what every entry is first read for.
@@ -282,58 +265,48 @@ func (rd *reader) line(line []byte, ended bool) bool {
 func (rd *reader) entry(line []byte, ended bool) bool {
 	n := rd.lines.line
 	rd.noteTime(line)
-	if bytes.HasPrefix(line, invokePrefix) {
+	var h header
+	m, ok := leadingMethod(line)
+	switch {
+	case string(m) == invokeMethod:
 		// The engine's own layout of a callback call's entry, read in one
 		// pass: its only strings are a token, base64, metadata and a
-		// timestamp, so the progress marker cannot appear by chance.
-		if bytes.Contains(line, progressKey) {
-			rd.twoWay = true
-		}
-		rd.facts.invokes = true
-		if !rd.facts.entries {
-			rd.facts.entries = json.Valid(line)
-		}
+		// timestamp, so the progress marker cannot appear by chance. start
+		// and invoke check its JSON.
+		h.Method = invokeMethod
+		rd.twoWay = rd.twoWay || bytes.Contains(line, progressKey)
 		if bytes.Contains(line, startedMark) {
-			if !json.Valid(line) {
-				rd.fail(n, badLine(line, ended, json.Unmarshal(line, new(header))))
-				return true
-			}
-			rd.start(n, line)
-			return false
+			h.Progress = requestStarted
 		}
-		rd.invoke(n, line, ended)
-		return true
-	}
-	var h header
-	if m, ok := leadingMethod(line); ok {
-		// The engine writes the method first: the entry is only checked
-		// here, and decoded only if it is about callbacks.
-		if !json.Valid(line) {
-			rd.fail(n, badLine(line, ended, json.Unmarshal(line, &h)))
-			return true
-		}
-		h.Method = m
-		if m == runMethod || strings.HasPrefix(m, monitorPrefix) {
+		rd.facts.entries = rd.facts.entries || json.Valid(line)
+	case ok && json.Valid(line):
+		// Another entry of the engine's is only checked, and decoded only
+		// if it is about callbacks.
+		h.Method = string(m)
+		if h.Method == runMethod || strings.HasPrefix(h.Method, monitorPrefix) {
 			var p struct {
 				Progress string `json:"progress"`
 			}
 			_ = json.Unmarshal(line, &p)
 			h.Progress = p.Progress
 		}
-	} else if err := json.Unmarshal(line, &h); err != nil {
-		rd.fail(n, badLine(line, ended, err))
-		return true
+	default:
+		var d header // a variable of its own, so that h stays on the stack
+		if err := json.Unmarshal(line, &d); err != nil {
+			rd.fail(n, badLine(line, ended, err))
+			return true
+		}
+		h = d
 	}
-	if h.Progress != "" {
-		rd.twoWay = true
+	rd.twoWay = rd.twoWay || h.Progress != ""
+	if string(m) != invokeMethod { // else checked above
+		rd.facts.entries = rd.facts.entries || h.Method != ""
 	}
-	rd.facts.entries = rd.facts.entries || h.Method != ""
 	switch {
 	case h.Method == invokeMethod:
 		rd.facts.invokes = true
 		if h.Progress == requestStarted {
-			rd.start(n, line)
-			return false
+			return rd.start(n, line, ended)
 		}
 		rd.invoke(n, line, ended)
 		return true
@@ -350,17 +323,13 @@ func (rd *reader) entry(line []byte, ended bool) bool {
 
 // leadingMethod returns the method of an entry that starts with it, as the
 // engine writes them, when it holds no escape.
-func leadingMethod(line []byte) (string, bool) {
-	const prefix = `{"method":"`
-	if !bytes.HasPrefix(line, []byte(prefix)) {
-		return "", false
+func leadingMethod(line []byte) ([]byte, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"method":"`))
+	m, _, closed := bytes.Cut(rest, []byte(`"`))
+	if !ok || !closed || bytes.IndexByte(m, '\\') >= 0 {
+		return nil, false
 	}
-	rest := line[len(prefix):]
-	end := bytes.IndexByte(rest, '"')
-	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
-		return "", false
-	}
-	return string(rest[:end]), true
+	return m, true
 }
 
 func badLine(line []byte, ended bool, err error) error {
@@ -390,39 +359,40 @@ func (rd *reader) fail(line int, err error) {
 // another run has started and not completed (two logs in one file) ends
 // that one. It reports whether it queued the end of a run.
 func (rd *reader) runEntry(n int, line []byte, progress string) bool {
-	var e struct {
-		Request json.RawMessage `json:"request"`
-	}
 	var req pulumirpc.RunRequest
-	if json.Unmarshal(line, &e) != nil || lenient.Unmarshal(e.Request, &req) != nil {
+	if !decodeMember(line, "request", &req) {
 		return false
 	}
 	ended := false
-	if progress == requestStarted || progress == "" {
-		if progress == requestStarted && rd.cur.line > 0 {
-			ended = rd.endRun()
-		}
+	switch progress {
+	case requestStarted:
+		ended = rd.cur.line > 0 && rd.endRun()
+		fallthrough
+	case "":
 		clear(rd.orders)
 		rd.root = ""
 		rd.stack, rd.project = req.GetStack(), req.GetProject()
+	case "response_completed":
+	default:
+		return false
 	}
-	if progress != requestStarted && progress != "" && progress != "response_completed" {
-		return ended
-	}
-	run := rd.cur
-	run.line = n
-	run.info.Project, run.info.Stack, run.info.Organization = req.GetProject(), req.GetStack(), req.GetOrganization()
-	run.info.Config, run.info.ConfigSecretKeys = req.GetConfig(), req.GetConfigSecretKeys()
-	run.info.DryRun, run.info.Parallel, run.info.RootDirectory = req.GetDryRun(), req.GetParallel(), req.GetInfo().GetRootDirectory()
+	rd.cur.line = n
+	rd.cur.info = runInfo{Project: req.GetProject(), Stack: req.GetStack(), Organization: req.GetOrganization(),
+		Config: req.GetConfig(), ConfigSecretKeys: req.GetConfigSecretKeys(), DryRun: req.GetDryRun(),
+		Parallel: req.GetParallel(), RootDirectory: req.GetInfo().GetRootDirectory(), Features: rd.cur.info.Features}
 	if progress != requestStarted {
-		ended = rd.endRun()
+		return rd.endRun()
 	}
 	return ended
 }
 
-// lenient decodes an entry's message, ignoring fields this module does not
-// know.
-var lenient = protojson.UnmarshalOptions{DiscardUnknown: true}
+// decodeMember decodes the member key of the entry line into m, ignoring
+// fields this module does not know; it reports whether it could.
+func decodeMember(line []byte, key string, m proto.Message) bool {
+	var e map[string]json.RawMessage
+	return json.Unmarshal(line, &e) == nil && len(e[key]) > 0 &&
+		protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(e[key], m) == nil
+}
 
 // endRun queues the end of the current run and starts the next.
 func (rd *reader) endRun() bool {
@@ -434,11 +404,8 @@ func (rd *reader) endRun() bool {
 // deploymentInfo reads an entry of the monitor's GetDeploymentInfo: the
 // stack and project, and the monitor's features in the run.
 func (rd *reader) deploymentInfo(line []byte, progress string) {
-	var e struct {
-		Response json.RawMessage `json:"response"`
-	}
 	var di pulumirpc.DeploymentInfo
-	if progress == requestStarted || json.Unmarshal(line, &e) != nil || len(e.Response) == 0 || lenient.Unmarshal(e.Response, &di) != nil {
+	if progress == requestStarted || !decodeMember(line, "response", &di) {
 		return
 	}
 	if di.GetStack() != "" {
@@ -459,37 +426,35 @@ type callbackJSON struct {
 // monitor learns tokens from a monitor entry; it reports whether a waiting
 // call may have been resolved.
 func (rd *reader) monitor(line []byte, method string) bool {
-	switch method {
-	case registerRes:
+	if method == registerRes || method == "ReadResource" {
 		return rd.registerResource(line)
-	case "ReadResource":
-		rd.registerResource(line)
-		return false
 	}
 	row, v := viaOf(method, "")
-	var e struct {
-		Request json.RawMessage `json:"request"`
-	}
 	if row == nil {
 		// A method this module does not know: any Callback in its request
 		// names a kind of callback it does not know either.
+		var e struct {
+			Request json.RawMessage `json:"request"`
+		}
 		if !bytes.Contains(line, []byte(`"token"`)) || json.Unmarshal(line, &e) != nil {
 			return false
 		}
 		return rd.learnUnknown(e.Request, Registration{Method: method})
 	}
-	var body struct {
-		callbackJSON
-		Name     string        `json:"name"`
-		Callback *callbackJSON `json:"callback"`
+	var e struct {
+		Request struct {
+			callbackJSON
+			Name     string        `json:"name"`
+			Callback *callbackJSON `json:"callback"`
+		} `json:"request"`
 	}
-	if json.Unmarshal(line, &e) != nil || json.Unmarshal(e.Request, &body) != nil {
+	if json.Unmarshal(line, &e) != nil {
 		return false
 	}
 	r := &reg{method: method, kind: row.kind, r: Registration{Method: method}}
-	cb := body.callbackJSON
-	if body.Callback != nil && v.field != "" {
-		cb, r.r.Name = *body.Callback, body.Name
+	cb := e.Request.callbackJSON
+	if e.Request.Callback != nil && v.field != "" {
+		cb, r.r.Name = *e.Request.Callback, e.Request.Name
 	}
 	switch {
 	case cb.Token == "":
@@ -513,9 +478,7 @@ func (rd *reader) learnUnknown(body json.RawMessage, r Registration) bool {
 	}
 	changed := false
 	for _, tok := range callbackTokens(v, nil) {
-		if rd.tokens[tok] == nil && rd.learn(tok, &reg{method: r.Method, r: r}) {
-			changed = true
-		}
+		changed = rd.tokens[tok] == nil && rd.learn(tok, &reg{method: r.Method, r: r}) || changed
 	}
 	return changed
 }
@@ -579,28 +542,25 @@ func (rd *reader) registerResource(line []byte) bool {
 		return false
 	}
 	changed := false
-	for _, row := range kinds {
-		for _, v := range row.via {
-			if v.method != registerRes {
+	for row, v := range vias {
+		if v.method != registerRes {
+			continue
+		}
+		var cbs []callbackJSON
+		_ = json.Unmarshal(fields.Request[v.field], &cbs)
+		for i, cb := range cbs {
+			if cb.Token == "" {
 				continue
 			}
-			var cbs []callbackJSON
-			_ = json.Unmarshal(fields.Request[v.field], &cbs)
-			for i, cb := range cbs {
-				if cb.Token == "" {
-					continue
+			if known := rd.tokens[cb.Token]; known != nil {
+				// The completing entry knows the URN for sure.
+				if urn != "" {
+					known.r.Resource = urn
 				}
-				if known := rd.tokens[cb.Token]; known != nil {
-					// The completing entry knows the URN for sure.
-					if urn != "" {
-						known.r.Resource = urn
-					}
-					continue
-				}
-				if rd.learn(cb.Token, &reg{method: registerRes, kind: row.kind, r: Registration{Method: registerRes, Order: i + 1, Resource: urn}}) {
-					changed = true
-				}
+				continue
 			}
+			changed = rd.learn(cb.Token, &reg{method: registerRes, kind: row.kind,
+				r: Registration{Method: registerRes, Order: i + 1, Resource: urn}}) || changed
 		}
 	}
 	// A Callback in a field this module does not know is a kind of
@@ -616,28 +576,22 @@ func (rd *reader) registerResource(line []byte) bool {
 // resourceURN computes the URN the engine gives a resource registered with
 // parent, type and name, or "" when the log has not said enough.
 func (rd *reader) resourceURN(parent, typ, name string) resource.URN {
-	if typ == "" {
+	p := resource.URN(parent)
+	switch {
+	case typ == "":
 		return ""
-	}
-	if parent == "" {
-		if typ == rootStackType {
-			if rd.stack == "" {
-				return ""
-			}
-			return resource.NewURN(tokens.QName(rd.stack), tokens.PackageName(rd.project), "", tokens.Type(typ), name)
+	case parent == "" && typ == rootStackType:
+		if rd.stack == "" {
+			return ""
 		}
-		parent = string(rd.root)
+		return resource.NewURN(tokens.QName(rd.stack), tokens.PackageName(rd.project), "", tokens.Type(typ), name)
+	case parent == "":
+		p = rd.root
 	}
-	return childURN(resource.URN(parent), typ, name)
-}
-
-// childURN is the URN of a resource of type typ named name under parent, or
-// "" if parent is not a URN.
-func childURN(parent resource.URN, typ, name string) resource.URN {
-	if parent == "" || !parent.IsValid() {
+	if !p.IsValid() {
 		return ""
 	}
-	return resource.NewURN(parent.Stack(), parent.Project(), parent.QualifiedType(), tokens.Type(typ), name)
+	return resource.NewURN(p.Stack(), p.Project(), p.QualifiedType(), tokens.Type(typ), name)
 }
 
 // learn records a token's registration and resolves the calls waiting for
@@ -683,7 +637,11 @@ func (p *payload) UnmarshalJSON(b []byte) error {
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("a payload is not a base64 string but %s", kindOfJSON(b))
+		what, ok := jsonKinds[b[0]]
+		if !ok {
+			what = "a number"
+		}
+		return fmt.Errorf("a payload is not a base64 string but %s", what)
 	}
 	if strings.HasPrefix(s, scrubbedPrefix) {
 		return fmt.Errorf("the payload was removed when the log was scrubbed: %s", strings.TrimSuffix(strings.TrimPrefix(s, scrubbedPrefix), "]"))
@@ -696,66 +654,49 @@ func (p *payload) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func kindOfJSON(b []byte) string {
-	switch b[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	}
-	return "a number"
-}
+// jsonKinds names the kind of a JSON value by its first byte; any other is
+// a number.
+var jsonKinds = map[byte]string{'{': "an object", '[': "an array", '"': "a string", 't': "a boolean", 'f': "a boolean"}
 
+// invoke queues the call of a completed Callbacks/Invoke entry.
 func (rd *reader) invoke(n int, line []byte, ended bool) {
 	rd.seq++
 	var e invokeEntry
 	if err := json.Unmarshal(line, &e); err != nil {
-		if !json.Valid(line) {
-			rd.fail(n, badLine(line, ended, json.Unmarshal(line, new(header))))
-			return
+		if json.Valid(line) {
+			err = fmt.Errorf("callback call %d: %w", rd.seq, unwrapJSON(err))
+		} else {
+			err = badLine(line, ended, err)
 		}
-		rd.fail(n, fmt.Errorf("callback call %d: %w", rd.seq, unwrapJSON(err)))
+		rd.fail(n, err)
 		return
 	}
-	c := &Call{
-		Seq:      rd.seq,
-		Line:     n,
-		Token:    e.Request.Token,
-		Request:  e.Request.Request,
-		Err:      strings.Join(e.Errors, "; "),
-		Duration: time.Duration(e.Duration),
+	c := &Call{Seq: rd.seq, Line: n, Token: e.Request.Token, Request: nonNil(e.Request.Request),
+		Err: strings.Join(e.Errors, "; "), Duration: time.Duration(e.Duration)}
+	// Forget the start of the call c completes: the first one started with
+	// the same token and request.
+	if i := slices.IndexFunc(rd.starts, func(st started) bool {
+		return st.token == c.Token && bytes.Equal(st.request, c.Request)
+	}); i >= 0 {
+		rd.starts = slices.Delete(rd.starts, i, i+1)
 	}
-	if c.Request == nil {
-		c.Request = []byte{}
-	}
-	rd.completed(c)
 	if e.Response != nil && len(e.Errors) == 0 {
-		c.Response = e.Response.Response
-		if c.Response == nil {
-			c.Response = []byte{}
-		}
+		c.Response = nonNil(e.Response.Response)
 	}
 	if end, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil {
 		c.Start = end.Add(-c.Duration)
 	}
-	if c.Token == "" {
-		rd.fail(n, fmt.Errorf("callback call %d names no token", rd.seq))
-		return
-	}
 	r := rd.tokens[c.Token]
-	if r == nil {
-		if rd.twoWay {
-			rd.queue = append(rd.queue, held{err: &LineError{Line: n, Err: fmt.Errorf("token %s was never registered before its call", c.Token)}})
-			return
-		}
+	switch {
+	case c.Token == "":
+		rd.fail(n, fmt.Errorf("callback call %d names no token", rd.seq))
+	case r != nil:
+		rd.queue = append(rd.queue, held{call: c, err: rd.complete(c, r)})
+	case rd.twoWay:
+		rd.fail(n, fmt.Errorf("token %s was never registered before its call", c.Token))
+	default:
 		rd.queue = append(rd.queue, held{call: c, wait: true, token: c.Token})
-		return
 	}
-	rd.queue = append(rd.queue, held{call: c, err: rd.complete(c, r)})
 }
 
 // unwrapJSON says which field of an entry was wrong, and why, without the
@@ -768,31 +709,25 @@ func unwrapJSON(err error) error {
 	return err
 }
 
-// complete fills in what the registration and the payloads say about c; a
-// non-nil error is a LineError for c's line.
+// complete fills in what the registration and the payloads say about c:
+// its kind and registration, and the resource or invoke the payloads are
+// about. A non-nil error is a LineError for c's line.
 func (rd *reader) complete(c *Call, r *reg) error {
-	if r.kind == 0 {
-		return &LineError{Line: c.Line, Err: fmt.Errorf("token %s is a callback kind this module does not know, registered by %s", c.Token, r.method)}
+	fail := func(format string, args ...any) error {
+		return &LineError{Line: c.Line, Err: fmt.Errorf(format, args...)}
 	}
-	c.Kind = r.kind
-	c.Registration = r.r
-	if err := rd.describe(c); err != nil {
-		return &LineError{Line: c.Line, Err: err}
+	row := rowOf(r.kind)
+	if row == nil {
+		return fail("token %s is a callback kind this module does not know, registered by %s", c.Token, r.method)
 	}
-	return nil
-}
-
-// describe decodes c's payloads as its kind and sets the resource or invoke
-// they are about.
-func (rd *reader) describe(c *Call) error {
-	row := rowOf(c.Kind)
+	c.Kind, c.Registration = r.kind, r.r
 	req, res := row.messages()
 	if err := proto.Unmarshal(c.Request, req); err != nil {
-		return fmt.Errorf("the request of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
+		return fail("the request of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
 	}
 	if c.Response != nil {
 		if err := proto.Unmarshal(c.Response, res); err != nil {
-			return fmt.Errorf("the response of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
+			return fail("the response of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
 		}
 	}
 	m := req.ProtoReflect()
@@ -806,9 +741,7 @@ func (rd *reader) describe(c *Call) error {
 	switch row.subject {
 	case "token":
 		c.Invoke = str("token")
-	case "parent":
-		// No parent: the root stack itself, or a resource the engine
-		// parents to it.
+	case "parent": // none: the root stack, or a resource the engine parents to it
 		c.URN = rd.resourceURN(str("parent"), c.Type, c.Name)
 	case "urn":
 		c.URN = resource.URN(str("urn"))

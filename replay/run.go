@@ -100,9 +100,6 @@ const runLimit = 5 * time.Minute
 // stack transforms by order), are reported with t.Logf, under a line that
 // counts them; with [RequireSameResources] they fail t.
 //
-// [IgnorePaths] passes the differences at the property paths it names, for
-// values that change on every run, and still logs them.
-//
 // With CALLBACKS_REPLAY_UPDATE=1 in the environment, Run instead rewrites
 // each recorded answer that differs (the response and errors of the call's
 // completing entry) with the current one, keeping every other line byte
@@ -231,17 +228,12 @@ func (r *replayer) read() bool {
 		if decided || !end && !(facts.entries && facts.invokes) {
 			return true
 		}
-		decided = true
-		if ok = checkLog(t, r.file, facts); !ok {
-			return false
-		}
+		decided, ok = true, checkLog(t, r.file, facts)
 		for _, f := range todo {
-			if ok = f(); !ok {
-				return false
-			}
+			ok = ok && f()
 		}
 		todo = nil
-		return true
+		return ok
 	}
 	replay := func(g *group) func() bool { return func() bool { return r.runOnce(g) } }
 	var done *group // the last run that ended, and its calls
@@ -249,8 +241,22 @@ func (r *replayer) read() bool {
 	r.rd.run(func(h *held) bool {
 		c, err, run := h.call, h.err, h.run
 		switch {
+		case err != nil && !errors.As(err, new(*LineError)):
+			// Reading the file failed: the log ends here, whatever it held.
+			r.readErrs++
+			t.Errorf("replay: %s: %v", r.file, err)
+			ok = false
+			return false
 		case err != nil:
-			return do(func() bool { r.readError(err); return true })
+			return do(func() bool {
+				var le *LineError
+				if errors.As(err, &le) && le.Line == r.rd.facts.truncated {
+					return true // the last line cut short, reported once the log ends
+				}
+				r.readErrs++
+				t.Errorf("replay: %s: %v", r.file, err)
+				return true
+			})
 		case run == nil && c.Pending:
 			// Nothing to compare today's answer with.
 			return do(func() bool {
@@ -267,9 +273,6 @@ func (r *replayer) read() bool {
 			return prev == nil || do(replay(prev))
 		}
 		// The log ended, in run.
-		if facts := r.rd.facts; decided && facts.truncated > 0 {
-			r.reportTruncated()
-		}
 		var final []*group
 		switch {
 		case run.line > 0: // started and never completed
@@ -294,13 +297,12 @@ func (r *replayer) read() bool {
 			}
 			final = append(final, cur)
 		}
-		if !decided {
-			if !decide(true) {
-				return false
-			}
-			if r.rd.facts.truncated > 0 {
-				r.reportTruncated()
-			}
+		if !decide(true) {
+			return false
+		}
+		if n := r.rd.facts.truncated; n > 0 {
+			t.Errorf("replay: %s: its last line (log line %d) is cut short inside its entry, as when the engine stops while it writes; "+
+				"the calls before it are replayed. Record the deployment again, or delete that line to keep the rest", r.file, n)
 		}
 		for _, g := range final {
 			if g != nil && !do(replay(g)) {
@@ -310,27 +312,6 @@ func (r *replayer) read() bool {
 		return true
 	})
 	return ok && decided
-}
-
-// reportTruncated fails t for a last line cut short; the calls before it
-// are replayed.
-func (r *replayer) reportTruncated() {
-	r.t.Helper()
-	r.t.Errorf("replay: %s: its last line (log line %d) is cut short inside its entry, as when the engine stops while it writes; "+
-		"the calls before it are replayed. Record the deployment again, or delete that line to keep the rest",
-		r.file, r.rd.facts.truncated)
-}
-
-// readError fails t for a line of the log that cannot be read, but the
-// last line cut short, which reportTruncated reports.
-func (r *replayer) readError(err error) {
-	r.t.Helper()
-	var le *LineError
-	if errors.As(err, &le) && le.Line == r.rd.facts.truncated {
-		return
-	}
-	r.readErrs++
-	r.t.Errorf("replay: %s: %v", r.file, err)
 }
 
 // replayer holds what one Run has found.
@@ -475,13 +456,10 @@ func runProgram(ctx context.Context, addr string, info runInfo, program pulumi.R
 
 // registrationEvents are the engine's events of the monitor methods that
 // register a callback of some kind.
-var registrationEvents = func() []enginetest.EventKind {
-	var evs []enginetest.EventKind
-	for _, row := range kinds {
-		for _, v := range row.via {
-			if ev := enginetest.EventKind(v.method); !slices.Contains(evs, ev) {
-				evs = append(evs, ev)
-			}
+var registrationEvents = func() (evs []enginetest.EventKind) {
+	for _, v := range vias {
+		if ev := enginetest.EventKind(v.method); !slices.Contains(evs, ev) {
+			evs = append(evs, ev)
 		}
 	}
 	return evs
@@ -526,24 +504,23 @@ func registrations(eng *enginetest.Engine) ([]regKey, map[regKey]*pulumirpc.Call
 		switch req := ev.Request.(type) {
 		case *pulumirpc.Callback:
 			note(method, "", "", "", req)
-		case *pulumirpc.RegisterResourceHookRequest:
-			note(method, "callback", req.GetName(), "", req.GetCallback())
-		case *pulumirpc.RegisterErrorHookRequest:
+		case interface {
+			GetName() string
+			GetCallback() *pulumirpc.Callback
+		}: // a resource hook's or an error hook's
 			note(method, "callback", req.GetName(), "", req.GetCallback())
 		case *pulumirpc.RegisterResourceRequest:
 			m := req.ProtoReflect()
-			for _, row := range kinds {
-				for _, v := range row.via {
-					if v.method != registerRes {
-						continue
-					}
-					list := m.Get(m.Descriptor().Fields().ByJSONName(v.field)).List()
-					cbs := make([]*pulumirpc.Callback, list.Len())
-					for i := range cbs {
-						cbs[i], _ = list.Get(i).Message().Interface().(*pulumirpc.Callback)
-					}
-					note(registerRes, v.field, "", resource.URN(ev.URN), cbs...)
+			for _, v := range vias {
+				if v.method != registerRes {
+					continue
 				}
+				list := m.Get(m.Descriptor().Fields().ByJSONName(v.field)).List()
+				cbs := make([]*pulumirpc.Callback, list.Len())
+				for i := range cbs {
+					cbs[i], _ = list.Get(i).Message().Interface().(*pulumirpc.Callback)
+				}
+				note(registerRes, v.field, "", resource.URN(ev.URN), cbs...)
 			}
 		}
 	}
@@ -581,7 +558,7 @@ func (r *replayer) replayRun(ctx context.Context, eng *enginetest.Engine, g *gro
 		}
 		cb, ok := regs[key]
 		if !ok {
-			r.fail("replay: %s: nothing is registered now in its place (the program registers %s)",
+			r.note(r.t.Errorf, "replay: %s: nothing is registered now in its place (the program registers %s)",
 				name, listRegs(order))
 			continue
 		}
@@ -591,7 +568,7 @@ func (r *replayer) replayRun(ctx context.Context, eng *enginetest.Engine, g *gro
 		r.notePresent(c, res, callErr)
 		diff, ignored := r.sift(diffCall(c, cb.GetToken(), res, callErr))
 		if len(ignored) > 0 {
-			r.log("replay: %s: differences ignored (IgnorePaths):\n\t%s", name, strings.Join(ignored, "\n\t"))
+			r.note(r.t.Logf, "replay: %s: differences ignored (IgnorePaths):\n\t%s", name, strings.Join(ignored, "\n\t"))
 		}
 		switch {
 		case len(diff) == 0:
@@ -599,15 +576,15 @@ func (r *replayer) replayRun(ctx context.Context, eng *enginetest.Engine, g *gro
 			// Only an answer that differs is rewritten: an equal answer
 			// in other bytes (maps encode in any order) stays as it was.
 			r.answers[c.Line] = answer{response: res, err: callErr}
-			r.log("replay: %s: the recorded answer is updated:\n\t%s", name, strings.Join(diff, "\n\t"))
+			r.note(r.t.Logf, "replay: %s: the recorded answer is updated:\n\t%s", name, strings.Join(diff, "\n\t"))
 		default:
-			r.fail("replay: %s: the answer differs from the recording:\n\t%s\n(%s=1 go test takes today's answers as the recording)",
+			r.note(r.t.Errorf, "replay: %s: the answer differs from the recording:\n\t%s\n(%s=1 go test takes today's answers as the recording)",
 				name, strings.Join(diff, "\n\t"), envUpdate)
 		}
 	}
 	for _, k := range order {
 		if !used[k] {
-			r.log("replay: the program registers %s, which the log never called", regName(k))
+			r.note(r.t.Logf, "replay: the program registers %s, which the log never called", regName(k))
 		}
 	}
 }
@@ -618,15 +595,8 @@ func (r *replayer) replayRun(ctx context.Context, eng *enginetest.Engine, g *gro
 func (r *replayer) sift(diffs []difference) (kept, ignored []string) {
 	for _, d := range diffs {
 		by := -1
-		if d.path != "" && len(r.ignore) > 0 {
-			if segs, err := parsePath(d.path); err == nil {
-				for i, p := range r.ignore {
-					if p.covers(segs) {
-						by = i
-						break
-					}
-				}
-			}
+		if segs, err := parsePath(d.path); err == nil {
+			by = slices.IndexFunc(r.ignore, func(p *pattern) bool { return p.covers(segs) })
 		}
 		if by < 0 {
 			kept = append(kept, d.text)
@@ -641,26 +611,18 @@ func (r *replayer) sift(diffs []difference) (kept, ignored []string) {
 // notePresent marks the IgnorePaths patterns that name a value in the
 // call's recorded or current answer.
 func (r *replayer) notePresent(c *Call, current []byte, currentErr string) {
+	if !slices.Contains(r.matched, false) {
+		return
+	}
 	var trees []map[string]any
+	if c.Err == "" && c.Response != nil {
+		trees = append(trees, answerTree(c.Kind, c.Request, c.Response))
+	}
+	if currentErr == "" {
+		trees = append(trees, answerTree(c.Kind, c.Request, current))
+	}
 	for i, p := range r.ignore {
-		if r.matched[i] {
-			continue
-		}
-		if trees == nil {
-			trees = make([]map[string]any, 0, 2)
-			if c.Err == "" && c.Response != nil {
-				trees = append(trees, answerTree(c.Kind, c.Request, c.Response))
-			}
-			if currentErr == "" {
-				trees = append(trees, answerTree(c.Kind, c.Request, current))
-			}
-		}
-		for _, t := range trees {
-			if t != nil && present(p.segs, t) {
-				r.matched[i] = true
-				break
-			}
-		}
+		r.matched[i] = r.matched[i] || slices.ContainsFunc(trees, func(t map[string]any) bool { return t != nil && present(p.segs, t) })
 	}
 }
 
@@ -691,19 +653,19 @@ func (r *replayer) compareResources(run *logRun, now []resource.URN) {
 	}
 }
 
-// fail notes a failure of the test, which runOnce reports on the test's
-// goroutine, so that it points at the test's call of Run.
-func (r *replayer) fail(format string, args ...any) {
+// note notes a message for report (t.Errorf or t.Logf), which flush
+// calls on the test's goroutine, so that a failure points at the test's
+// call of Run.
+func (r *replayer) note(report func(string, ...any), format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.findings = append(r.findings, finding{fail: true, msg: fmt.Sprintf(format, args...)})
+	r.findings = append(r.findings, finding{report, fmt.Sprintf(format, args...)})
 }
 
-// log notes a message for the test's log.
-func (r *replayer) log(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.findings = append(r.findings, finding{msg: fmt.Sprintf(format, args...)})
+// finding is a message noted and its report.
+type finding struct {
+	report func(string, ...any)
+	msg    string
 }
 
 // flush reports the findings noted so far to t.
@@ -714,18 +676,8 @@ func (r *replayer) flush() {
 	r.findings = nil
 	r.mu.Unlock()
 	for _, f := range fs {
-		if f.fail {
-			r.t.Errorf("%s", f.msg)
-		} else {
-			r.t.Logf("%s", f.msg)
-		}
+		f.report("%s", f.msg)
 	}
-}
-
-// finding is a failure or a message for the test.
-type finding struct {
-	fail bool
-	msg  string
 }
 
 // regKey names a registration the way a recorded call names its own:
@@ -779,8 +731,8 @@ func listRegs(order []regKey) string {
 
 // dialer keeps one connection per callback server, dialled as the engine
 // dials them: 400 MiB limits both ways.
+// It is used from one goroutine.
 type dialer struct {
-	mu    sync.Mutex
 	conns map[string]*grpc.ClientConn
 }
 
@@ -797,8 +749,6 @@ func (d *dialer) invoke(ctx context.Context, cb *pulumirpc.Callback, req []byte)
 }
 
 func (d *dialer) conn(addr string) (*grpc.ClientConn, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	if c := d.conns[addr]; c != nil {
 		return c, nil
 	}
@@ -813,8 +763,6 @@ func (d *dialer) conn(addr string) (*grpc.ClientConn, error) {
 }
 
 func (d *dialer) close() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	for _, c := range d.conns {
 		_ = c.Close()
 	}

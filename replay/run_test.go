@@ -351,6 +351,17 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// TestAnUnreadableLogFails: a file whose reading fails (here a directory)
+// fails the test, naming the file and the error, before anything is read.
+func TestAnUnreadableLogFails(t *testing.T) {
+	dir := t.TempDir()
+	ft := &fakeT{TB: t}
+	Run(ft, dir, testProgram(recordedWith))
+	if len(ft.errors) != 1 || !strings.Contains(ft.errors[0], dir+": replay: reading the log after line 0") {
+		t.Errorf("reading a directory does not fail the replay once, naming it:\n%s", ft.report())
+	}
+}
+
 // TestALogOfTwoRunsReplaysEachAgainstARunOfItsOwn joins the logs of a
 // preview and an update, whose transform answers differently in a
 // preview: each run's calls are replayed against a run of the program

@@ -38,7 +38,7 @@ func rewrite(file string, answers map[int]answer) (err error) {
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	out := bufio.NewWriterSize(tmp, 64<<10)
+	out := bufio.NewWriterSize(tmp, 64<<10) // its first error is Flush's
 	lines := newLineReader(in)
 	for {
 		line, _, err := lines.next()
@@ -53,12 +53,8 @@ func rewrite(file string, answers map[int]answer) (err error) {
 				return fmt.Errorf("log line %d: %w", lines.line, err)
 			}
 		}
-		if _, err := out.Write(line); err != nil {
-			return err
-		}
-		if _, err := out.WriteString(lines.end); err != nil {
-			return err
-		}
+		_, _ = out.Write(line)
+		_, _ = out.WriteString(lines.end)
 	}
 	if err := out.Flush(); err != nil {
 		return err
@@ -73,17 +69,29 @@ func rewrite(file string, answers map[int]answer) (err error) {
 }
 
 // withAnswer returns the log entry body with its "response" and "errors"
-// replaced by a, the other members kept in their order and bytes.
+// replaced by a, right after its request as the engine writes them, the
+// other members kept in their order and bytes.
 func withAnswer(body []byte, a answer) ([]byte, error) {
+	added, err := json.Marshal([]string{a.err})
+	added = append([]byte(`"errors":`), added...)
+	if a.err == "" {
+		added, err = protojson.Marshal(&pulumirpc.CallbackInvokeResponse{Response: a.response})
+		added = append([]byte(`"response":`), added...)
+	}
+	if err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil, errors.New("not a JSON object")
 	}
-	type member struct {
-		key string
-		val json.RawMessage
+	b := bytes.NewBufferString("{")
+	member := func(m []byte) {
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		b.Write(m)
 	}
-	var members []member
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -94,40 +102,18 @@ func withAnswer(body []byte, a answer) ([]byte, error) {
 		if err := dec.Decode(&val); err != nil {
 			return nil, err
 		}
-		if key != "response" && key != "errors" {
-			members = append(members, member{key, val})
+		if key == "response" || key == "errors" {
+			continue
+		}
+		k, _ := json.Marshal(key)
+		member(append(append(k, ':'), val...))
+		if key == "request" && added != nil {
+			member(added)
+			added = nil
 		}
 	}
-	var added []member
-	if a.err == "" {
-		res, err := protojson.Marshal(&pulumirpc.CallbackInvokeResponse{Response: a.response})
-		if err != nil {
-			return nil, err
-		}
-		added = append(added, member{"response", res})
-	} else {
-		errs, _ := json.Marshal([]string{a.err})
-		added = append(added, member{"errors", errs})
-	}
-	// The engine writes response and errors right after the request.
-	at := len(members)
-	for i, m := range members {
-		if m.key == "request" {
-			at = i + 1
-			break
-		}
-	}
-	members = append(members[:at], append(added, members[at:]...)...)
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range members {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(m.key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(m.val)
+	if added != nil {
+		member(added)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
