@@ -20,7 +20,7 @@ var layers = []struct {
 	name string
 	pkgs []string
 }{
-	{"wire", []string{"internal/wire/...", "internal/callsite", "internal/calllog"}},
+	{"wire", []string{"internal/wire/...", "internal/callsite", "internal/calllog", "internal/changes"}},
 	{"core", []string{""}},
 	{"monitor", []string{"monitor"}},
 	{"registration", []string{"internal/registration", "internal/transformcore"}},
