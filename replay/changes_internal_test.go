@@ -12,7 +12,27 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/wire"
 )
+
+// properties converts a Struct into the SDK's property values with
+// internal/wire, as a test that reads recorded payloads does; false where
+// the SDK's plugin.UnmarshalProperties refuses it
+// (TestPropertiesDecodeAsTheSDK).
+func properties(s *structpb.Struct) (m resource.PropertyMap, ok bool) {
+	if s == nil {
+		return resource.PropertyMap{}, true
+	}
+	// Assets, archives and resource references go through the SDK's
+	// decoder, which trusts its input more than a log deserves.
+	defer func() {
+		if recover() != nil {
+			m, ok = nil, false
+		}
+	}()
+	m, err := wire.FromStruct(s)
+	return m, err == nil
+}
 
 func mustStruct(t *testing.T, m resource.PropertyMap) *structpb.Struct {
 	t.Helper()
