@@ -198,6 +198,5 @@ func (d *differ) successors(a, b map[string]string) {
 	d.with(func(s *changes.Set) { s.Successors(a, b) })
 }
 
-// messageMap is an option message as IgnorePaths' tree holds it: its JSON
-// form, fields at their zero value left out, as Changes compares it.
-func messageMap(m proto.Message) map[string]any { return changes.OptionMap(m) }
+// messageMap is an option message as IgnorePaths' tree holds it, as Changes compares it.
+var messageMap = changes.OptionMap

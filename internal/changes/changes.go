@@ -10,16 +10,18 @@
 // is quoted (properties["a.b"]), an index is in brackets. Values are
 // written in a JSON-like form, strings quoted. A secret, and anything
 // inside one, is "[secret]", two different secrets are "[secret]" and
-// "[another secret]", unless secrets are shown: then a secret value is
-// secret(…) and two secrets are compared by what they hold. An unknown
-// value is "[unknown]". A Set works in time linear in the values' size, at
-// any depth, and within its bounds.
+// "[another secret]", unless secrets are shown: then a secret property
+// value is secret(…), two secret property values are compared by what
+// they hold, and a secret in plain JSON (options, states) is written as it
+// is. An unknown value is "[unknown]". A Set works in time linear in the
+// values' size, at any depth, and within its bounds.
 package changes
 
 import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -55,7 +57,6 @@ var unknowns = map[string]bool{
 const (
 	hiddenSecret = "[secret]"
 	otherSecret  = "[another secret]"
-	unknownWord  = "[unknown]"
 )
 
 // Change is one value a call changed: at Path, Old became New, each
@@ -139,26 +140,27 @@ func (s *Set) literal(v string) func() string {
 
 // Successors compares a migration's successors, URN by URN.
 func (s *Set) Successors(a, b map[string]string) {
+	quoted := func(v string) string {
+		if v == "" {
+			return ""
+		}
+		return strconv.Quote(v)
+	}
 	for _, k := range union(a, b) {
 		s.Scalar("successors["+k+"]", quoted(a[k]), quoted(b[k]))
 	}
 }
 
-func quoted(v string) string {
-	if v == "" {
-		return ""
-	}
-	return strconv.Quote(v)
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
+// union returns the keys of a and b, in order.
+func union[V, W any](a map[string]V, b map[string]W) []string {
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
 		}
 	}
+	slices.Sort(keys)
+	return keys
 }
 
 // clip cuts s to at most n bytes, on a rune boundary, marking the cut.
@@ -182,9 +184,6 @@ type node struct {
 	index  int // an array index, or -1 for key
 }
 
-func (p *node) child(key string) *node { return &node{parent: p, key: key, index: -1} }
-func (p *node) at(i int) *node         { return &node{parent: p, index: i} }
-
 func (p *node) String() string {
 	var segs []*node
 	q := p
@@ -194,10 +193,13 @@ func (p *node) String() string {
 	var b strings.Builder
 	b.WriteString(q.root)
 	for i := len(segs) - 1; i >= 0; i-- {
-		if q := segs[i]; q.index >= 0 {
+		switch q := segs[i]; {
+		case q.index >= 0:
 			b.WriteString("[" + strconv.Itoa(q.index) + "]")
-		} else {
-			b.WriteString(joinKey("", q.key))
+		case identifier.MatchString(q.key):
+			b.WriteString("." + q.key)
+		default:
+			b.WriteString("[" + strconv.Quote(q.key) + "]")
 		}
 	}
 	return b.String()
@@ -205,15 +207,8 @@ func (p *node) String() string {
 
 var identifier = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$-]*$`)
 
-// joinKey appends key to path: .key for a plain identifier, else ["key"].
-func joinKey(path, key string) string {
-	if identifier.MatchString(key) {
-		return path + "." + key
-	}
-	return path + "[" + strconv.Quote(key) + "]"
-}
-
-// The kinds of property value the differ tells apart.
+// The kinds of value the differ tells apart. Compared as plain JSON, a
+// value is a secret or plain.
 type pkind uint8
 
 const (
@@ -224,92 +219,93 @@ const (
 	pBad                  // an object with a signature the protocol does not have, or malformed
 )
 
-// classify says what a property value stands for. A secret or a known
-// output value gives the value inside it; a byte string gives its bytes
-// as a string value.
-func classify(v *structpb.Value) (pkind, *structpb.Value) {
-	switch k := v.GetKind().(type) {
-	case *structpb.Value_StringValue:
-		if unknowns[k.StringValue] {
+// classify says what a property value (in its structpb form's JSON) stands
+// for. A secret or a known output value gives the value inside it; a byte
+// string gives its bytes as a string value.
+func classify(v any) (pkind, any) {
+	switch x := v.(type) {
+	case string:
+		if unknowns[x] {
 			return pUnknown, nil
 		}
-	case *structpb.Value_StructValue:
-		f := k.StructValue.GetFields()
-		sv, ok := f[sigKey]
+	case map[string]any:
+		sv, ok := x[sigKey]
 		if !ok {
 			return pPlain, v
 		}
-		switch sv.GetStringValue() {
+		switch sv {
 		case sigSecret:
-			if inner, ok := f["value"]; ok {
+			if inner, ok := x["value"]; ok {
 				return pSecret, inner
 			}
 		case sigOutput:
-			secret, marked := f["secret"]
-			if _, isBool := secret.GetKind().(*structpb.Value_BoolValue); marked && !isBool {
+			secret, marked := x["secret"]
+			if _, isBool := secret.(bool); marked && !isBool {
 				return pBad, nil
 			}
-			if deps, ok := f["dependencies"]; ok && !stringList(deps) {
+			if deps, ok := x["dependencies"]; ok && !stringList(deps) {
 				return pBad, nil
 			}
-			inner, known := f["value"]
+			inner, known := x["value"]
 			switch {
 			case !known:
 				return pUnknown, nil
-			case secret.GetBoolValue():
+			case secret == true:
 				return pSecret, inner
 			}
 			return classify(inner)
 		case sigByteString:
-			if b64, ok := f["value"].GetKind().(*structpb.Value_StringValue); ok {
-				if raw, err := base64.StdEncoding.DecodeString(b64.StringValue); err == nil {
-					return pPlain, structpb.NewStringValue(string(raw))
+			if b64, ok := x["value"].(string); ok {
+				if raw, err := base64.StdEncoding.DecodeString(b64); err == nil {
+					return pPlain, string(raw)
 				}
 			}
 		case sigAsset, sigArchive, sigResource:
 			return pSpecial, v
 		}
 		return pBad, nil
-	case nil:
-		return pBad, nil
 	}
 	return pPlain, v
 }
 
-func stringList(v *structpb.Value) bool {
-	l, ok := v.GetKind().(*structpb.Value_ListValue)
-	if !ok {
-		return false
+// kind is classify for a property value, and for plain JSON only whether
+// v is a secret.
+func kind(v any, props bool) (pkind, any) {
+	if props {
+		return classify(v)
 	}
-	for _, e := range l.ListValue.GetValues() {
-		if _, ok := e.GetKind().(*structpb.Value_StringValue); !ok {
+	if m, ok := v.(map[string]any); ok && isSecret(m) {
+		return pSecret, v
+	}
+	return pPlain, v
+}
+
+func stringList(v any) bool {
+	l, ok := v.([]any)
+	for _, e := range l {
+		if _, ok := e.(string); !ok {
 			return false
 		}
 	}
-	return true
+	return ok
 }
 
-// wellFormedValue reports whether v, and every value inside it, is one
-// the protocol has: replay then compares it as property values, else as
-// plain JSON.
-func wellFormedValue(v *structpb.Value) bool {
+// wellFormed reports whether v, and every value inside it, is one the
+// protocol has: it is then compared as property values, else as plain JSON.
+func wellFormed(v any) bool {
 	k, inner := classify(v)
 	switch k {
 	case pBad:
 		return false
 	case pSecret:
-		return wellFormedValue(inner)
+		return wellFormed(inner)
 	case pPlain:
-		switch x := inner.GetKind().(type) {
-		case *structpb.Value_ListValue:
-			for _, e := range x.ListValue.GetValues() {
-				if !wellFormedValue(e) {
-					return false
-				}
-			}
-		case *structpb.Value_StructValue:
-			for _, e := range x.StructValue.GetFields() {
-				if !wellFormedValue(e) {
+		switch x := inner.(type) {
+		case []any:
+			return !slices.ContainsFunc(x, func(e any) bool { return !wellFormed(e) })
+		case map[string]any:
+			for _, e := range x {
+				if !wellFormed(e) {
 					return false
 				}
 			}
@@ -324,88 +320,78 @@ func wellFormedValue(v *structpb.Value) bool {
 // hold, any two unknown values are equal. A map that is itself a secret's
 // envelope is taken for a secret.
 func (s *Set) Structs(root string, a, b *structpb.Struct) {
-	path := &node{root: root, index: -1}
-	va, vb := structpb.NewStructValue(a), structpb.NewStructValue(b)
-	if wellFormedValue(va) && wellFormedValue(vb) {
-		s.value(path, va, vb)
-		return
-	}
-	s.json(path, a.AsMap(), b.AsMap())
+	va, vb := any(a.AsMap()), any(b.AsMap())
+	props := wellFormed(va) && wellFormed(vb)
+	s.walk(&node{root: root, index: -1}, va, vb, props)
 }
 
-// union returns the keys of a and b, in order.
-func union[V, W any](a map[string]V, b map[string]W) []string {
-	keys := slices.Collect(mapKeys(a))
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-func (s *Set) fields(path *node, a, b map[string]*structpb.Value) {
-	for _, k := range union(a, b) {
-		va, inA := a[k]
-		vb, inB := b[k]
-		switch {
-		case !inA:
-			s.add(path.child(k), nil, s.render(vb))
-		case !inB:
-			s.add(path.child(k), s.render(va), nil)
-		default:
-			s.value(path.child(k), va, vb)
-		}
-	}
-}
-
-func (s *Set) value(path *node, a, b *structpb.Value) {
-	ka, ia := classify(a)
-	kb, ib := classify(b)
-	if s.show && ka == pSecret && kb == pSecret {
-		// Shown: two secrets differ in what they hold.
-		s.value(path, ia, ib)
+// walk compares a and b at path, as property values if props, else as
+// plain JSON.
+func (s *Set) walk(path *node, a, b any, props bool) {
+	ka, ia := kind(a, props)
+	kb, ib := kind(b, props)
+	if props && s.show && ka == pSecret && kb == pSecret {
+		s.walk(path, ia, ib, props) // shown: two secrets differ in what they hold
 		return
 	}
 	if ka == pPlain && kb == pPlain {
-		if oa, ok := ia.GetKind().(*structpb.Value_StructValue); ok {
-			if ob, ok := ib.GetKind().(*structpb.Value_StructValue); ok {
-				s.fields(path, oa.StructValue.GetFields(), ob.StructValue.GetFields())
+		switch x := ia.(type) {
+		case map[string]any:
+			if y, ok := ib.(map[string]any); ok {
+				for _, k := range union(x, y) {
+					va, inA := x[k]
+					vb, inB := y[k]
+					s.member(&node{parent: path, key: k, index: -1}, va, vb, inA, inB, props)
+				}
 				return
 			}
-		}
-		if la, ok := ia.GetKind().(*structpb.Value_ListValue); ok {
-			if lb, ok := ib.GetKind().(*structpb.Value_ListValue); ok {
-				xa, xb := la.ListValue.GetValues(), lb.ListValue.GetValues()
-				for i := range max(len(xa), len(xb)) {
-					switch {
-					case i >= len(xa):
-						s.add(path.at(i), nil, s.render(xb[i]))
-					case i >= len(xb):
-						s.add(path.at(i), s.render(xa[i]), nil)
-					default:
-						s.value(path.at(i), xa[i], xb[i])
-					}
+		case []any:
+			if y, ok := ib.([]any); ok {
+				for i := range max(len(x), len(y)) {
+					va, vb := at(x, i), at(y, i)
+					s.member(&node{parent: path, index: i}, va, vb, i < len(x), i < len(y), props)
 				}
 				return
 			}
 		}
 	}
-	if equal(a, b) {
-		return
-	}
-	if ka == pSecret && kb == pSecret {
+	switch {
+	case equal(a, b, props):
+	case !s.show && ka == pSecret && kb == pSecret:
 		// Two different secrets: say so without showing either.
 		s.add(path, func() string { return hiddenSecret }, func() string { return otherSecret })
-		return
+	default:
+		s.add(path, s.render(a, props), s.render(b, props))
 	}
-	s.add(path, s.render(a), s.render(b))
 }
 
-// equal reports whether two property values are the same value: output
-// values compare as what they hold, and any two unknown values are equal.
-func equal(a, b *structpb.Value) bool {
+func at(l []any, i int) any {
+	if i < len(l) {
+		return l[i]
+	}
+	return nil
+}
+
+// member compares a member of two maps or lists, present in a if inA and
+// in b if inB.
+func (s *Set) member(path *node, a, b any, inA, inB, props bool) {
+	switch {
+	case !inA:
+		s.add(path, nil, s.render(b, props))
+	case !inB:
+		s.add(path, s.render(a, props), nil)
+	default:
+		s.walk(path, a, b, props)
+	}
+}
+
+// equal reports whether two values are the same value: as property values
+// (props), output values compare as what they hold and any two unknown
+// values are equal; as plain JSON, by their JSON text.
+func equal(a, b any, props bool) bool {
+	if !props {
+		return jsonEqual(a, b)
+	}
 	ka, ia := classify(a)
 	kb, ib := classify(b)
 	if ka != kb {
@@ -413,45 +399,34 @@ func equal(a, b *structpb.Value) bool {
 	}
 	switch ka {
 	case pSecret:
-		return equal(ia, ib)
+		return equal(ia, ib, true)
 	case pUnknown:
 		return true
 	case pSpecial, pBad:
-		return proto.Equal(a, b)
+		return jsonEqual(a, b)
 	}
-	switch x := ia.GetKind().(type) {
-	case *structpb.Value_ListValue:
-		y, ok := ib.GetKind().(*structpb.Value_ListValue)
-		if !ok || len(x.ListValue.GetValues()) != len(y.ListValue.GetValues()) {
-			return false
-		}
-		for i, e := range x.ListValue.GetValues() {
-			if !equal(e, y.ListValue.GetValues()[i]) {
-				return false
-			}
-		}
-		return true
-	case *structpb.Value_StructValue:
-		y, ok := ib.GetKind().(*structpb.Value_StructValue)
-		if !ok || len(x.StructValue.GetFields()) != len(y.StructValue.GetFields()) {
-			return false
-		}
-		for k, e := range x.StructValue.GetFields() {
-			f, ok := y.StructValue.GetFields()[k]
-			if !ok || !equal(e, f) {
-				return false
-			}
-		}
-		return true
+	switch x := ia.(type) {
+	case []any:
+		y, ok := ib.([]any)
+		return ok && slices.EqualFunc(x, y, func(e, f any) bool { return equal(e, f, true) })
+	case map[string]any:
+		y, ok := ib.(map[string]any)
+		return ok && maps.EqualFunc(x, y, func(e, f any) bool { return equal(e, f, true) })
 	}
-	return proto.Equal(ia, ib)
+	return ia == ib // scalars; a scalar and a list or an object differ
+}
+
+func jsonEqual(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
 // render returns the function that writes v short.
-func (s *Set) render(v *structpb.Value) func() string {
+func (s *Set) render(v any, props bool) func() string {
 	return func() string {
 		w := &limited{max: s.bounds.Value, show: s.show}
-		writeValue(w, v)
+		w.value(v, props)
 		return w.String()
 	}
 }
@@ -475,80 +450,103 @@ func (w *limited) WriteString(s string) {
 
 func (w *limited) String() string { return clip(w.b.String(), w.max) }
 
-// writeValue writes a property value in a JSON-like form: strings quoted,
-// objects with their keys in order, a secret as [secret], an unknown value
-// as [unknown], an asset or archive by its hash, a resource reference by
-// its URN.
-func writeValue(w *limited, v *structpb.Value) {
+// value writes v: a property value (props) in a JSON-like form, strings
+// quoted, objects with their keys in order and ", " between members, a
+// secret as [secret] or secret(…), an unknown value as [unknown], an asset
+// or archive by its hash, a resource reference by its URN; plain JSON
+// compactly, keys in order, a secret envelope as [secret] unless shown.
+func (w *limited) value(v any, props bool) {
 	if w.full() {
 		return
 	}
-	k, inner := classify(v)
+	k, inner := kind(v, props)
 	switch k {
 	case pSecret:
-		if !w.show {
+		switch {
+		case !w.show:
 			w.WriteString(hiddenSecret)
 			return
+		case props:
+			w.WriteString("secret(")
+			w.value(inner, true)
+			w.WriteString(")")
+			return
 		}
-		w.WriteString("secret(")
-		writeValue(w, inner)
-		w.WriteString(")")
-		return
 	case pUnknown:
-		w.WriteString(unknownWord)
+		w.WriteString("[unknown]")
 		return
 	case pSpecial:
-		f := v.GetStructValue().GetFields()
-		switch f[sigKey].GetStringValue() {
+		f := v.(map[string]any)
+		switch f[sigKey] {
 		case sigResource:
-			w.WriteString("resource(" + f["urn"].GetStringValue() + ")")
+			w.WriteString("resource(" + str(f["urn"]) + ")")
 		case sigAsset:
-			w.WriteString("asset(" + f["hash"].GetStringValue() + ")")
+			w.WriteString("asset(" + str(f["hash"]) + ")")
 		default:
-			w.WriteString("archive(" + f["hash"].GetStringValue() + ")")
+			w.WriteString("archive(" + str(f["hash"]) + ")")
 		}
 		return
 	case pBad:
-		writeJSON(w, v.AsInterface())
+		w.value(v, false)
 		return
 	}
-	switch x := inner.GetKind().(type) {
-	case *structpb.Value_NullValue:
-		w.WriteString("null")
-	case *structpb.Value_BoolValue:
-		w.WriteString(strconv.FormatBool(x.BoolValue))
-	case *structpb.Value_NumberValue:
-		w.WriteString(strconv.FormatFloat(x.NumberValue, 'f', -1, 64))
-	case *structpb.Value_StringValue:
-		w.WriteString(strconv.Quote(x.StringValue))
-	case *structpb.Value_ListValue:
+	sep, colon := ",", ":"
+	if props {
+		sep, colon = ", ", ": "
+	}
+	switch x := inner.(type) {
+	case []any:
 		w.WriteString("[")
-		for i, e := range x.ListValue.GetValues() {
+		for i, e := range x {
 			if i > 0 {
-				w.WriteString(", ")
+				w.WriteString(sep)
 			}
-			writeValue(w, e)
-			if w.full() {
+			if w.value(e, props); w.full() {
 				return
 			}
 		}
 		w.WriteString("]")
-	case *structpb.Value_StructValue:
-		f := x.StructValue.GetFields()
+	case map[string]any:
 		w.WriteString("{")
-		for i, k := range slices.Sorted(mapKeys(f)) {
+		for i, k := range slices.Sorted(maps.Keys(x)) {
 			if i > 0 {
-				w.WriteString(", ")
+				w.WriteString(sep)
 			}
-			w.WriteString(strconv.Quote(k) + ": ")
-			writeValue(w, f[k])
-			if w.full() {
+			w.scalar(k, props)
+			w.WriteString(colon)
+			if w.value(x[k], props); w.full() {
 				return
 			}
 		}
 		w.WriteString("}")
+	default:
+		w.scalar(x, props)
 	}
 }
+
+// scalar writes a number, a string, a bool or null: as a property value
+// (props), a number in full and a string Go-quoted; else as JSON.
+func (w *limited) scalar(v any, props bool) {
+	switch x := v.(type) {
+	case float64:
+		if props {
+			w.WriteString(strconv.FormatFloat(x, 'f', -1, 64))
+			return
+		}
+	case string:
+		if props {
+			w.WriteString(strconv.Quote(x))
+			return
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte("null")
+	}
+	w.WriteString(string(b))
+}
+
+func str(v any) string { s, _ := v.(string); return s }
 
 // isSecret reports whether a decoded JSON object is a secret: a property
 // value's envelope ({sig: secret, "value": …}), a checkpoint's ({sig:
@@ -581,12 +579,10 @@ func Redact(v any) any {
 		for k, e := range x {
 			x[k] = Redact(e)
 		}
-		return x
 	case []any:
 		for i, e := range x {
 			x[i] = Redact(e)
 		}
-		return x
 	}
 	return v
 }
@@ -595,12 +591,12 @@ func Redact(v any) any {
 // field by field, through the protocol's JSON form, so that every field the
 // protocol adds is compared too.
 func (s *Set) Options(root string, a, b proto.Message) {
-	s.json(&node{root: root, index: -1}, OptionMap(a), OptionMap(b))
+	s.walk(&node{root: root, index: -1}, OptionMap(a), OptionMap(b), false)
 }
 
 // OptionMap returns the protocol's JSON form of an option message, decoded,
-// without the fields at their zero value: an SDK sets protect: false where
-// the request left it out, which is no change.
+// without the fields at their zero value (null, false, "", [] or {}): an
+// SDK sets protect: false where the request left it out, which is no change.
 func OptionMap(m proto.Message) map[string]any {
 	out := map[string]any{}
 	if m == nil || !m.ProtoReflect().IsValid() {
@@ -611,141 +607,11 @@ func OptionMap(m proto.Message) map[string]any {
 		return map[string]any{}
 	}
 	for k, v := range out {
-		if zero(v) {
+		if empty, err := json.Marshal(v); err == nil && slices.Contains([]string{"null", "false", `""`, "[]", "{}"}, string(empty)) {
 			delete(out, k)
 		}
 	}
 	return out
-}
-
-func zero(v any) bool {
-	switch v := v.(type) {
-	case nil:
-		return true
-	case bool:
-		return !v
-	case string:
-		return v == ""
-	case []any:
-		return len(v) == 0
-	case map[string]any:
-		return len(v) == 0
-	}
-	return false
-}
-
-// json compares two decoded JSON values, a secret envelope as a secret.
-func (s *Set) json(path *node, a, b any) {
-	if ma, ok := a.(map[string]any); ok && !isSecret(ma) {
-		if mb, ok := b.(map[string]any); ok && !isSecret(mb) {
-			for _, k := range union(ma, mb) {
-				va, inA := ma[k]
-				vb, inB := mb[k]
-				switch {
-				case !inA:
-					s.add(path.child(k), nil, s.renderJSON(vb))
-				case !inB:
-					s.add(path.child(k), s.renderJSON(va), nil)
-				default:
-					s.json(path.child(k), va, vb)
-				}
-			}
-			return
-		}
-	}
-	if xa, ok := a.([]any); ok {
-		if xb, ok := b.([]any); ok {
-			for i := range max(len(xa), len(xb)) {
-				switch {
-				case i >= len(xa):
-					s.add(path.at(i), nil, s.renderJSON(xb[i]))
-				case i >= len(xb):
-					s.add(path.at(i), s.renderJSON(xa[i]), nil)
-				default:
-					s.json(path.at(i), xa[i], xb[i])
-				}
-			}
-			return
-		}
-	}
-	if jsonEqual(a, b) {
-		return
-	}
-	if !s.show && secretJSON(a) && secretJSON(b) {
-		s.add(path, func() string { return hiddenSecret }, func() string { return otherSecret })
-		return
-	}
-	s.add(path, s.renderJSON(a), s.renderJSON(b))
-}
-
-func secretJSON(v any) bool {
-	m, ok := v.(map[string]any)
-	return ok && isSecret(m)
-}
-
-func jsonEqual(a, b any) bool {
-	ja, errA := json.Marshal(a)
-	jb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && bytes.Equal(ja, jb)
-}
-
-func (s *Set) renderJSON(v any) func() string {
-	return func() string {
-		w := &limited{max: s.bounds.Value, show: s.show}
-		writeJSON(w, v)
-		return w.String()
-	}
-}
-
-// writeJSON writes decoded JSON compactly, keys in order, a secret
-// envelope as [secret].
-func writeJSON(w *limited, v any) {
-	if w.full() {
-		return
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		if isSecret(x) && !w.show {
-			w.WriteString(hiddenSecret)
-			return
-		}
-		w.WriteString("{")
-		for i, k := range slices.Sorted(mapKeys(x)) {
-			if i > 0 {
-				w.WriteString(",")
-			}
-			writeScalar(w, k)
-			w.WriteString(":")
-			writeJSON(w, x[k])
-			if w.full() {
-				return
-			}
-		}
-		w.WriteString("}")
-	case []any:
-		w.WriteString("[")
-		for i, e := range x {
-			if i > 0 {
-				w.WriteString(",")
-			}
-			writeJSON(w, e)
-			if w.full() {
-				return
-			}
-		}
-		w.WriteString("]")
-	default:
-		writeScalar(w, x)
-	}
-}
-
-func writeScalar(w *limited, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		w.WriteString("null")
-		return
-	}
-	w.WriteString(string(b))
 }
 
 // States compares two migration states (JSON arrays of checkpoint
@@ -753,9 +619,8 @@ func writeScalar(w *limited, v any) {
 // its index there, one the new state lacks at its index in the old. A
 // state that is not such an array is compared whole, at "state".
 func (s *Set) States(a, b []byte) {
-	ra, errA := decodeState(a)
-	rb, errB := decodeState(b)
-	if errA != nil || errB != nil {
+	var ra, rb []map[string]any
+	if decodeState(a, &ra) != nil || decodeState(b, &rb) != nil {
 		if !bytes.Equal(a, b) {
 			s.add(&node{root: "state", index: -1}, s.stateText(a), s.stateText(b))
 		}
@@ -770,18 +635,16 @@ func (s *Set) States(a, b []byte) {
 	kept := map[int]bool{}
 	for i, r := range rb {
 		p := &node{root: "state[" + strconv.Itoa(i) + "]", index: -1}
-		u, _ := r["urn"].(string)
-		j, ok := old[u]
-		if !ok {
-			s.add(p, nil, s.renderJSON(r))
-			continue
+		var was any
+		j, ok := old[str(r["urn"])]
+		if ok {
+			was, kept[j] = ra[j], true
 		}
-		kept[j] = true
-		s.json(p, ra[j], r)
+		s.member(p, was, r, ok, true, false)
 	}
 	for j, r := range ra {
 		if !kept[j] {
-			s.add(&node{root: "state[" + strconv.Itoa(j) + "]", index: -1}, s.renderJSON(r), nil)
+			s.add(&node{root: "state[" + strconv.Itoa(j) + "]", index: -1}, s.render(r, false), nil)
 		}
 	}
 }
@@ -792,23 +655,15 @@ func (s *Set) stateText(b []byte) func() string {
 	if len(b) == 0 {
 		return nil
 	}
-	return func() string {
-		var v any
-		if json.Unmarshal(b, &v) != nil {
-			return "[not JSON]"
-		}
-		w := &limited{max: s.bounds.Value, show: s.show}
-		writeJSON(w, v)
-		return w.String()
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return func() string { return "[not JSON]" }
 	}
+	return s.render(v, false)
 }
 
-func decodeState(b []byte) ([]map[string]any, error) {
-	var out []map[string]any
+func decodeState(b []byte, out *[]map[string]any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	if err := dec.Decode(&out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return dec.Decode(out)
 }
