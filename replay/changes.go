@@ -178,24 +178,16 @@ func (d *differ) with(f func(s *changes.Set)) {
 	}
 }
 
-func (d *differ) scalar(path, a, b string) {
-	d.with(func(s *changes.Set) { s.Scalar(path, a, b) })
+func (d *differ) scalar(path, a, b string) { d.with(func(s *changes.Set) { s.Scalar(path, a, b) }) }
+func (d *differ) states(a, b []byte)       { d.with(func(s *changes.Set) { s.States(a, b) }) }
+func (d *differ) successors(a, b map[string]string) {
+	d.with(func(s *changes.Set) { s.Successors(a, b) })
 }
-
 func (d *differ) structs(root string, a, b *structpb.Struct) {
 	d.with(func(s *changes.Set) { s.Structs(root, a, b) })
 }
-
 func (d *differ) options(root string, a, b proto.Message) {
 	d.with(func(s *changes.Set) { s.Options(root, a, b) })
-}
-
-func (d *differ) states(a, b []byte) {
-	d.with(func(s *changes.Set) { s.States(a, b) })
-}
-
-func (d *differ) successors(a, b map[string]string) {
-	d.with(func(s *changes.Set) { s.Successors(a, b) })
 }
 
 // messageMap is an option message as IgnorePaths' tree holds it, as Changes compares it.

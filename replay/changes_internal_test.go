@@ -15,10 +15,11 @@ import (
 	"github.com/langhost/callbacks/internal/wire"
 )
 
-// properties converts a Struct into the SDK's property values with
-// internal/wire, as a test that reads recorded payloads does; false where
-// the SDK's plugin.UnmarshalProperties refuses it
-// (TestPropertiesDecodeAsTheSDK).
+// properties decodes a Struct into the SDK's property values with
+// internal/wire, recovering from the SDK's panics; false where it refuses.
+// TestPropertiesDecodeAsTheSDK holds it to the SDK on the payloads a log
+// holds. Changes does not decode so: internal/changes compares the
+// structpb form.
 func properties(s *structpb.Struct) (m resource.PropertyMap, ok bool) {
 	if s == nil {
 		return resource.PropertyMap{}, true
