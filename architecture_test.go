@@ -20,7 +20,7 @@ var layers = []struct {
 	name string
 	pkgs []string
 }{
-	{"wire", []string{"internal/wire/...", "internal/callsite", "internal/calllog"}},
+	{"wire", []string{"internal/wire/...", "internal/callsite", "internal/calllog", "internal/changes"}},
 	{"core", []string{""}},
 	{"monitor", []string{"monitor"}},
 	{"registration", []string{"internal/registration", "internal/transformcore"}},
@@ -34,11 +34,20 @@ var layers = []struct {
 // the library never imports. The engine side may import its own packages;
 // of it, the simulator and the conformance kit (wireOnly) import none of
 // the library, so that they speak only the wire, and replay and callbacklog
-// may import the library as its users do.
+// import the library's public packages as its users do and, of its internal
+// packages, only those internalOf names.
 var (
 	applications = []string{"examples/...", "integration/...", "bench/...", "cmd/bigpayload", "cmd/soak"}
 	wireOnly     = []string{"enginetest/...", "cmd/callbackconform/..."}
 	engineSide   = append([]string{"replay", "cmd/callbacklog"}, wireOnly...)
+	// internalOf are the library's internal packages an engine-side
+	// package may import: replay says what a call changed with the differ
+	// the records of calls use; callbacklog reads those records (their
+	// schema) and converts the property maps of Pulumi's log.
+	internalOf = map[string][]string{
+		"replay":          {"internal/changes"},
+		"cmd/callbacklog": {"internal/calllog", "internal/wire"},
+	}
 )
 
 func matches(rel string, patterns []string) bool {
@@ -110,6 +119,8 @@ func importProblems(pkg string, imports []string) []string {
 		switch {
 		case at < 0 && to >= 0 && matches(pkg, wireOnly):
 			problems = append(problems, fmt.Sprintf("%s must speak only the wire, but imports %s (%s layer)", name(pkg), imp, layers[to].name))
+		case at < 0 && to >= 0 && matches(rel, []string{"internal/..."}) && !slices.Contains(internalOf[pkg], rel):
+			problems = append(problems, fmt.Sprintf("%s (engine side) imports %s, an internal package of the library that internalOf does not give it", name(pkg), imp))
 		case at < 0 && to < 0 && !matches(rel, engineSide):
 			problems = append(problems, fmt.Sprintf("%s (engine side) imports %s, which is neither the library nor the engine side", name(pkg), imp))
 		case at >= 0 && to < 0 && matches(rel, engineSide):
@@ -141,7 +152,10 @@ func TestImportProblems(t *testing.T) {
 		{"enginetest", []string{module + "/enginetest/internal/x", "google.golang.org/grpc"}, ""},
 		{"enginetest", []string{module + "/internal/wire"}, "must speak only the wire"},
 		{"cmd/callbackconform", []string{module + "/replay"}, ""},
-		{"replay", []string{module, module + "/enginetest"}, ""},
+		{"replay", []string{module, module + "/enginetest", module + "/internal/changes"}, ""},
+		{"replay", []string{module + "/internal/wire"}, "an internal package of the library that internalOf does not give it"},
+		{"cmd/callbacklog", []string{module + "/internal/calllog", module + "/transforms"}, ""},
+		{"cmd/callbacklog", []string{module + "/internal/changes"}, "internal package of the library"},
 		{"cmd/callbacklog", []string{module, module + "/replay"}, ""},
 		{"replay", []string{module + "/examples/readme"}, "neither the library nor the engine side"},
 		{"program", []string{module + "/enginetest"}, "of the engine side, which the library never imports"},

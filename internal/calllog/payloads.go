@@ -9,6 +9,8 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/langhost/callbacks/internal/changes"
 )
 
 // This file writes a call's request and answer for a record, when the
@@ -85,32 +87,9 @@ func PayloadJSON(kind string, request bool, b []byte) (string, error) {
 		}
 		v[f] = state
 	}
-	out, err := json.Marshal(redact(v))
+	out, err := json.Marshal(changes.Redact(v))
 	if err != nil {
 		return "", err
 	}
 	return string(out), nil
-}
-
-// redact returns v with the value of every secret inside it replaced.
-func redact(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		if isSecret(x) {
-			if _, known := x["value"]; x[sigKey] == sigOutput && !known {
-				return map[string]any{sigKey: sigOutput, "secret": true}
-			}
-			return map[string]any{sigKey: sigSecret, "value": hiddenSecret}
-		}
-		for k, e := range x {
-			x[k] = redact(e)
-		}
-		return x
-	case []any:
-		for i, e := range x {
-			x[i] = redact(e)
-		}
-		return x
-	}
-	return v
 }
