@@ -591,6 +591,9 @@ func Redact(v any) any {
 // field by field, through the protocol's JSON form, so that every field the
 // protocol adds is compared too.
 func (s *Set) Options(root string, a, b proto.Message) {
+	if proto.Equal(a, b) { // most calls: no need for the JSON forms
+		return
+	}
 	s.walk(&node{root: root, index: -1}, OptionMap(a), OptionMap(b), false)
 }
 
