@@ -38,7 +38,7 @@ var layers = []struct {
 var (
 	applications = []string{"examples/...", "integration/...", "bench/...", "cmd/bigpayload", "cmd/soak"}
 	wireOnly     = []string{"enginetest/...", "cmd/callbackconform/..."}
-	engineSide   = append([]string{"replay", "cmd/callbacklog"}, wireOnly...)
+	engineSide   = append([]string{"replay", "cmd/callbacklog", "internal/redact"}, wireOnly...)
 )
 
 func matches(rel string, patterns []string) bool {

@@ -26,9 +26,10 @@ const Removed = "[scrubbed: "
 // unrelated text.
 const MinSubstring = 6
 
-// IsPlaceholder reports whether s is a placeholder a scrubber wrote.
+// IsPlaceholder reports whether s is a placeholder a scrubber wrote, or
+// "[secret]", which the module writes in place of a secret it hides.
 func IsPlaceholder(s string) bool {
-	return strings.HasPrefix(s, "[secret ") || strings.HasPrefix(s, "[config ") || strings.HasPrefix(s, Removed)
+	return strings.HasPrefix(s, "[secret ") || strings.HasPrefix(s, "[config ") || strings.HasPrefix(s, Removed) || s == "[secret]"
 }
 
 // IsSecret reports whether m is a secret: a property value's envelope
@@ -89,6 +90,9 @@ func (t *Table) Placeholder(v any, secret bool) string {
 // Note gives v its placeholder and notes the strings it holds (a number
 // as its text), so that Replace finds them wherever they appear.
 func (t *Table) Note(v any, secret bool) string {
+	if s, ok := v.(string); ok && IsPlaceholder(s) {
+		return s
+	}
 	ph := t.Placeholder(v, secret)
 	t.note(v, secret)
 	return ph
