@@ -17,7 +17,6 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/redact"
 )
 
@@ -40,11 +39,10 @@ var isSecretEnvelope = redact.IsSecret
 //   - every value of the program's configuration (LanguageRuntime/Run,
 //     either of its entries, and GetDeploymentInfo) and of the providers'
 //     (CheckConfig, DiffConfig, Configure) is replaced;
-//   - a string equal to a secret met before or to a value of the program's
-//     configuration is replaced wherever it is, in any entry and inside
-//     the callback payloads; one of six bytes or more is replaced inside
-//     longer strings too, a shorter one ("1", "true", "eu") only where a
-//     whole string equals it. A configuration value that is not secret and names the
+//   - a string equal to a secret or to a value of the program's
+//     configuration is replaced wherever it is, in any entry and inside the
+//     callback payloads; one of six bytes or more is replaced inside longer
+//     strings too. A configuration value that is not secret and names the
 //     project, the stack or the organization is left outside the
 //     configuration: the log names them everywhere, and a replay needs
 //     them. An entry's own members (method, progress, metadata, timestamp,
@@ -61,15 +59,12 @@ var isSecretEnvelope = redact.IsSecret
 // byte for byte.
 //
 // When src is an io.Seeker (a file), Scrub reads the whole log once to
-// learn every secret and configuration value, then goes back and scrubs it,
-// so a value is replaced even before the entry that marks it secret or
-// gives it as configuration: a secret that a provider's error, a hook's
-// refusal or a name repeats before the payload that marks it. A src read
-// once (a pipe) knows a value from the first entry that marks or gives it
-// on: in a log of two entries per call, the Run's request_started comes
-// before anything else, but a secret met first in clear, and a log of one
-// entry per call, which writes its Run entry last, leave what comes before
-// in clear. Scrub a file, not a pipe.
+// learn every value, then goes back and scrubs it, so a value is replaced
+// even before the entry that marks it secret or gives it as configuration
+// (a provider's error or a hook's refusal that repeats a secret). A src
+// read once (a pipe) knows a value from the entry that marks or gives it
+// on: a log of one entry per call writes its Run entry last. Scrub a file,
+// not a pipe.
 //
 // Scrub holds one line at a time, plus, in a log of one entry per call, the
 // lines after a call that waits for its token's registration. It returns
@@ -78,9 +73,7 @@ func Scrub(dst io.Writer, src io.Reader) error {
 	t := redact.New()
 	if rs, ok := src.(io.ReadSeeker); ok {
 		if start, err := rs.Seek(0, io.SeekCurrent); err == nil {
-			// A first pass learns every secret and configuration value,
-			// wherever the log first tells it, and writes nothing.
-			if err := (&scrubber{t: t}).run(io.Discard, rs); err != nil {
+			if err := scrubOnce(t, io.Discard, rs); err != nil {
 				return err
 			}
 			if _, err := rs.Seek(start, io.SeekStart); err != nil {
@@ -88,22 +81,21 @@ func Scrub(dst io.Writer, src io.Reader) error {
 			}
 		}
 	}
-	return (&scrubber{t: t}).run(dst, src)
+	return scrubOnce(t, dst, src)
 }
 
 type scrubber struct {
-	rd   *reader         // reads the log and learns the tokens, as Read does
-	t    *redact.Table   // the placeholders of the values met so far
-	leaf func(v any) any // scrubLeaf
+	rd   *reader       // reads the log and learns the tokens, as Read does
+	t    *redact.Table // the placeholders of the values met so far
+	leaf func(any) any // scrubLeaf
 }
 
-// run scrubs the log src into dst, reading it as Read does: the reader
-// learns the tokens, and holds the lines after a call that waits for its
-// token's registration.
-func (s *scrubber) run(dst io.Writer, src io.Reader) error {
-	s.rd = newReader(src)
-	s.rd.scrub = s
-	s.leaf = s.scrubLeaf
+// scrubOnce scrubs the log src into dst with the values t knows, reading
+// it as Read does: the reader learns the tokens, and holds the lines after
+// a call that waits for its token's registration.
+func scrubOnce(t *redact.Table, dst io.Writer, src io.Reader) error {
+	s := &scrubber{rd: newReader(src), t: t}
+	s.rd.scrub, s.leaf = s, s.scrubLeaf
 	w := bufio.NewWriterSize(dst, 64<<10)
 	var err error
 	s.rd.run(func(h *held) bool {
@@ -178,18 +170,39 @@ func (s *scrubber) finish(l *held) {
 }
 
 // entry scrubs the entry of line n; it returns line when nothing changed
-// and line is not nil.
+// and line is not nil. An entry's members are walked but its own (method,
+// progress, …) and, in a call, the payloads, which are base64.
 func (s *scrubber) entry(n int, method string, entry map[string]any, token string, line []byte) []byte {
 	changed := false
 	if method == invokeMethod {
-		changed = s.payloads(entry, token)
+		for _, k := range [...]string{"request", "response"} {
+			obj, _ := entry[k].(map[string]any)
+			if raw, ok := obj[k]; ok {
+				if out := s.payload(token, k, raw); raw != any(out) {
+					obj[k], changed = out, true
+				}
+			}
+		}
 	}
 	changed = s.config(method, entry) || changed
-	before := len(s.t.Noted())
-	s.walkEntry(entry, method == invokeMethod, &changed)
-	if len(s.t.Noted()) != before {
-		// Secrets met in this line are replaced in all of it.
-		s.walkEntry(entry, method == invokeMethod, &changed)
+	for range 2 { // secrets met in this line are replaced in all of it
+		before := len(s.t.Noted())
+		for _, k := range redact.SortedKeys(entry) {
+			obj, isObj := entry[k].(map[string]any)
+			payload, isCall := obj[k]
+			switch {
+			case k == "method" || k == "progress" || k == "metadata" || k == "timestamp" || k == "duration":
+			case isObj && isCall && method == invokeMethod:
+				delete(obj, k)
+				s.t.Walk(obj, s.leaf, &changed)
+				obj[k] = payload
+			default:
+				entry[k] = s.t.Walk(entry[k], s.leaf, &changed)
+			}
+		}
+		if len(s.t.Noted()) == before {
+			break
+		}
 	}
 	if !changed && line != nil {
 		return bytes.Clone(line)
@@ -219,8 +232,8 @@ func (s *scrubber) plain(method string, line []byte) bool {
 		return false
 	}
 	for str := range noted {
-		if escapes(str) {
-			return false
+		if strings.ContainsFunc(str, func(r rune) bool { return r < 0x20 || r >= 0x7f || strings.ContainsRune("\"\\<>&", r) }) {
+			return false // JSON may escape it
 		}
 		if len(str) < redact.MinSubstring {
 			str = `"` + str + `"` // replaced only as a whole string
@@ -232,62 +245,31 @@ func (s *scrubber) plain(method string, line []byte) bool {
 	return true
 }
 
-// escapes reports whether JSON text may show s otherwise than as its bytes.
-func escapes(s string) bool {
-	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r >= 0x7f || strings.ContainsRune("\"\\<>&", r) })
-}
-
-// payloads scrubs a Callbacks/Invoke entry's request and response payloads
-// by the kind of token; it reports whether it changed them.
-func (s *scrubber) payloads(entry map[string]any, token string) bool {
-	r := s.rd.tokens[token]
-	var why string
-	switch {
-	case token == "":
-		why = "a call with no token"
-	case r == nil:
-		why = "a token this log never registered, so its kind is unknown"
-	case r.kind == 0:
-		why = "a callback kind this module does not know, registered by " + r.method
-	}
-	changed := false
-	for _, k := range [...]string{"request", "response"} {
-		obj, _ := entry[k].(map[string]any)
-		raw, ok := obj[k]
-		if !ok {
-			continue
-		}
-		str, isText := raw.(string)
-		switch {
-		case isText && strings.HasPrefix(str, scrubbedPrefix):
-			continue
-		case why != "":
-			str = scrubbedPrefix + "payload of " + why + "]"
-		case !isText:
-			str = scrubbedPrefix + "payload that is not base64 text]"
-		default:
-			str = s.payload(r.kind, k, str)
-		}
-		if raw != any(str) {
-			obj[k], changed = str, true
-		}
-	}
-	return changed
-}
-
-// payload scrubs one base64 payload of kind k, its request or response
-// (what).
-func (s *scrubber) payload(k callbacks.Kind, what, b64 string) string {
+// payload returns a call's payload raw, its request or response (what),
+// scrubbed by the kind of its token.
+func (s *scrubber) payload(token, what string, raw any) string {
+	removed := func(why string) string { return scrubbedPrefix + "payload " + why + "]" }
+	b64, isText := raw.(string)
 	bs, err := base64.StdEncoding.DecodeString(b64)
-	if err != nil {
-		return scrubbedPrefix + "payload that is not valid base64]"
+	r := s.rd.tokens[token]
+	switch {
+	case isText && strings.HasPrefix(b64, scrubbedPrefix):
+		return b64
+	case token == "":
+		return removed("of a call with no token")
+	case r == nil:
+		return removed("of a token this log never registered, so its kind is unknown")
+	case r.kind == 0:
+		return removed("of a callback kind this module does not know, registered by " + r.method)
+	case !isText || err != nil:
+		return removed("that is not valid base64")
 	}
-	m, res := newMessages(k)
+	m, res := newMessages(r.kind)
 	if what == "response" {
 		m = res
 	}
 	if proto.Unmarshal(bs, m) != nil {
-		return fmt.Sprintf("%spayload that does not decode as a %v %s]", scrubbedPrefix, k, what)
+		return removed(fmt.Sprintf("that does not decode as a %v %s", r.kind, what))
 	}
 	before := len(s.t.Noted())
 	changed := s.message(m.ProtoReflect())
@@ -300,7 +282,7 @@ func (s *scrubber) payload(k callbacks.Kind, what, b64 string) string {
 	}
 	out, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	if err != nil {
-		return fmt.Sprintf("%spayload that could not be encoded again as a %v %s]", scrubbedPrefix, k, what)
+		return removed(fmt.Sprintf("that could not be encoded again as a %v %s", r.kind, what))
 	}
 	return base64.StdEncoding.EncodeToString(out)
 }
@@ -321,10 +303,10 @@ func (s *scrubber) message(m protoreflect.Message) bool {
 		return s.fields(m)
 	}
 	changed := false
-	pv, err := structpb.NewValue(s.t.Walk(v, s.leaf, &changed))
-	if !changed {
+	if v = s.t.Walk(v, s.leaf, &changed); !changed {
 		return false
 	}
+	pv, err := structpb.NewValue(v)
 	if err != nil {
 		pv = structpb.NewNullValue()
 	}
@@ -353,9 +335,15 @@ func (s *scrubber) fields(m protoreflect.Message) bool {
 				set(protoreflect.ValueOfString(r))
 				changed = true
 			}
-		case isState(fd):
-			if st, ok := s.state(v.Bytes()); ok {
-				set(protoreflect.ValueOfBytes(st))
+		case isState(fd) && len(v.Bytes()) > 0:
+			state, ok := redact.Decode(v.Bytes())
+			c := false
+			if state = s.t.Walk(state, s.leaf, &c); !ok || c {
+				out, err := redact.Encode(state)
+				if !ok || err != nil {
+					out, _ = json.Marshal(scrubbedPrefix + "a state that is not JSON]")
+				}
+				set(protoreflect.ValueOfBytes(out))
 				changed = true
 			}
 		}
@@ -390,69 +378,13 @@ func (s *scrubber) fields(m protoreflect.Message) bool {
 	return changed
 }
 
-// state scrubs a migration's JSON state; a state that is not JSON is
-// replaced whole.
-func (s *scrubber) state(b []byte) ([]byte, bool) {
-	v, ok := redact.Decode(b)
-	switch {
-	case len(b) == 0:
-		return b, false
-	case !ok:
-		out, _ := json.Marshal(scrubbedPrefix + "a state that is not JSON]")
-		return out, true
-	}
-	changed := false
-	v = s.t.Walk(v, s.leaf, &changed)
-	if !changed {
-		return b, false
-	}
-	out, err := redact.Encode(v)
-	if err != nil {
-		out, _ = json.Marshal(scrubbedPrefix + "a state that could not be encoded again]")
-	}
-	return out, true
-}
-
-// envelope lists an entry's own members, which say what the entry is and
-// hold nothing of the deployment: they are never replaced, so that a
-// configuration value such as "server" leaves the log readable.
-var envelope = [...]string{"method", "progress", "metadata", "timestamp", "duration"}
-
-// walkEntry scrubs an entry's members but its envelope, and not a call's
-// payloads, which are base64 and scrubbed by payloads.
-func (s *scrubber) walkEntry(entry map[string]any, invoke bool, changed *bool) {
-	type kept struct {
-		obj map[string]any
-		k   string
-		v   any
-	}
-	var keep []kept
-	for _, k := range envelope {
-		if v, ok := entry[k]; ok {
-			keep = append(keep, kept{entry, k, v})
-		}
-	}
-	for _, k := range [...]string{"request", "response"} {
-		if obj, ok := entry[k].(map[string]any); ok && invoke {
-			if v, ok := obj[k]; ok {
-				keep = append(keep, kept{obj, k, v})
-			}
-		}
-	}
-	for _, x := range keep {
-		delete(x.obj, x.k)
-	}
-	s.t.Walk(entry, s.leaf, changed)
-	for _, x := range keep {
-		x.obj[x.k] = x.v
-	}
-}
-
 // scrubLeaf scrubs a scalar of the log: a string holding secrets or
 // configuration values.
 func (s *scrubber) scrubLeaf(v any) any {
 	if str, ok := v.(string); ok {
-		return s.replace(str)
+		if r := s.replace(str); r != str {
+			return r
+		}
 	}
 	return v
 }
@@ -468,54 +400,46 @@ func (s *scrubber) replace(str string) string {
 
 // config replaces the configuration values of an entry of the language
 // host's Run, GetDeploymentInfo, or a provider's CheckConfig, DiffConfig or
-// Configure.
+// Configure, and notes the program's, so that they are replaced wherever
+// they appear. The project's, stack's and organization's names are noted
+// only as secrets.
 func (s *scrubber) config(method string, entry map[string]any) bool {
 	changed := false
-	req, _ := entry["request"].(map[string]any)
-	res, _ := entry["response"].(map[string]any)
-	switch {
-	case method == runMethod:
-		s.program(req, &changed)
-	case method == deploymentInfo:
-		s.program(res, &changed)
-	case providerConfig[method]:
-		for _, body := range []map[string]any{req, res} {
+	body, _ := entry["request"].(map[string]any)
+	if method == deploymentInfo {
+		body, _ = entry["response"].(map[string]any)
+	}
+	if providerConfig[method] {
+		leaf := s.configLeaf(false, false)
+		for _, k := range [...]string{"request", "response"} {
+			body, _ := entry[k].(map[string]any)
 			for _, k := range [...]string{"olds", "news", "oldInputs", "inputs", "args", "variables"} {
 				if v, ok := body[k]; ok {
-					body[k] = s.t.Walk(v, s.configLeaf(false, false), &changed)
+					body[k] = s.t.Walk(v, leaf, &changed)
 				}
 			}
 		}
 	}
-	return changed
-}
-
-// program replaces the program's configuration in a RunRequest or a
-// DeploymentInfo, and notes every value, so that replace finds it
-// wherever it appears after.
-func (s *scrubber) program(body map[string]any, changed *bool) {
+	if method != runMethod && method != deploymentInfo {
+		return changed
+	}
 	for _, k := range [...]string{"project", "stack", "organization"} {
 		if name, ok := body[k].(string); ok && name != "" {
 			s.t.Names[name] = true
 		}
 	}
-	secretKeys := map[string]bool{}
 	keys, _ := body["configSecretKeys"].([]any)
-	for _, k := range keys {
-		if k, ok := k.(string); ok {
-			secretKeys[k] = true
-		}
-	}
 	for _, member := range [...]string{"config", "configPropertyMap"} {
 		cfg, _ := body[member].(map[string]any)
 		for _, k := range slices.Sorted(maps.Keys(cfg)) {
-			cfg[k] = s.t.Walk(cfg[k], s.configLeaf(secretKeys[k], true), changed)
+			cfg[k] = s.t.Walk(cfg[k], s.configLeaf(slices.Contains(keys, any(k)), true), &changed)
 		}
 	}
+	return changed
 }
 
 // configLeaf returns the function that replaces a configuration value's
-// scalars; with note, replace finds them after.
+// scalars; with note, they are replaced wherever they appear after.
 func (s *scrubber) configLeaf(secret, note bool) func(any) any {
 	return func(v any) any {
 		if str, ok := v.(string); v == nil || ok && redact.IsPlaceholder(str) {

@@ -120,7 +120,7 @@ func (t *Table) note(v any, secret bool) {
 			}
 		}
 	case map[string]any:
-		for _, k := range sortedKeys(x) {
+		for _, k := range SortedKeys(x) {
 			if k != sig.Key {
 				t.note(x[k], secret)
 			}
@@ -178,7 +178,7 @@ func (t *Table) Walk(v any, leaf func(any) any, changed *bool) any {
 	switch x := v.(type) {
 	case map[string]any:
 		if !IsSecret(x) {
-			for _, k := range sortedKeys(x) {
+			for _, k := range SortedKeys(x) {
 				if k != sig.Key {
 					x[k] = t.Walk(x[k], leaf, changed)
 				}
@@ -244,8 +244,8 @@ func Encode(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// sortedKeys returns the keys of m in order.
-func sortedKeys(m map[string]any) []string {
+// SortedKeys returns the keys of m in order.
+func SortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
