@@ -9,7 +9,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
@@ -117,11 +116,6 @@ func scrubOnce(t *redact.Table, dst io.Writer, src io.Reader) error {
 	return w.Flush()
 }
 
-// removedLine is the placeholder of line n, removed whole.
-func removedLine(n int, was string) []byte {
-	return []byte(scrubbedPrefix + "line " + strconv.Itoa(n) + " was " + was + " and was removed]")
-}
-
 // line scrubs line n into the reader's queue: done, or a callback call
 // that waits for its token's registration.
 func (s *scrubber) line(n int, line []byte, ended, blank bool) {
@@ -132,10 +126,10 @@ func (s *scrubber) line(n int, line []byte, ended, blank bool) {
 		push([]byte{})
 		return
 	case err != nil && !ended:
-		push(removedLine(n, "a truncated entry"))
+		push(redact.RemovedLine(n, "a truncated entry"))
 		return
 	case err != nil:
-		push(removedLine(n, "not a JSON entry"))
+		push(redact.RemovedLine(n, "not a JSON entry"))
 		return
 	case h.Method != invokeMethod:
 		s.rd.entry(line, ended) // learns tokens (Read's own logic) from the unscrubbed entry
@@ -147,7 +141,7 @@ func (s *scrubber) line(n int, line []byte, ended, blank bool) {
 	v, _ := redact.Decode(line)
 	entry, ok := v.(map[string]any)
 	if !ok {
-		push(removedLine(n, "not a JSON object"))
+		push(redact.RemovedLine(n, "not a JSON object"))
 		return
 	}
 	if h.Progress != "" {
@@ -209,7 +203,7 @@ func (s *scrubber) entry(n int, method string, entry map[string]any, token strin
 	}
 	out, err := redact.Encode(entry)
 	if err != nil {
-		return removedLine(n, "not encoded again")
+		return redact.RemovedLine(n, "not encoded again")
 	}
 	return out
 }

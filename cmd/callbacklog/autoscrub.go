@@ -10,9 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -182,12 +180,12 @@ func (s *autoScrubber) scrubLine(n int, line []byte, last bool) []byte {
 		if last && line[0] == '{' {
 			what = "cut short"
 		}
-		return []byte(redact.Removed + "line " + strconv.Itoa(n) + " was " + what + " and was removed]")
+		return redact.RemovedLine(n, what)
 	}
 	msg, _ := m["msg"].(string)
 	config := isConfigLine(msg)
 	changed := false
-	for _, k := range slices.Sorted(maps.Keys(m)) {
+	for _, k := range redact.SortedKeys(m) {
 		if autoEnvelope[k] {
 			continue
 		}
@@ -208,7 +206,7 @@ func (s *autoScrubber) scrubLine(n int, line []byte, last bool) []byte {
 	}
 	out, err := json.Marshal(m)
 	if err != nil {
-		return []byte(redact.Removed + "line " + strconv.Itoa(n) + " could not be written again and was removed]")
+		return redact.RemovedLine(n, "not written again")
 	}
 	return out
 }
@@ -222,7 +220,7 @@ func (s *autoScrubber) member(config bool) func(any) any {
 			return s.scrubString(x, config)
 		case json.Number:
 			// A number is a secret's only where it is one whole.
-			if ph, ok := s.t.Lookup(string(x)); ok {
+			if ph, ok := s.t.Noted()[string(x)]; ok {
 				return ph
 			}
 		}
@@ -236,7 +234,7 @@ func (s *autoScrubber) member(config bool) func(any) any {
 // configuration); the rest has every secret replaced, as text (as it is,
 // Go-quoted or JSON-escaped) and inside base64.
 func (s *autoScrubber) scrubString(str string, config bool) string {
-	if ph, ok := s.t.Lookup(str); ok || str == "" || redact.IsPlaceholder(str) {
+	if ph, ok := s.t.Noted()[str]; ok || str == "" || redact.IsPlaceholder(str) {
 		return cmp.Or(ph, str)
 	}
 	var pieces []string // text and property values, by turns

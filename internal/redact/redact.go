@@ -8,7 +8,6 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +18,12 @@ import (
 // Removed starts the placeholder of what a scrubber removed whole (a
 // payload, a line), which says why.
 const Removed = "[scrubbed: "
+
+// RemovedLine is the placeholder of line n of a log, removed whole because
+// it was what was says.
+func RemovedLine(n int, was string) []byte {
+	return []byte(Removed + "line " + strconv.Itoa(n) + " was " + was + " and was removed]")
+}
 
 // MinSubstring is the length of the shortest string a Table also replaces
 // inside longer strings; a shorter one ("1", "true", "eu") is replaced only
@@ -136,19 +141,9 @@ func (t *Table) note(v any, secret bool) {
 	}
 }
 
-// Lookup returns the placeholder of a noted string.
-func (t *Table) Lookup(s string) (string, bool) {
-	ph, ok := t.exact[s]
-	return ph, ok
-}
-
 // Noted returns the strings noted so far, in each of their forms, and
 // their placeholders; the map is the Table's, not to be changed.
 func (t *Table) Noted() map[string]string { return t.exact }
-
-// Long returns the forms of the noted strings of MinSubstring bytes or
-// more, longest first.
-func (t *Table) Long() []string { return t.long }
 
 // Replace returns s with the noted strings it holds replaced: s whole if
 // it is one, and each noted string of MinSubstring bytes or more inside it.
@@ -190,23 +185,19 @@ func (t *Table) Walk(v any, leaf func(any) any, changed *bool) any {
 			if !ok {
 				continue
 			}
-			if k == "plaintext" {
-				text, _ := inner.(string)
-				if pv, ok := Decode([]byte(text)); ok {
+			if text, isText := inner.(string); k == "plaintext" && isText {
+				if pv, isJSON := Decode([]byte(text)); isJSON {
 					inner = pv
 				}
 			}
-			if s, ok := inner.(string); ok && IsPlaceholder(s) {
-				continue
-			}
-			ph := t.Note(inner, true)
+			var ph any = t.Note(inner, true)
 			if k == "plaintext" {
 				enc, _ := json.Marshal(ph)
-				x[k] = string(enc)
-			} else {
-				x[k] = ph
+				ph = string(enc)
 			}
-			*changed = true
+			if ph != x[k] {
+				x[k], *changed = ph, true
+			}
 		}
 		return x
 	case []any:
@@ -257,18 +248,14 @@ func SortedKeys(m map[string]any) []string {
 // canonical is a value's JSON text, the key of its placeholder: a number
 // is its text, however it was read.
 func canonical(v any) string {
-	switch x := v.(type) {
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case json.Number:
-		if f, err := x.Float64(); err == nil {
-			return strconv.FormatFloat(f, 'f', -1, 64)
+	if n, ok := v.(json.Number); ok {
+		if f, err := n.Float64(); err == nil {
+			v = f
 		}
-		return string(x)
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
+	if f, ok := v.(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
 	}
+	b, _ := json.Marshal(v)
 	return string(b)
 }
