@@ -22,10 +22,10 @@ import (
 )
 
 // This file scrubs Pulumi's automatic log, decrypted: the secrets it holds
-// in plain text, and the providers' configuration. A first pass over the
-// whole log, scrubbed and written nowhere, learns every secret value,
-// wherever the log first marks it;
-// a second writes the log with each replaced, in every form it takes.
+// in plain text, and the providers' configuration. A first pass scrubs the
+// whole log and writes nothing, to learn every secret value wherever the
+// log first marks it; a second writes the log with each replaced, in every
+// form it takes.
 
 // The top-level members of a line that say what the line is and hold
 // nothing of the deployment: never replaced.
@@ -94,10 +94,17 @@ func newAutoScrubber() *autoScrubber {
 // a secret is replaced even in lines before the one that marks it.
 func scrubAutoLog(w io.Writer, first io.Reader, again func() (io.ReadCloser, error)) error {
 	s := newAutoScrubber()
-	if err := eachLine(first, func(n int, line []byte, last bool) error {
-		s.scrubLine(n, line, last)
-		return nil
-	}); err != nil {
+	pass := func(w io.Writer, r io.Reader) error {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		if err := eachLine(r, func(n int, line []byte, last bool) error {
+			bw.Write(s.scrubLine(n, line, last)) // an error stays, and WriteByte returns it
+			return bw.WriteByte('\n')
+		}); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	if err := pass(io.Discard, first); err != nil {
 		return err
 	}
 	r, err := again()
@@ -105,16 +112,7 @@ func scrubAutoLog(w io.Writer, first io.Reader, again func() (io.ReadCloser, err
 		return fmt.Errorf("reading the log again: %w", err)
 	}
 	defer r.Close()
-	bw := bufio.NewWriterSize(w, 64<<10)
-	if err := eachLine(r, func(n int, line []byte, last bool) error {
-		if _, err := bw.Write(s.scrubLine(n, line, last)); err != nil {
-			return err
-		}
-		return bw.WriteByte('\n')
-	}); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return pass(w, r)
 }
 
 // eachLine calls fn with each line of r (without its line break), numbered
