@@ -41,7 +41,8 @@ var isSecretEnvelope = redact.IsSecret
 //   - a string equal to a secret or to a value of the program's
 //     configuration is replaced wherever it is, in any entry and inside the
 //     callback payloads; one of six bytes or more is replaced inside longer
-//     strings too. A configuration value that is not secret and names the
+//     strings too, a shorter one ("1", "eu") only where a whole string is
+//     it. A configuration value that is not secret and names the
 //     project, the stack or the organization is left outside the
 //     configuration: the log names them everywhere, and a replay needs
 //     them. An entry's own members (method, progress, metadata, timestamp,
@@ -61,9 +62,10 @@ var isSecretEnvelope = redact.IsSecret
 // learn every value, then goes back and scrubs it, so a value is replaced
 // even before the entry that marks it secret or gives it as configuration
 // (a provider's error or a hook's refusal that repeats a secret). A src
-// read once (a pipe) knows a value from the entry that marks or gives it
-// on: a log of one entry per call writes its Run entry last. Scrub a file,
-// not a pipe.
+// read once (a pipe) knows a value only from the entry that marks or gives
+// it on, and leaves what comes before in clear: a secret met first in
+// clear, and in a log of one entry per call, which writes its Run entry
+// last, the configuration. Scrub a file, not a pipe.
 //
 // Scrub holds one line at a time, plus, in a log of one entry per call, the
 // lines after a call that waits for its token's registration. It returns
