@@ -188,7 +188,7 @@ func (s *scrubber) entry(n int, method string, entry map[string]any, token strin
 			payload, isCall := obj[k]
 			switch {
 			case k == "method" || k == "progress" || k == "metadata" || k == "timestamp" || k == "duration":
-			case isObj && isCall && method == invokeMethod:
+			case isObj && isCall && method == invokeMethod && (k == "request" || k == "response"):
 				delete(obj, k)
 				s.t.Walk(obj, s.leaf, &changed)
 				obj[k] = payload
