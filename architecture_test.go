@@ -39,7 +39,7 @@ var layers = []struct {
 var (
 	applications = []string{"examples/...", "integration/...", "bench/...", "cmd/bigpayload", "cmd/soak"}
 	wireOnly     = []string{"enginetest/...", "cmd/callbackconform/..."}
-	engineSide   = append([]string{"replay", "cmd/callbacklog"}, wireOnly...)
+	engineSide   = append([]string{"replay", "cmd/callbacklog", "internal/redact"}, wireOnly...)
 	// internalOf are the library's internal packages an engine-side
 	// package may import: replay says what a call changed with the differ
 	// the records of calls use; callbacklog reads those records (their

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/langhost/callbacks/internal/redact"
 )
 
 // alnum maps fuzz bytes onto letters and digits, so that a secret can be
@@ -134,9 +136,10 @@ func FuzzScrubConfig(f *testing.F) {
 		}
 		lines := strings.Split(strings.TrimSuffix(log.String(), "\n"), "\n")
 		i := int(at) % len(lines)
-		entry, err := decodeEntry([]byte(lines[i]))
-		if err != nil {
-			t.Fatal(err)
+		v, ok := redact.Decode([]byte(lines[i]))
+		entry, isObject := v.(map[string]any)
+		if !ok || !isObject {
+			t.Fatalf("line %d is not a JSON object: %s", i+1, lines[i])
 		}
 		body, _ := entry["request"].(map[string]any)
 		if body == nil {
@@ -151,7 +154,7 @@ func FuzzScrubConfig(f *testing.F) {
 		default:
 			entry["errors"] = []any{"rpc error: code = Unknown desc = no " + o.plain + " here"}
 		}
-		placed, err := encodeJSON(entry)
+		placed, err := redact.Encode(entry)
 		if err != nil {
 			t.Fatal(err)
 		}

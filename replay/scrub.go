@@ -5,11 +5,10 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"sort"
-	"strconv"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
@@ -17,16 +16,15 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/redact"
 )
 
 // scrubbedPrefix starts every placeholder Scrub puts in place of something
-// it removed whole (a payload, a line), as opposed to a secret value.
-const scrubbedPrefix = "[scrubbed: "
+// it removed whole (a payload, a line), as opposed to a value.
+const scrubbedPrefix = redact.Removed
 
-// minSubstring is the shortest secret Scrub also looks for inside longer
-// strings; shorter ones are replaced only where a whole string equals them.
-const minSubstring = 6
+// isSecretEnvelope reports whether a JSON object is a secret.
+var isSecretEnvelope = redact.IsSecret
 
 // Scrub copies the log src to dst line by line, replacing every secret
 // value and every configuration value with a placeholder, so that the log
@@ -40,12 +38,11 @@ const minSubstring = 6
 //   - every value of the program's configuration (LanguageRuntime/Run,
 //     either of its entries, and GetDeploymentInfo) and of the providers'
 //     (CheckConfig, DiffConfig, Configure) is replaced;
-//   - a string equal to a secret met before or to a value of the program's
-//     configuration is replaced wherever it is, in any entry and inside
-//     the callback payloads; one of six bytes or more is replaced inside
-//     longer strings too. A shorter one ("1", "true", "eu") is left inside
-//     a longer string, where it would be found by chance in unrelated
-//     text. A configuration value that is not secret and names the
+//   - a string equal to a secret or to a value of the program's
+//     configuration is replaced wherever it is, in any entry and inside the
+//     callback payloads; one of six bytes or more is replaced inside longer
+//     strings too, a shorter one ("1", "eu") only where a whole string is
+//     it. A configuration value that is not secret and names the
 //     project, the stack or the organization is left outside the
 //     configuration: the log names them everywhere, and a replay needs
 //     them. An entry's own members (method, progress, metadata, timestamp,
@@ -62,27 +59,22 @@ const minSubstring = 6
 // byte for byte.
 //
 // When src is an io.Seeker (a file), Scrub reads the whole log once to
-// learn every secret and configuration value, then goes back and scrubs it,
-// so a value is replaced even before the entry that marks it secret or
-// gives it as configuration: a secret that a provider's error, a hook's
-// refusal or a name repeats before the payload that marks it. A src read
-// once (a pipe) knows a value from the first entry that marks or gives it
-// on: in a log of two entries per call, the Run's request_started comes
-// before anything else, but a secret met first in clear, and a log of one
-// entry per call, which writes its Run entry last, leave what comes before
-// in clear. Scrub a file, not a pipe.
+// learn every value, then goes back and scrubs it, so a value is replaced
+// even before the entry that marks it secret or gives it as configuration
+// (a provider's error or a hook's refusal that repeats a secret). A src
+// read once (a pipe) knows a value only from the entry that marks or gives
+// it on, and leaves what comes before in clear: a secret met first in
+// clear, and in a log of one entry per call, which writes its Run entry
+// last, the configuration. Scrub a file, not a pipe.
 //
 // Scrub holds one line at a time, plus, in a log of one entry per call, the
 // lines after a call that waits for its token's registration. It returns
 // the first error reading src or writing dst.
 func Scrub(dst io.Writer, src io.Reader) error {
-	var known *scrubber
+	t := redact.New()
 	if rs, ok := src.(io.ReadSeeker); ok {
 		if start, err := rs.Seek(0, io.SeekCurrent); err == nil {
-			// A first pass learns every secret and configuration value,
-			// wherever the log first tells it, and writes nothing.
-			known = newScrubber(nil)
-			if err := known.run(io.Discard, rs); err != nil {
+			if err := scrubOnce(t, io.Discard, rs); err != nil {
 				return err
 			}
 			if _, err := rs.Seek(start, io.SeekStart); err != nil {
@@ -90,27 +82,21 @@ func Scrub(dst io.Writer, src io.Reader) error {
 			}
 		}
 	}
-	return newScrubber(known).run(dst, src)
+	return scrubOnce(t, dst, src)
 }
 
-// newScrubber returns a scrubber knowing from the start the values known
-// has learned, with their placeholders.
-func newScrubber(known *scrubber) *scrubber {
-	s := &scrubber{values: map[string]string{}, exact: map[string]string{}, names: map[string]bool{}}
-	if known != nil {
-		s.values, s.exact, s.names = known.values, known.exact, known.names
-		s.long, s.escaped = known.long, known.escaped
-		s.secrets, s.configs = known.secrets, known.configs
-	}
-	return s
+type scrubber struct {
+	rd   *reader       // reads the log and learns the tokens, as Read does
+	t    *redact.Table // the placeholders of the values met so far
+	leaf func(any) any // scrubLeaf
 }
 
-// run scrubs the log src into dst, reading it as Read does: the reader
-// learns the tokens, and holds the lines after a call that waits for its
-// token's registration.
-func (s *scrubber) run(dst io.Writer, src io.Reader) error {
-	s.rd = newReader(src)
-	s.rd.scrub = s
+// scrubOnce scrubs the log src into dst with the values t knows, reading
+// it as Read does: the reader learns the tokens, and holds the lines after
+// a call that waits for its token's registration.
+func scrubOnce(t *redact.Table, dst io.Writer, src io.Reader) error {
+	s := &scrubber{rd: newReader(src), t: t}
+	s.rd.scrub, s.leaf = s, s.scrubLeaf
 	w := bufio.NewWriterSize(dst, 64<<10)
 	var err error
 	s.rd.run(func(h *held) bool {
@@ -132,305 +118,243 @@ func (s *scrubber) run(dst io.Writer, src io.Reader) error {
 	return w.Flush()
 }
 
-type scrubber struct {
-	rd      *reader           // reads the log and learns the tokens, as Read does
-	values  map[string]string // a value's canonical JSON → its placeholder
-	secrets int               // the secret placeholders given so far
-	configs int               // the configuration placeholders given so far
-	exact   map[string]string // a secret string or configuration value → its placeholder
-	long    []string          // the strings of exact of minSubstring bytes or more, longest first
-	escaped bool              // a string of exact that JSON text may escape was met
-	names   map[string]bool   // the project's, stack's and organization's names
-}
-
 // line scrubs line n into the reader's queue: done, or a callback call
 // that waits for its token's registration.
 func (s *scrubber) line(n int, line []byte, ended, blank bool) {
 	push := func(out []byte) { s.rd.queue = append(s.rd.queue, held{n: n, out: out}) }
-	removed := func(what string) {
-		push([]byte(scrubbedPrefix + "line " + strconv.Itoa(n) + " was " + what + " and was removed]"))
-	}
-	if blank {
+	var h header
+	switch err := json.Unmarshal(line, &h); {
+	case blank:
 		push([]byte{})
 		return
-	}
-	var h header
-	if err := json.Unmarshal(line, &h); err != nil {
-		if !ended {
-			removed("a truncated entry")
-		} else {
-			removed("not a JSON entry")
-		}
+	case err != nil && !ended:
+		push(redact.RemovedLine(n, "a truncated entry"))
 		return
-	}
-	if h.Method != invokeMethod {
-		// Learn tokens (Read's own logic) from the unscrubbed entry.
-		s.rd.entry(line, ended)
+	case err != nil:
+		push(redact.RemovedLine(n, "not a JSON entry"))
+		return
+	case h.Method != invokeMethod:
+		s.rd.entry(line, ended) // learns tokens (Read's own logic) from the unscrubbed entry
 		if s.plain(h.Method, line) {
 			push(bytes.Clone(line))
 			return
 		}
 	}
-	entry, err := decodeEntry(line)
-	if err != nil {
-		removed("not a JSON object")
+	v, _ := redact.Decode(line)
+	entry, ok := v.(map[string]any)
+	if !ok {
+		push(redact.RemovedLine(n, "not a JSON object"))
 		return
 	}
 	if h.Progress != "" {
 		s.rd.twoWay = true
 	}
+	req, _ := entry["request"].(map[string]any)
+	token, _ := req["token"].(string)
+	if h.Method == invokeMethod && token != "" && s.rd.tokens[token] == nil && !s.rd.twoWay {
+		// A log of one entry per call registers a resource's own
+		// callbacks after their calls: wait for the registration.
+		s.rd.queue = append(s.rd.queue, held{n: n, entry: entry, token: token, wait: true})
+		return
+	}
+	push(s.entry(n, h.Method, entry, token, line))
+}
+
+// finish scrubs a waiting line with what the log now tells of its token.
+func (s *scrubber) finish(l *held) {
+	l.out, l.entry = s.entry(l.n, invokeMethod, l.entry, l.token, nil), nil
+}
+
+// entry scrubs the entry of line n; it returns line when nothing changed
+// and line is not nil. An entry's members are walked but its own (method,
+// progress, …) and, in a call, the payloads, which are base64.
+func (s *scrubber) entry(n int, method string, entry map[string]any, token string, line []byte) []byte {
 	changed := false
-	if h.Method == invokeMethod {
-		token := invokeToken(entry)
-		if token != "" && s.rd.tokens[token] == nil && !s.rd.twoWay {
-			// A log of one entry per call registers a resource's own
-			// callbacks after their calls: wait for the registration.
-			s.rd.queue = append(s.rd.queue, held{n: n, entry: entry, token: token, wait: true})
-			return
+	if method == invokeMethod {
+		for _, k := range [...]string{"request", "response"} {
+			obj, _ := entry[k].(map[string]any)
+			if raw, ok := obj[k]; ok {
+				if out := s.payload(token, k, raw); raw != any(out) {
+					obj[k], changed = out, true
+				}
+			}
 		}
-		changed = s.payloads(entry, token)
 	}
-	changed = s.config(h.Method, entry) || changed
-	grew := len(s.values)
-	invoke := h.Method == invokeMethod
-	v := s.walkEntry(entry, invoke, &changed)
-	if len(s.values) != grew {
-		// Secrets met in this line are replaced in all of it.
-		v = s.walkEntry(entry, invoke, &changed)
+	changed = s.config(method, entry) || changed
+	for range 2 { // secrets met in this line are replaced in all of it
+		before := len(s.t.Noted())
+		for _, k := range redact.SortedKeys(entry) {
+			obj, isObj := entry[k].(map[string]any)
+			payload, isCall := obj[k]
+			switch {
+			case k == "method" || k == "progress" || k == "metadata" || k == "timestamp" || k == "duration":
+			case isObj && isCall && method == invokeMethod && (k == "request" || k == "response"):
+				delete(obj, k)
+				s.t.Walk(obj, s.leaf, &changed)
+				obj[k] = payload
+			default:
+				entry[k] = s.t.Walk(entry[k], s.leaf, &changed)
+			}
+		}
+		if len(s.t.Noted()) == before {
+			break
+		}
 	}
-	if !changed {
-		push(bytes.Clone(line))
-		return
+	if !changed && line != nil {
+		return bytes.Clone(line)
 	}
-	out, err := encodeJSON(v)
+	out, err := redact.Encode(entry)
 	if err != nil {
-		removed("not encoded again")
-		return
+		return redact.RemovedLine(n, "not encoded again")
 	}
-	push(out)
+	return out
+}
+
+// providerConfig are the methods whose property values are a provider's
+// configuration.
+var providerConfig = map[string]bool{
+	"/pulumirpc.ResourceProvider/CheckConfig": true, "/pulumirpc.ResourceProvider/DiffConfig": true, "/pulumirpc.ResourceProvider/Configure": true,
 }
 
 // plain reports whether an entry certainly holds nothing to scrub, so that
 // it is copied without being decoded: no configuration, no payload, no
-// secret envelope, and none of the secrets met so far, looked for as they
-// appear in JSON text (which only works for secrets JSON does not escape).
+// secret envelope, and none of the values noted so far, looked for as they
+// appear in JSON text (which only works for values JSON does not escape).
 func (s *scrubber) plain(method string, line []byte) bool {
-	switch method {
-	case runMethod, deploymentInfo, "/pulumirpc.ResourceProvider/CheckConfig", "/pulumirpc.ResourceProvider/DiffConfig", "/pulumirpc.ResourceProvider/Configure":
-		return false
-	}
-	if s.escaped || len(s.exact) > 64 ||
+	noted := s.t.Noted()
+	if method == runMethod || method == deploymentInfo || providerConfig[method] || len(noted) > 64 ||
 		bytes.Contains(line, []byte(sig.Secret)) || bytes.Contains(line, []byte(sig.OutputValue)) ||
 		bytes.Contains(line, []byte("PULUMI_CONFIG=")) {
 		return false
 	}
-	for str := range s.exact {
-		if len(str) < minSubstring {
-			// Replaced only as a whole string: look for it quoted.
-			if bytes.Contains(line, []byte(`"`+str+`"`)) {
-				return false
-			}
-		} else if bytes.Contains(line, []byte(str)) {
+	for str := range noted {
+		if strings.ContainsFunc(str, func(r rune) bool { return r < 0x20 || r >= 0x7f || strings.ContainsRune("\"\\<>&", r) }) {
+			return false // JSON may escape it
+		}
+		if len(str) < redact.MinSubstring {
+			str = `"` + str + `"` // replaced only as a whole string
+		}
+		if bytes.Contains(line, []byte(str)) {
 			return false
 		}
 	}
 	return true
 }
 
-// escapes reports whether JSON text may show s otherwise than as its bytes.
-func escapes(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return true
-		}
-	}
-	return false
-}
-
-func decodeEntry(line []byte) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, err
-	}
-	if m == nil {
-		return nil, errors.New("null")
-	}
-	return m, nil
-}
-
-func encodeJSON(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-func invokeToken(entry map[string]any) string {
-	req, _ := entry["request"].(map[string]any)
-	tok, _ := req["token"].(string)
-	return tok
-}
-
-// finish scrubs a waiting line with what the log now tells of its token.
-func (s *scrubber) finish(l *held) {
-	changed := s.payloads(l.entry, l.token)
-	s.walkEntry(l.entry, true, &changed)
-	v := s.walkEntry(l.entry, true, &changed)
-	out, err := encodeJSON(v)
-	if err != nil {
-		out = []byte(scrubbedPrefix + "line " + strconv.Itoa(l.n) + " could not be encoded again and was removed]")
-	}
-	l.out, l.entry = out, nil
-}
-
-// payloads scrubs a Callbacks/Invoke entry's request and response payloads
-// by the kind of token; it reports whether it changed them.
-func (s *scrubber) payloads(entry map[string]any, token string) bool {
-	r := s.rd.tokens[token]
-	var why string
-	switch {
-	case token == "":
-		why = "a call with no token"
-	case r == nil:
-		why = "a token this log never registered, so its kind is unknown"
-	case r.kind == 0:
-		why = "a callback kind this module does not know, registered by " + r.method
-	}
-	changed := false
-	for _, p := range [...]struct{ outer, inner string }{{"request", "request"}, {"response", "response"}} {
-		obj, _ := entry[p.outer].(map[string]any)
-		if obj == nil {
-			continue
-		}
-		raw, ok := obj[p.inner]
-		if !ok {
-			continue
-		}
-		str, _ := raw.(string)
-		if strings.HasPrefix(str, scrubbedPrefix) {
-			continue
-		}
-		if why != "" {
-			obj[p.inner] = scrubbedPrefix + "payload of " + why + "]"
-			changed = true
-			continue
-		}
-		out, err := s.payload(r.kind, p.outer == "request", str)
-		if err != nil {
-			obj[p.inner] = scrubbedPrefix + err.Error() + "]"
-			changed = true
-			continue
-		}
-		if out != str {
-			obj[p.inner] = out
-			changed = true
-		}
-	}
-	return changed
-}
-
-// payload scrubs one base64 payload of kind k.
-func (s *scrubber) payload(k callbacks.Kind, isRequest bool, b64 string) (string, error) {
+// payload returns a call's payload raw, its request or response (what),
+// scrubbed by the kind of its token.
+func (s *scrubber) payload(token, what string, raw any) string {
+	removed := func(why string) string { return scrubbedPrefix + "payload " + why + "]" }
+	b64, isText := raw.(string)
 	bs, err := base64.StdEncoding.DecodeString(b64)
-	if err != nil {
-		return "", errors.New("payload that is not valid base64")
+	r := s.rd.tokens[token]
+	switch {
+	case isText && strings.HasPrefix(b64, scrubbedPrefix):
+		return b64
+	case token == "":
+		return removed("of a call with no token")
+	case r == nil:
+		return removed("of a token this log never registered, so its kind is unknown")
+	case r.kind == 0:
+		return removed("of a callback kind this module does not know, registered by " + r.method)
+	case !isText || err != nil:
+		return removed("that is not valid base64")
 	}
-	req, res := newMessages(k)
-	m, what := req, "request"
-	if !isRequest {
-		m, what = res, "response"
+	m, res := newMessages(r.kind)
+	if what == "response" {
+		m = res
 	}
-	if err := proto.Unmarshal(bs, m); err != nil {
-		return "", fmt.Errorf("payload that does not decode as a %v %s", k, what)
+	if proto.Unmarshal(bs, m) != nil {
+		return removed(fmt.Sprintf("that does not decode as a %v %s", r.kind, what))
 	}
-	if !s.message(m.ProtoReflect()) {
-		return b64, nil
+	before := len(s.t.Noted())
+	changed := s.message(m.ProtoReflect())
+	if len(s.t.Noted()) != before {
+		// Secrets a field marks are replaced in the fields before it too.
+		changed = s.message(m.ProtoReflect()) || changed
+	}
+	if !changed {
+		return b64
 	}
 	out, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	if err != nil {
-		return "", fmt.Errorf("payload that could not be encoded again as a %v %s", k, what)
+		return removed(fmt.Sprintf("that could not be encoded again as a %v %s", r.kind, what))
 	}
-	return base64.StdEncoding.EncodeToString(out), nil
+	return base64.StdEncoding.EncodeToString(out)
 }
 
 // message scrubs a protobuf message in place; it reports whether it changed
-// it.
+// it. A property value is scrubbed as the JSON value it stands for, and
+// emptied if that could not be encoded again.
 func (s *scrubber) message(m protoreflect.Message) bool {
+	var v any
 	switch x := m.Interface().(type) {
-	case *structpb.Struct, *structpb.Value, *structpb.ListValue:
-		// A property value: scrubbed as the JSON value it stands for, and
-		// emptied if that could not be encoded again.
-		var v any
-		switch x := x.(type) {
-		case *structpb.Struct:
-			v = x.AsMap()
-		case *structpb.Value:
-			v = x.AsInterface()
-		case *structpb.ListValue:
-			v = x.AsSlice()
-		}
-		changed := false
-		pv, err := structpb.NewValue(s.walk(v, &changed))
-		if !changed {
-			return false
-		}
-		if err != nil {
-			pv = structpb.NewNullValue()
-		}
-		switch x := x.(type) {
-		case *structpb.Struct:
-			x.Fields = pv.GetStructValue().GetFields()
-		case *structpb.Value:
-			x.Kind = pv.Kind
-		case *structpb.ListValue:
-			x.Values = pv.GetListValue().GetValues()
-		}
-		return true
+	case *structpb.Struct:
+		v = x.AsMap()
+	case *structpb.Value:
+		v = x.AsInterface()
+	case *structpb.ListValue:
+		v = x.AsSlice()
+	default:
+		return s.fields(m)
 	}
-	// A kind's JSON states first, so that the secrets they mark are
-	// replaced in the message's other fields too.
 	changed := false
-	fds := m.Descriptor().Fields()
-	for i := range fds.Len() {
-		if fd := fds.Get(i); isState(fd) && m.Has(fd) {
-			if st, ok := s.state(m.Get(fd).Bytes()); ok {
-				m.Set(fd, protoreflect.ValueOfBytes(st))
+	if v = s.t.Walk(v, s.leaf, &changed); !changed {
+		return false
+	}
+	pv, err := structpb.NewValue(v)
+	if err != nil {
+		pv = structpb.NewNullValue()
+	}
+	switch x := m.Interface().(type) {
+	case *structpb.Struct:
+		x.Fields = pv.GetStructValue().GetFields()
+	case *structpb.Value:
+		x.Kind = pv.Kind
+	case *structpb.ListValue:
+		x.Values = pv.GetListValue().GetValues()
+	}
+	return true
+}
+
+// fields scrubs the strings, messages and JSON states of m's fields, in
+// field order (a map's in the order of its keys) so that placeholders are
+// numbered the same on every run.
+func (s *scrubber) fields(m protoreflect.Message) bool {
+	changed := false
+	one := func(fd protoreflect.FieldDescriptor, v protoreflect.Value, set func(protoreflect.Value)) {
+		switch {
+		case fd.Message() != nil:
+			changed = s.message(v.Message()) || changed
+		case fd.Kind() == protoreflect.StringKind:
+			if r := s.replace(v.String()); r != v.String() {
+				set(protoreflect.ValueOfString(r))
+				changed = true
+			}
+		case isState(fd) && len(v.Bytes()) > 0:
+			state, ok := redact.Decode(v.Bytes())
+			c := false
+			if state = s.t.Walk(state, s.leaf, &c); !ok || c {
+				out, err := redact.Encode(state)
+				if !ok || err != nil {
+					out, _ = json.Marshal(scrubbedPrefix + "a state that is not JSON]")
+				}
+				set(protoreflect.ValueOfBytes(out))
 				changed = true
 			}
 		}
 	}
-	return s.fields(m) || changed
-}
-
-// fields scrubs the strings and messages of m's fields, in field order so
-// that placeholders are numbered the same on every run.
-func (s *scrubber) fields(m protoreflect.Message) bool {
-	changed := false
 	fds := m.Descriptor().Fields()
 	for i := range fds.Len() {
 		fd := fds.Get(i)
 		if !m.Has(fd) {
 			continue
 		}
-		v := m.Get(fd)
-		switch {
+		switch v := m.Get(fd); {
 		case fd.IsList():
 			l := v.List()
-			for i := range l.Len() {
-				switch fd.Kind() {
-				case protoreflect.MessageKind, protoreflect.GroupKind:
-					changed = s.message(l.Get(i).Message()) || changed
-				case protoreflect.StringKind:
-					if r := s.replace(l.Get(i).String()); r != l.Get(i).String() {
-						l.Set(i, protoreflect.ValueOfString(r))
-						changed = true
-					}
-				}
+			for j := range l.Len() {
+				one(fd, l.Get(j), func(x protoreflect.Value) { l.Set(j, x) })
 			}
 		case fd.IsMap():
 			mp := v.Map()
@@ -439,359 +363,87 @@ func (s *scrubber) fields(m protoreflect.Message) bool {
 				keys = append(keys, k)
 				return true
 			})
-			sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+			slices.SortFunc(keys, func(a, b protoreflect.MapKey) int { return strings.Compare(a.String(), b.String()) })
 			for _, k := range keys {
-				mv := mp.Get(k)
-				switch fd.MapValue().Kind() {
-				case protoreflect.MessageKind, protoreflect.GroupKind:
-					changed = s.message(mv.Message()) || changed
-				case protoreflect.StringKind:
-					if r := s.replace(mv.String()); r != mv.String() {
-						mp.Set(k, protoreflect.ValueOfString(r))
-						changed = true
-					}
-				}
+				one(fd.MapValue(), mp.Get(k), func(x protoreflect.Value) { mp.Set(k, x) })
 			}
-		case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
-			changed = s.message(v.Message()) || changed
-		case fd.Kind() == protoreflect.StringKind:
-			if r := s.replace(v.String()); r != v.String() {
-				m.Set(fd, protoreflect.ValueOfString(r))
-				changed = true
-			}
+		default:
+			one(fd, v, func(x protoreflect.Value) { m.Set(fd, x) })
 		}
 	}
 	return changed
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// isPlaceholder reports whether s is a placeholder Scrub wrote.
-func isPlaceholder(s string) bool {
-	return strings.HasPrefix(s, "[secret ") || strings.HasPrefix(s, "[config ") || strings.HasPrefix(s, scrubbedPrefix)
-}
-
-// state scrubs a migration's JSON state; a state that is not JSON is
-// replaced whole.
-func (s *scrubber) state(b []byte) ([]byte, bool) {
-	if len(b) == 0 {
-		return b, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil || dec.More() {
-		out, _ := json.Marshal(scrubbedPrefix + "a state that is not JSON]")
-		return out, true
-	}
-	changed := false
-	v = s.walk(v, &changed)
-	v = s.walk(v, &changed)
-	if !changed {
-		return b, false
-	}
-	out, err := encodeJSON(v)
-	if err != nil {
-		out, _ = json.Marshal(scrubbedPrefix + "a state that could not be encoded again]")
-	}
-	return out, true
-}
-
-// envelope lists an entry's own members, which say what the entry is and
-// hold nothing of the deployment: they are never replaced, so that a
-// configuration value such as "server" leaves the log readable.
-var envelope = map[string]bool{"method": true, "progress": true, "metadata": true, "timestamp": true, "duration": true}
-
-// walkEntry walks an entry's members but its envelope, and not its
-// callback payloads, which are base64 and scrubbed by payloads.
-func (s *scrubber) walkEntry(entry map[string]any, invoke bool, changed *bool) any {
-	walk := func() {
-		for _, k := range sortedKeys(entry) {
-			if !envelope[k] {
-				entry[k] = s.walk(entry[k], changed)
-			}
-		}
-	}
-	if !invoke {
-		walk()
-		return entry
-	}
-	type saved struct {
-		obj map[string]any
-		key string
-		v   any
-	}
-	var keep []saved
-	for _, k := range [...]string{"request", "response"} {
-		if obj, ok := entry[k].(map[string]any); ok {
-			if v, ok := obj[k]; ok {
-				keep = append(keep, saved{obj, k, v})
-				delete(obj, k)
-			}
-		}
-	}
-	walk()
-	for _, x := range keep {
-		x.obj[x.key] = x.v
-	}
-	return entry
-}
-
-// walk scrubs a decoded JSON value: secret envelopes, and strings holding
-// secrets.
-func (s *scrubber) walk(v any, changed *bool) any {
-	switch x := v.(type) {
-	case map[string]any:
-		if isSecretEnvelope(x) {
-			for _, k := range [...]string{"value", "plaintext", "ciphertext"} {
-				inner, ok := x[k]
-				if !ok {
-					continue
-				}
-				if k == "plaintext" {
-					// The plaintext is the JSON text of the value.
-					text, _ := inner.(string)
-					var pv any
-					if json.Unmarshal([]byte(text), &pv) != nil {
-						pv = text
-					}
-					if str, ok := pv.(string); ok && isPlaceholder(str) {
-						continue
-					}
-					enc, _ := json.Marshal(s.secret(pv))
-					x[k] = string(enc)
-				} else {
-					if str, ok := inner.(string); ok && isPlaceholder(str) {
-						continue
-					}
-					x[k] = s.secret(inner)
-				}
-				*changed = true
-			}
-			return x
-		}
-		for _, k := range sortedKeys(x) {
-			if k == sig.Key {
-				continue
-			}
-			x[k] = s.walk(x[k], changed)
-		}
-		return x
-	case []any:
-		for i, e := range x {
-			x[i] = s.walk(e, changed)
-		}
-		return x
-	case string:
-		if r := s.replace(x); r != x {
-			*changed = true
+// scrubLeaf scrubs a scalar of the log: a string holding secrets or
+// configuration values.
+func (s *scrubber) scrubLeaf(v any) any {
+	if str, ok := v.(string); ok {
+		if r := s.replace(str); r != str {
 			return r
 		}
 	}
 	return v
 }
 
+// replace returns str with the values it holds replaced; the program's
+// configuration in a variable of the environment is replaced whole.
+func (s *scrubber) replace(str string) string {
+	if rest, ok := strings.CutPrefix(str, "PULUMI_CONFIG="); ok && !redact.IsPlaceholder(rest) {
+		return "PULUMI_CONFIG=" + s.t.Placeholder(str, true)
+	}
+	return s.t.Replace(str)
+}
+
 // config replaces the configuration values of an entry of the language
-// host's Run or a provider's CheckConfig, DiffConfig or Configure.
+// host's Run, GetDeploymentInfo, or a provider's CheckConfig, DiffConfig or
+// Configure, and notes the program's, so that they are replaced wherever
+// they appear. The project's, stack's and organization's names are noted
+// only as secrets.
 func (s *scrubber) config(method string, entry map[string]any) bool {
 	changed := false
-	req, _ := entry["request"].(map[string]any)
-	res, _ := entry["response"].(map[string]any)
-	switch method {
-	case runMethod:
-		s.program(req, &changed)
-	case deploymentInfo:
-		s.program(res, &changed)
-	case "/pulumirpc.ResourceProvider/CheckConfig", "/pulumirpc.ResourceProvider/DiffConfig", "/pulumirpc.ResourceProvider/Configure":
-		for _, body := range []map[string]any{req, res} {
+	body, _ := entry["request"].(map[string]any)
+	if method == deploymentInfo {
+		body, _ = entry["response"].(map[string]any)
+	}
+	if providerConfig[method] {
+		leaf := s.configLeaf(false, false)
+		for _, k := range [...]string{"request", "response"} {
+			body, _ := entry[k].(map[string]any)
 			for _, k := range [...]string{"olds", "news", "oldInputs", "inputs", "args", "variables"} {
 				if v, ok := body[k]; ok {
-					body[k] = s.configValue(v, false, false, &changed)
+					body[k] = s.t.Walk(v, leaf, &changed)
 				}
 			}
+		}
+	}
+	if method != runMethod && method != deploymentInfo {
+		return changed
+	}
+	for _, k := range [...]string{"project", "stack", "organization"} {
+		if name, ok := body[k].(string); ok && name != "" {
+			s.t.Names[name] = true
+		}
+	}
+	keys, _ := body["configSecretKeys"].([]any)
+	for _, member := range [...]string{"config", "configPropertyMap"} {
+		cfg, _ := body[member].(map[string]any)
+		for _, k := range slices.Sorted(maps.Keys(cfg)) {
+			cfg[k] = s.t.Walk(cfg[k], s.configLeaf(slices.Contains(keys, any(k)), true), &changed)
 		}
 	}
 	return changed
 }
 
-// program replaces the program's configuration in a RunRequest or a
-// DeploymentInfo, and remembers every value, so that replace finds it
-// wherever it appears after.
-func (s *scrubber) program(body map[string]any, changed *bool) {
-	if body == nil {
-		return
-	}
-	for _, k := range [...]string{"project", "stack", "organization"} {
-		if name, ok := body[k].(string); ok && name != "" {
-			s.names[name] = true
+// configLeaf returns the function that replaces a configuration value's
+// scalars; with note, they are replaced wherever they appear after.
+func (s *scrubber) configLeaf(secret, note bool) func(any) any {
+	return func(v any) any {
+		if str, ok := v.(string); v == nil || ok && redact.IsPlaceholder(str) {
+			return v
 		}
-	}
-	secretKeys := map[string]bool{}
-	if ks, ok := body["configSecretKeys"].([]any); ok {
-		for _, k := range ks {
-			if k, ok := k.(string); ok {
-				secretKeys[k] = true
-			}
+		if note {
+			return s.t.Note(v, secret)
 		}
+		return s.t.Placeholder(v, secret)
 	}
-	if cfg, ok := body["config"].(map[string]any); ok {
-		for _, k := range sortedKeys(cfg) {
-			cfg[k] = s.configLeaf(cfg[k], secretKeys[k], true, changed)
-		}
-	}
-	if pm, ok := body["configPropertyMap"].(map[string]any); ok {
-		for _, k := range sortedKeys(pm) {
-			pm[k] = s.configValue(pm[k], secretKeys[k], true, changed)
-		}
-	}
-}
-
-// configValue replaces every leaf of a configuration value, keeping its
-// keys and signatures; with remember, replace finds the leaves after.
-func (s *scrubber) configValue(v any, secret, remember bool, changed *bool) any {
-	switch x := v.(type) {
-	case map[string]any:
-		if isSecretEnvelope(x) {
-			return x // walk replaces it as a secret
-		}
-		for _, k := range sortedKeys(x) {
-			if k == sig.Key {
-				continue
-			}
-			x[k] = s.configValue(x[k], secret, remember, changed)
-		}
-		return x
-	case []any:
-		for i, e := range x {
-			x[i] = s.configValue(e, secret, remember, changed)
-		}
-		return x
-	case nil:
-		return nil
-	}
-	return s.configLeaf(v, secret, remember, changed)
-}
-
-func (s *scrubber) configLeaf(v any, secret, remember bool, changed *bool) any {
-	if str, ok := v.(string); ok && isPlaceholder(str) {
-		return v
-	}
-	ph := s.placeholder(v, secret)
-	if secret || remember {
-		s.remember(v, secret)
-	}
-	*changed = true
-	return ph
-}
-
-// placeholder returns the placeholder of a value, the same for the same
-// value throughout the log: "[secret N]" for a secret, "[config N]" for a
-// configuration value that is not secret, whichever the value was first.
-func (s *scrubber) placeholder(v any, secret bool) string {
-	key := canonical(v)
-	if ph, ok := s.values[key]; ok {
-		return ph
-	}
-	var ph string
-	if secret {
-		s.secrets++
-		ph = "[secret " + strconv.Itoa(s.secrets) + "]"
-	} else {
-		s.configs++
-		ph = "[config " + strconv.Itoa(s.configs) + "]"
-	}
-	s.values[key] = ph
-	return ph
-}
-
-// secret returns a secret value's placeholder, and remembers the strings
-// it holds so that they are replaced wherever else they appear.
-func (s *scrubber) secret(v any) string {
-	ph := s.placeholder(v, true)
-	s.remember(v, true)
-	return ph
-}
-
-// remember notes the strings v holds (numbers as their text), so that
-// replace finds them wherever they appear. A configuration value that is
-// not secret and names the project, the stack or the organization is not
-// noted: the log names them everywhere anyway, and replay needs them.
-func (s *scrubber) remember(v any, secret bool) {
-	switch x := v.(type) {
-	case string:
-		if x == "" || isPlaceholder(x) {
-			return
-		}
-		if _, ok := s.exact[x]; ok {
-			return
-		}
-		if !secret && s.names[x] {
-			return
-		}
-		s.exact[x] = s.placeholder(x, secret)
-		if escapes(x) {
-			s.escaped = true
-		}
-		if len(x) >= minSubstring {
-			i := sort.Search(len(s.long), func(i int) bool { return len(s.long[i]) < len(x) })
-			s.long = append(s.long, "")
-			copy(s.long[i+1:], s.long[i:])
-			s.long[i] = x
-		}
-	case map[string]any:
-		for _, k := range sortedKeys(x) {
-			if k != sig.Key {
-				s.remember(x[k], secret)
-			}
-		}
-	case []any:
-		for _, e := range x {
-			s.remember(e, secret)
-		}
-	case json.Number:
-		s.remember(string(x), secret)
-	case float64:
-		s.remember(strconv.FormatFloat(x, 'f', -1, 64), secret)
-	}
-}
-
-// replace returns str with the secrets it holds replaced.
-func (s *scrubber) replace(str string) string {
-	if strings.HasPrefix(str, "PULUMI_CONFIG=") && !isPlaceholder(strings.TrimPrefix(str, "PULUMI_CONFIG=")) {
-		return "PULUMI_CONFIG=" + s.placeholder(str, true)
-	}
-	if len(s.exact) == 0 || str == "" {
-		return str
-	}
-	if ph, ok := s.exact[str]; ok {
-		return ph
-	}
-	for _, secret := range s.long {
-		if len(secret) > len(str) {
-			continue
-		}
-		if strings.Contains(str, secret) {
-			str = strings.ReplaceAll(str, secret, s.exact[secret])
-		}
-	}
-	return str
-}
-
-// canonical is a value's JSON text, the key of its placeholder.
-func canonical(v any) string {
-	if f, ok := v.(float64); ok {
-		return strconv.FormatFloat(f, 'f', -1, 64)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }

@@ -237,6 +237,21 @@ func TestScrubSecretsMetBefore(t *testing.T) {
 	}
 }
 
+// TestScrubCallMembers: a call's members are scrubbed but its base64
+// payloads, which are scrubbed by their kind; a member holding an object of
+// its own name is no payload.
+func TestScrubCallMembers(t *testing.T) {
+	t.Parallel()
+	const secret = "plainSecret42"
+	in := `{"method":"/pulumirpc.ResourceMonitor/RegisterResource","request":{"object":{"pw":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","value":"` + secret + `"}}}}` + "\n" +
+		`{"method":"/pulumirpc.Callbacks/Invoke","progress":"request_started","request":{"token":"t","request":"AAAA"},"note":{"note":"` + secret + `"}}` + "\n"
+	var out bytes.Buffer
+	require.NoError(t, Scrub(&out, strings.NewReader(in)))
+	assert.NotContains(t, out.String(), secret)
+	assert.Contains(t, out.String(), `"note":{"note":"[secret 1]"}`)
+	assert.Contains(t, out.String(), `"request":"[scrubbed: payload of a token this log never registered, so its kind is unknown]"`)
+}
+
 // TestScrubConfigEverywhere: every value of the program's configuration is
 // replaced wherever it appears, GetDeploymentInfo and the payloads
 // included, by a placeholder that says whether it was a secret; a value

@@ -477,7 +477,7 @@
 // property value (the pulumiPv... values show decodes), by a secret
 // envelope among a line's JSON members, or as a secret in the engine's
 // text of a property value (map[Element:map[V:...]]). It is then replaced
-// by "[secret-N]" in every line, in every form it is in:
+// by "[secret N]" in every line, in every form it is in:
 //
 //   - inside property values, which are decoded, scrubbed and encoded
 //     again, so that show still reads them; a secret stays marked secret,
@@ -487,11 +487,11 @@
 //   - in base64: a run of base64 that decodes and holds it in its bytes
 //     has it replaced there and is encoded again; a run that shows its
 //     bytes but does not decode on its own is removed whole
-//     ("[scrubbed:base64-holding-a-secret]").
+//     ("[scrubbed: base64 holding a secret]").
 //
 // A secret shorter than 6 bytes is replaced only where a whole string is
 // the secret, as show hides it. The values of a provider's configuration
-// are replaced by "[config-N]" in the lines about it: its CheckConfig,
+// are replaced by "[config N]" in the lines about it: its CheckConfig,
 // DiffConfig and Configure, and those about the provider's own resource,
 // whose inputs are its configuration; its secret values are secrets, and
 // are replaced everywhere. The program's configuration is not in the log
@@ -501,9 +501,9 @@
 // any other, and stays. What the log never marks secret (a value a program
 // logs without marking it) cannot be told from any other text, and stays.
 //
-// The placeholders hold no space, so that the engine's lines whose fields
-// show reads by spaces (a name, a type, a URN) stay readable. A line that
-// is not JSON is removed whole, and its placeholder names it. Times, levels
+// The placeholders are replay.Scrub's, numbered by first appearance, the
+// same value the same placeholder throughout the log. A line that is not
+// JSON is removed whole, and its placeholder names it. Times, levels
 // and verbosities are kept, and a line with nothing to replace is copied
 // as it was.
 package main
