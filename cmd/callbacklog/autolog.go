@@ -124,20 +124,25 @@ type autoInfo struct {
 	moduleUntold, modulePayloads int
 }
 
+// A URN or a parent's URN in the engine's lines: a run of non-space
+// characters, where a scrubbed log's placeholders ("[secret 2]") count as
+// such, the space in them included.
+const urnText = `(?:\[(?:secret|config) [0-9]+\]|\S)`
+
 // The engine's lines about callbacks (pkg/resource/deploy, source_eval.go,
 // deployment.go, state_migration*.go).
 var (
-	reTransformBefore = regexp.MustCompile(`^Transform: name=(.*) type=(\S*) custom=(\S*) parent=(\S*) props=(\S*) opts=(.*)$`)
+	reTransformBefore = regexp.MustCompile(`^Transform: name=(.*) type=(\S*) custom=(\S*) parent=(` + urnText + `*) props=(\S*) opts=(.*)$`)
 	reTransformAfter  = regexp.MustCompile(`^Transform: props=(\S*) opts=(.*)$`)
 	reInvokeBefore    = regexp.MustCompile(`^Invoke transform: token=(\S*) props=(\S*) opts=(.*)$`)
 	reInvokeAfter     = regexp.MustCompile(`^Invoke transform: props=(\S*) opts=(.*)$`)
-	reCallingHook     = regexp.MustCompile(`^calling (error )?hook ("(?:[^"\\]|\\.)*") for urn (\S+)$`)
-	reHookV6          = regexp.MustCompile(`^(ResourceHook|ErrorHook) calling hook ("(?:[^"\\]|\\.)*") for urn (\S+)$`)
+	reCallingHook     = regexp.MustCompile(`^calling (error )?hook ("(?:[^"\\]|\\.)*") for urn (` + urnText + `+)$`)
+	reHookV6          = regexp.MustCompile(`^(ResourceHook|ErrorHook) calling hook ("(?:[^"\\]|\\.)*") for urn (` + urnText + `+)$`)
 	reHookReturned    = regexp.MustCompile(`^ResourceHook (.*) returned ("(?:[^"\\]|\\.)*")$`)
 	reErrorHookRet    = regexp.MustCompile(`^ErrorHook (.*) returned ("(?:[^"\\]|\\.)*"), retry=(true|false)$`)
 	reHookCallError   = regexp.MustCompile(`^(ResourceHook|ErrorHook) ("(?:[^"\\]|\\.)*") call error: (.*)$`)
-	reStateMigration  = regexp.MustCompile(`^StateMigration: urn=(\S+)$`)
-	reProviderFailed  = regexp.MustCompile(`^Provider\[[^\]]*\]\.(Create|Update|Delete)\((urn:\S*)\) failed: (.*)$`)
+	reStateMigration  = regexp.MustCompile(`^StateMigration: urn=(` + urnText + `+)$`)
+	reProviderFailed  = regexp.MustCompile(`^Provider\[[^\]]*\]\.(Create|Update|Delete)\((urn:` + urnText + `*)\) failed: (.*)$`)
 	rePropertyValue   = regexp.MustCompile(`cHVsdW1pUHY[A-Za-z0-9+/]*=*`)
 )
 

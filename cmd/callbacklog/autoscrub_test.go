@@ -554,3 +554,47 @@ func strconvQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestScrubbedURNsStillRead: a secret in a resource's name is in the URNs
+// of the engine's lines; scrubbed, the placeholder has a space in it, and
+// the account of the scrubbed log still finds every call those lines tell.
+func TestScrubbedURNsStillRead(t *testing.T) {
+	const name = "db-s3cr3t-7d1e"
+	urn := "urn:pulumi:dev::demo::random:index/randomPet:RandomPet::" + name
+	log := autoLines(t,
+		before(t, name, map[string]any{"length": 2.0}),
+		after(t, map[string]any{"length": 2.0, "owner": secretValue(name)}, "map[custom_timeouts:map[]]"),
+		`calling hook "audit" for urn `+urn,
+		`ResourceHook `+name+` returned ""`,
+		`calling error hook "retry" for urn `+urn,
+		`ErrorHook retry returned "", retry=true`,
+		`StateMigration: urn=`+urn,
+		`Provider[random, 0x1].Create(`+urn+`) failed: quota`,
+	)
+	recs, _ := readAutoString(t, log, false)
+	out := scrubAutoString(t, log)
+	if w := survivors(out, name); len(w) > 0 {
+		t.Fatalf("the name survives the scrub: %v", w)
+	}
+	scrubbed, problems := readAutoString(t, out, false)
+	if len(problems) > 0 {
+		t.Errorf("problems reading the scrubbed log: %v", problems)
+	}
+	if len(recs) < 4 {
+		t.Fatalf("only %d calls read before the scrub: %v", len(recs), shapes(recs))
+	}
+	equalLists(t, "the calls after the scrub", kindsOf(scrubbed), kindsOf(recs))
+	for _, r := range scrubbed {
+		if r.URN != "" && !strings.Contains(r.URN, "[secret") {
+			t.Errorf("a %s's URN after the scrub: %q", r.Kind, r.URN)
+		}
+	}
+}
+
+func kindsOf(recs []*record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = r.Kind + " " + r.Outcome
+	}
+	return out
+}
