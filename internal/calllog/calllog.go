@@ -45,6 +45,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/langhost/callbacks/internal/changes"
 )
 
 // The environment: where the CLI's receiver listens, and the switch that
@@ -516,7 +518,7 @@ func (e *Exporter) record(ev *event) *logspb.LogRecord {
 			&commonpb.KeyValue{Key: AttrDurationMS, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_DoubleValue{
 				DoubleValue: float64(ev.end.Elapsed) / float64(time.Millisecond)}}})
 		a = appendStr(a, AttrErrorType, ev.end.ErrorType)
-		a = appendStr(a, AttrError, clip(ev.end.Error, maxError))
+		a = appendStr(a, AttrError, changes.Clip(ev.end.Error, maxError))
 		if ev.end.FailedOpen {
 			a = append(a, &commonpb.KeyValue{Key: AttrFailedOpen, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_BoolValue{BoolValue: true}}})
 		}
@@ -543,14 +545,14 @@ func (e *Exporter) appendChanges(a []*commonpb.KeyValue, ev *event) []*commonpb.
 	case k == nil || k.tooLarge:
 		return append(a, str(AttrChangesNote, NoteTooLarge))
 	}
-	changes, leftOut, err := DiffCall(ev.call.Kind, k.request, k.answer, e.limits.Changes)
+	list, leftOut, err := DiffCall(ev.call.Kind, k.request, k.answer, e.limits.Changes)
 	if err != nil {
 		return append(a, str(AttrChangesNote, noteNoDecode+err.Error()))
 	}
-	if changes == nil {
-		changes = []Change{}
+	if list == nil {
+		list = []Change{}
 	}
-	text, err := json.Marshal(changes)
+	text, err := json.Marshal(list)
 	if err != nil {
 		return append(a, str(AttrChangesNote, noteNoDecode+err.Error()))
 	}
@@ -606,17 +608,6 @@ func appendStr(a []*commonpb.KeyValue, k, v string) []*commonpb.KeyValue {
 
 func intAttr(k string, v int64) *commonpb.KeyValue {
 	return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: v}}}
-}
-
-// clip cuts s to at most n bytes, on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // CodeName is a gRPC code as OpenTelemetry's conventions spell it:

@@ -48,12 +48,3 @@ func TestCloseThenPut(t *testing.T) {
 		t.Errorf("got %+v, want two dropped", got)
 	}
 }
-
-func TestClip(t *testing.T) {
-	if got := clip("héllo", 2); got != "h…" {
-		t.Errorf("clip on a rune's second byte: got %q", got)
-	}
-	if got := clip("hello", 5); got != "hello" {
-		t.Errorf("got %q", got)
-	}
-}

@@ -105,7 +105,7 @@ func (s *Set) add(path *node, old, new func() string) {
 		s.leftOut++
 		return
 	}
-	c := Change{Path: clip(path.String(), s.bounds.Value)}
+	c := Change{Path: Clip(path.String(), s.bounds.Value)}
 	if old != nil {
 		c.Old = old()
 	}
@@ -135,7 +135,7 @@ func (s *Set) literal(v string) func() string {
 	if v == "" {
 		return nil
 	}
-	return func() string { return clip(v, s.bounds.Value) }
+	return func() string { return Clip(v, s.bounds.Value) }
 }
 
 // Successors compares a migration's successors, URN by URN.
@@ -163,8 +163,8 @@ func union[V, W any](a map[string]V, b map[string]W) []string {
 	return keys
 }
 
-// clip cuts s to at most n bytes, on a rune boundary, marking the cut.
-func clip(s string, n int) string {
+// Clip cuts s to at most n bytes, on a rune boundary, marking the cut.
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -448,7 +448,7 @@ func (w *limited) WriteString(s string) {
 	w.b.WriteString(s[:min(len(s), w.max+1-w.b.Len())])
 }
 
-func (w *limited) String() string { return clip(w.b.String(), w.max) }
+func (w *limited) String() string { return Clip(w.b.String(), w.max) }
 
 // value writes v: a property value (props) in a JSON-like form, strings
 // quoted, objects with their keys in order and ", " between members, a

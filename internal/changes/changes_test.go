@@ -234,3 +234,12 @@ func TestStatesSuccessorsOptions(t *testing.T) {
 		t.Errorf("options:\n got %+v\nwant %+v", got, want)
 	}
 }
+
+func TestClip(t *testing.T) {
+	if got := Clip("héllo", 2); got != "h…" {
+		t.Errorf("clip on a rune's second byte: got %q", got)
+	}
+	if got := Clip("hello", 5); got != "hello" {
+		t.Errorf("got %q", got)
+	}
+}
