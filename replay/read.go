@@ -81,9 +81,8 @@ func newReader(r io.Reader) *reader {
 
 // reg is what the log said about a token.
 type reg struct {
-	kind   callbacks.Kind // 0: a kind this module does not know
-	method string         // the registering method's name, for errors
-	r      Registration
+	kind callbacks.Kind // 0: a kind this module does not know
+	r    Registration
 }
 
 // held is what the reader has read and not yet given out, in the log's
@@ -451,7 +450,7 @@ func (rd *reader) monitor(line []byte, method string) bool {
 	if json.Unmarshal(line, &e) != nil {
 		return false
 	}
-	r := &reg{method: method, kind: row.kind, r: Registration{Method: method}}
+	r := &reg{kind: row.kind, r: Registration{Method: method}}
 	cb := e.Request.callbackJSON
 	if e.Request.Callback != nil && v.field != "" {
 		cb, r.r.Name = *e.Request.Callback, e.Request.Name
@@ -478,7 +477,7 @@ func (rd *reader) learnUnknown(body json.RawMessage, r Registration) bool {
 	}
 	changed := false
 	for _, tok := range callbackTokens(v, nil) {
-		changed = rd.tokens[tok] == nil && rd.learn(tok, &reg{method: r.Method, r: r}) || changed
+		changed = rd.tokens[tok] == nil && rd.learn(tok, &reg{r: r}) || changed
 	}
 	return changed
 }
@@ -559,7 +558,7 @@ func (rd *reader) registerResource(line []byte) bool {
 				}
 				continue
 			}
-			changed = rd.learn(cb.Token, &reg{method: registerRes, kind: row.kind,
+			changed = rd.learn(cb.Token, &reg{kind: row.kind,
 				r: Registration{Method: registerRes, Order: i + 1, Resource: urn}}) || changed
 		}
 	}
@@ -718,7 +717,7 @@ func (rd *reader) complete(c *Call, r *reg) error {
 	}
 	row := rowOf(r.kind)
 	if row == nil {
-		return fail("token %s is a callback kind this module does not know, registered by %s", c.Token, r.method)
+		return fail("token %s is a callback kind this module does not know, registered by %s", c.Token, r.r.Method)
 	}
 	c.Kind, c.Registration = r.kind, r.r
 	req, res := row.messages()

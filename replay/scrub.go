@@ -256,7 +256,7 @@ func (s *scrubber) payload(token, what string, raw any) string {
 	case r == nil:
 		return removed("of a token this log never registered, so its kind is unknown")
 	case r.kind == 0:
-		return removed("of a callback kind this module does not know, registered by " + r.method)
+		return removed("of a callback kind this module does not know, registered by " + r.r.Method)
 	case !isText || err != nil:
 		return removed("that is not valid base64")
 	}
