@@ -461,57 +461,17 @@ func registrations(eng *enginetest.Engine) ([]regKey, map[regKey]*pulumirpc.Call
 	var order []regKey
 	regs := map[regKey]*pulumirpc.Callback{}
 	counted := map[string]int{} // registrations counted in order, by method
-	note := func(method, field, name string, res resource.URN, cbs ...*pulumirpc.Callback) {
-		row, v := viaOf(method, field)
-		if row == nil {
-			return
+	for _, ev := range eng.Events(registrationEvents...) {
+		if ev.Err != "" || ev.Request == nil {
+			continue
 		}
-		for i, cb := range cbs {
-			k := regKey{Method: method, Kind: row.kind}
-			switch {
-			case cb == nil:
-				continue
-			case v.field == "":
-				counted[method]++
-				k.Order = counted[method]
-			case v.field == "callback":
-				k.Name = name
-			default:
-				k.Order, k.Resource = i+1, res
-			}
+		callbacksOf(counted, string(ev.Kind), ev.Request, resource.URN(ev.URN), nil, func(row *kindRow, cb *pulumirpc.Callback, r Registration) {
+			k := keyFor(row.kind, r)
 			if _, dup := regs[k]; !dup {
 				order = append(order, k)
 			}
 			regs[k] = cb
-		}
-	}
-	for _, ev := range eng.Events(registrationEvents...) {
-		if ev.Err != "" {
-			continue
-		}
-		method := string(ev.Kind)
-		switch req := ev.Request.(type) {
-		case *pulumirpc.Callback:
-			note(method, "", "", "", req)
-		case interface {
-			GetName() string
-			GetCallback() *pulumirpc.Callback
-		}: // a resource hook's or an error hook's
-			note(method, "callback", req.GetName(), "", req.GetCallback())
-		case *pulumirpc.RegisterResourceRequest:
-			m := req.ProtoReflect()
-			for _, v := range vias {
-				if v.method != registerRes {
-					continue
-				}
-				list := m.Get(m.Descriptor().Fields().ByJSONName(v.field)).List()
-				cbs := make([]*pulumirpc.Callback, list.Len())
-				for i := range cbs {
-					cbs[i], _ = list.Get(i).Message().Interface().(*pulumirpc.Callback)
-				}
-				note(registerRes, v.field, "", resource.URN(ev.URN), cbs...)
-			}
-		}
+		})
 	}
 	return order, regs
 }
@@ -682,9 +642,11 @@ type regKey struct {
 }
 
 // keyOf is the registration a recorded call is matched to.
-func keyOf(c *Call) regKey {
-	r := c.Registration
-	return regKey{Method: r.Method, Kind: c.Kind, Name: r.Name, Order: r.Order, Resource: r.Resource}
+func keyOf(c *Call) regKey { return keyFor(c.Kind, c.Registration) }
+
+// keyFor is the key of a registration of kind k.
+func keyFor(k callbacks.Kind, r Registration) regKey {
+	return regKey{Method: r.Method, Kind: k, Name: r.Name, Order: r.Order, Resource: r.Resource}
 }
 
 // callName names a call for a person: its order, its log line, its kind,
