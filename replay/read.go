@@ -59,8 +59,9 @@ var (
 // holds. A call the log started (request_started) and never completed is
 // yielded after all the others, with Pending set, unless a line after its
 // start could not be read or understood: that line may be its answer. Lines that are not about
-// callbacks are skipped, and unknown methods and fields are ignored. Memory holds one line, the tokens, and the calls
-// waiting for a registration.
+// callbacks are skipped, and unknown methods and fields are ignored. Memory
+// holds one line, the tokens, and the calls waiting for a registration (at
+// most 16,384, with their payloads).
 func Read(r io.Reader) iter.Seq2[*Call, error] {
 	return func(yield func(*Call, error) bool) {
 		newReader(r).run(func(h *held) bool {

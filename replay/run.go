@@ -443,17 +443,6 @@ func runProgram(ctx context.Context, addr string, info runInfo, program pulumi.R
 	return err
 }
 
-// registrationEvents are the engine's events of the monitor methods that
-// register a callback of some kind.
-var registrationEvents = func() (evs []enginetest.EventKind) {
-	for _, v := range vias {
-		if ev := enginetest.EventKind(v.method); !slices.Contains(evs, ev) {
-			evs = append(evs, ev)
-		}
-	}
-	return evs
-}()
-
 // registrations returns the callbacks the program registered with eng that
 // the engine accepted, by the key a recorded call names, and their keys in
 // the order made.
@@ -461,7 +450,8 @@ func registrations(eng *enginetest.Engine) ([]regKey, map[regKey]*pulumirpc.Call
 	var order []regKey
 	regs := map[regKey]*pulumirpc.Callback{}
 	counted := map[string]int{} // registrations counted in order, by method
-	for _, ev := range eng.Events(registrationEvents...) {
+	// callbacksOf passes over the events of other methods.
+	for _, ev := range eng.Events() {
 		if ev.Err != "" || ev.Request == nil {
 			continue
 		}
