@@ -23,9 +23,6 @@ import (
 // it removed whole (a payload, a line), as opposed to a value.
 const scrubbedPrefix = redact.Removed
 
-// isSecretEnvelope reports whether a JSON object is a secret.
-var isSecretEnvelope = redact.IsSecret
-
 // Scrub copies the log src to dst line by line, replacing every secret
 // value and every configuration value with a placeholder, so that the log
 // can be committed as test data:
