@@ -12,10 +12,7 @@
 // transforms and stateMigrations) say which function each token names.
 // [Read] streams the calls as [Call] values, whatever language the program
 // was written in: the payloads are the engine's protocol, not this
-// module's. It reads both forms of the log, two entries per call (CLI
-// releases of late 2025 on) and one. It holds one line at a time, plus, in
-// a log of one entry per call, the calls that wait for their token's
-// registration (at most 16,384, with their payloads).
+// module's.
 //
 // A [Call] says where its function was registered ([Registration]: the
 // method, a hook's name, a stack transform's order within its run of the
@@ -35,12 +32,8 @@
 // CALLBACKS_REPLAY_UPDATE=1 it rewrites the recorded answers instead, as
 // golden files are updated.
 //
-// An [Option] tunes Run. [IgnorePaths] passes the differences at the property
-// paths it names, written as the diff prints them, with "*" for any one
-// key or index ("properties.tags.deployedAt", "properties.items[*].id"),
-// for values that change on every run; it logs each difference it ignores,
-// and fails the test for a path that names no value in any answer the
-// replay compared, so that a misspelt path is seen. After each run of the
+// An [Option] tunes Run: [IgnorePaths] passes the differences at the paths
+// it names, for values that change on every run. After each run of the
 // program, Run lists by URN the resources the program registers now that
 // the recording lacks, and those recorded that it no longer registers (a
 // renamed resource), with t.Logf; [RequireSameResources] makes them fail

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/langhost/callbacks"
 )
@@ -58,8 +59,9 @@ var (
 // holds. A call the log started (request_started) and never completed is
 // yielded after all the others, with Pending set, unless a line after its
 // start could not be read or understood: that line may be its answer. Lines that are not about
-// callbacks are skipped, and unknown methods and fields are ignored. Memory holds one line, the tokens, and the calls
-// waiting for a registration.
+// callbacks are skipped, and unknown methods and fields are ignored. Memory
+// holds one line, the tokens, and the calls waiting for a registration (at
+// most 16,384, with their payloads).
 func Read(r io.Reader) iter.Seq2[*Call, error] {
 	return func(yield func(*Call, error) bool) {
 		newReader(r).run(func(h *held) bool {
@@ -81,9 +83,8 @@ func newReader(r io.Reader) *reader {
 
 // reg is what the log said about a token.
 type reg struct {
-	kind   callbacks.Kind // 0: a kind this module does not know
-	method string         // the registering method's name, for errors
-	r      Registration
+	kind callbacks.Kind // 0: a kind this module does not know
+	r    Registration
 }
 
 // held is what the reader has read and not yet given out, in the log's
@@ -418,55 +419,102 @@ func (rd *reader) deploymentInfo(line []byte, progress string) {
 	}
 }
 
-type callbackJSON struct {
-	Target string `json:"target"`
-	Token  string `json:"token"`
-}
-
 // monitor learns tokens from a monitor entry; it reports whether a waiting
 // call may have been resolved.
 func (rd *reader) monitor(line []byte, method string) bool {
 	if method == registerRes || method == "ReadResource" {
-		return rd.registerResource(line)
+		return rd.registerResource(line, method)
 	}
-	row, v := viaOf(method, "")
-	if row == nil {
-		// A method this module does not know: any Callback in its request
-		// names a kind of callback it does not know either.
-		var e struct {
-			Request json.RawMessage `json:"request"`
-		}
-		if !bytes.Contains(line, []byte(`"token"`)) || json.Unmarshal(line, &e) != nil {
-			return false
-		}
-		return rd.learnUnknown(e.Request, Registration{Method: method})
+	if !bytes.Contains(line, []byte(`"token"`)) {
+		return false
 	}
+	if req := monitorRequest(method); req != nil {
+		return decodeMember(line, "request", req) && rd.learnFrom(method, req, "")
+	}
+	// A method this module does not know: any Callback in its request
+	// names a kind of callback it does not know either.
 	var e struct {
-		Request struct {
-			callbackJSON
-			Name     string        `json:"name"`
-			Callback *callbackJSON `json:"callback"`
-		} `json:"request"`
+		Request json.RawMessage `json:"request"`
 	}
-	if json.Unmarshal(line, &e) != nil {
-		return false
+	return json.Unmarshal(line, &e) == nil && rd.learnUnknown(e.Request, Registration{Method: method})
+}
+
+// monitorRequest returns an empty request of the monitor's method, or nil
+// for a method that registers no kind this module knows.
+func monitorRequest(method string) proto.Message {
+	if row, _ := viaOf(method, ""); row == nil {
+		return nil
 	}
-	r := &reg{method: method, kind: row.kind, r: Registration{Method: method}}
-	cb := e.Request.callbackJSON
-	if e.Request.Callback != nil && v.field != "" {
-		cb, r.r.Name = *e.Request.Callback, e.Request.Name
+	md := pulumirpc.File_pulumi_resource_proto.Services().ByName("ResourceMonitor").Methods().ByName(protoreflect.Name(method))
+	if md == nil {
+		return nil
 	}
-	switch {
-	case cb.Token == "":
-		return false
-	case v.field == "": // counted in order within the run, once
-		if rd.tokens[cb.Token] != nil {
-			return false
+	mt, err := protoregistry.GlobalTypes.FindMessageByName(md.Input().FullName())
+	if err != nil {
+		return nil
+	}
+	return mt.New().Interface()
+}
+
+// learnFrom learns the tokens req, the request of the monitor's method,
+// registers for the resource urn; it reports whether a waiting call may
+// have been resolved. A counted registration is counted once, and a known
+// token of a resource takes the URN of the entry that completes it.
+func (rd *reader) learnFrom(method string, req proto.Message, urn resource.URN) bool {
+	changed := false
+	known := func(token string) bool { return rd.tokens[token] != nil }
+	callbacksOf(rd.orders, method, req, urn, known, func(row *kindRow, cb *pulumirpc.Callback, r Registration) {
+		if k := rd.tokens[cb.GetToken()]; k != nil && method == registerRes {
+			if urn != "" { // the completing entry knows the URN for sure
+				k.r.Resource = urn
+			}
+			return
 		}
-		rd.orders[method]++
-		r.r.Order = rd.orders[method]
+		changed = rd.learn(cb.GetToken(), &reg{kind: row.kind, r: r}) || changed
+	})
+	return changed
+}
+
+// callbacksOf yields each Callback of a kind this module knows that req,
+// the request of the monitor's method, registers, with the registration a
+// recorded call names: a request that is the Callback by its order within
+// the run, counted in orders unless known (if not nil) says its token is
+// known already; a hook by its name; a resource's callback by its position
+// in its list and res, the resource.
+func callbacksOf(orders map[string]int, method string, req proto.Message, res resource.URN,
+	known func(token string) bool, yield func(*kindRow, *pulumirpc.Callback, Registration)) {
+	m := req.ProtoReflect()
+	fields := m.Descriptor().Fields()
+	for row, v := range vias {
+		r := Registration{Method: method}
+		fd := fields.ByJSONName(v.field)
+		switch {
+		case v.method != method:
+		case v.field == "":
+			cb, _ := req.(*pulumirpc.Callback)
+			if cb.GetToken() != "" && (known == nil || !known(cb.GetToken())) {
+				orders[method]++
+				r.Order = orders[method]
+				yield(row, cb, r)
+			}
+		case fd == nil || fd.Message() == nil:
+		case fd.IsList():
+			for i, list := 0, m.Get(fd).List(); i < list.Len(); i++ {
+				cb, _ := list.Get(i).Message().Interface().(*pulumirpc.Callback)
+				if r.Order, r.Resource = i+1, res; cb.GetToken() != "" {
+					yield(row, cb, r)
+				}
+			}
+		default:
+			cb, _ := m.Get(fd).Message().Interface().(*pulumirpc.Callback)
+			if name := fields.ByName("name"); name != nil {
+				r.Name = m.Get(name).String()
+			}
+			if cb.GetToken() != "" {
+				yield(row, cb, r)
+			}
+		}
 	}
-	return rd.learn(cb.Token, r)
 }
 
 // learnUnknown learns the tokens of the objects shaped like a Callback in
@@ -478,7 +526,7 @@ func (rd *reader) learnUnknown(body json.RawMessage, r Registration) bool {
 	}
 	changed := false
 	for _, tok := range callbackTokens(v, nil) {
-		changed = rd.tokens[tok] == nil && rd.learn(tok, &reg{method: r.Method, r: r}) || changed
+		changed = rd.tokens[tok] == nil && rd.learn(tok, &reg{r: r}) || changed
 	}
 	return changed
 }
@@ -510,7 +558,7 @@ var notCallbacks = map[string]bool{"object": true, "propertyDependencies": true}
 
 // registerResource learns the tokens of a RegisterResource entry, and
 // notes the resource of it or of a ReadResource entry.
-func (rd *reader) registerResource(line []byte) bool {
+func (rd *reader) registerResource(line []byte, method string) bool {
 	var e struct {
 		Request struct {
 			Type, Name, Parent string
@@ -542,26 +590,8 @@ func (rd *reader) registerResource(line []byte) bool {
 		return false
 	}
 	changed := false
-	for row, v := range vias {
-		if v.method != registerRes {
-			continue
-		}
-		var cbs []callbackJSON
-		_ = json.Unmarshal(fields.Request[v.field], &cbs)
-		for i, cb := range cbs {
-			if cb.Token == "" {
-				continue
-			}
-			if known := rd.tokens[cb.Token]; known != nil {
-				// The completing entry knows the URN for sure.
-				if urn != "" {
-					known.r.Resource = urn
-				}
-				continue
-			}
-			changed = rd.learn(cb.Token, &reg{method: registerRes, kind: row.kind,
-				r: Registration{Method: registerRes, Order: i + 1, Resource: urn}}) || changed
-		}
+	if req := new(pulumirpc.RegisterResourceRequest); method == registerRes && decodeMember(line, "request", req) {
+		changed = rd.learnFrom(registerRes, req, urn)
 	}
 	// A Callback in a field this module does not know is a kind of
 	// callback it does not know either.
@@ -718,7 +748,7 @@ func (rd *reader) complete(c *Call, r *reg) error {
 	}
 	row := rowOf(r.kind)
 	if row == nil {
-		return fail("token %s is a callback kind this module does not know, registered by %s", c.Token, r.method)
+		return fail("token %s is a callback kind this module does not know, registered by %s", c.Token, r.r.Method)
 	}
 	c.Kind, c.Registration = r.kind, r.r
 	req, res := row.messages()

@@ -35,42 +35,10 @@ const envUpdate = "CALLBACKS_REPLAY_UPDATE"
 const runLimit = 5 * time.Minute
 
 // Run replays the callback calls of the engine gRPC log logFile (written by
-// PULUMI_DEBUG_GRPC=FILE) against the functions program registers now, and
-// fails t with a readable diff wherever the answer differs from the
-// recorded one. program is the body given to pulumi.Run; opts are
-// [IgnorePaths] and [RequireSameResources].
-//
-// Run runs program as pulumi.Run does, in this process, against
-// [enginetest]'s engine with the project, stack, organization,
-// configuration and dry-run flag of the recording (the log's
-// LanguageRuntime/Run request, from the entry that completes it or, in a
-// log that ends before it, the request_started entry) and the features its
-// engine advertised (GetDeploymentInfo; every feature if the log has none),
-// so that resources get the recorded URNs. A log of another project or
-// stack than the program's cannot be told apart: the program takes both
-// from the log, as it takes them from the engine. That engine, under
-// [enginetest.NoCallbacks], answers every registration as the engine
-// would, its steps against a zero [enginetest.FakeProvider] (the inputs as
-// outputs), and calls no callback; the program runs as under
-// [enginetest.Engine.RunFunc], so no two runs of a process overlap. Once
-// the program has registered everything and
-// signalled the engine, as the real engine would still be calling back,
-// Run sends each recorded request, byte for byte, to the function now
-// registered in the recorded call's place, over gRPC, as the engine does:
-//
-//   - hooks and error hooks by name;
-//   - stack transforms and stack invoke transforms by the order in which
-//     the program registered them;
-//   - a resource's own transforms and state migrations by the resource's
-//     URN and their position in its list.
-//
-// Run reads the log once. A log of several runs of the program (a preview
-// and an update) is replayed run by run, each against a fresh run of
-// program, as soon as the run after it has ended (until then, the calls
-// after a run's end may still be its own), so Run holds the calls of at
-// most two runs at a time. A message about a run, or about a call in a log
-// of several, names the run: the preview or the update, and the log line
-// of its LanguageRuntime/Run.
+// PULUMI_DEBUG_GRPC=FILE) against the functions program (the body given to
+// pulumi.Run) registers now; opts are [IgnorePaths] and
+// [RequireSameResources]. The package documentation gives the overview;
+// step by step:
 //
 // Before program runs, Run fails t, saying what to do, for an empty file,
 // a file that is not an engine gRPC log (no line is a JSON entry with a
@@ -78,37 +46,58 @@ const runLimit = 5 * time.Minute
 // short (the engine stopped while writing it) fails t too, and is replayed
 // up to that line.
 //
+// Run runs program in this process, as pulumi.Run does, against
+// [enginetest]'s engine with the project, stack, organization,
+// configuration and dry-run flag of the recording (the log's
+// LanguageRuntime/Run request, from its completing entry or, in a log that
+// ends before it, its request_started entry) and the features its engine
+// advertised (GetDeploymentInfo; every feature if the log has none), so
+// that resources get the recorded URNs; the program takes its project and
+// stack from the log, so a log of another project or stack cannot be told
+// apart. That engine, under [enginetest.NoCallbacks], answers every
+// registration as the engine would, its steps against a zero
+// [enginetest.FakeProvider] (the inputs as outputs), and calls no callback;
+// the program runs as under [enginetest.Engine.RunFunc], so no two runs of
+// a process overlap. Once
+// the program has registered everything and signalled the engine, Run
+// sends each recorded request, byte for byte, over gRPC, to the function
+// now registered in the recorded call's place: hooks and error hooks by
+// name; stack transforms and stack invoke transforms by the order in which
+// the program registered them; a resource's own transforms and state
+// migrations by the resource's URN and their position in its list.
+//
+// Run reads the log once. A log of several runs of the program (a preview
+// and an update) is replayed run by run, each against a fresh run of
+// program, once the run after it has ended (until then, the calls after a
+// run's end may still be its own), so Run holds the calls of at most two
+// runs. A message about a run, or about a call in a log of several, names
+// the run: the preview or the update, and the log line of its
+// LanguageRuntime/Run.
+//
 // Each call whose answer differs fails t once (t.Errorf), naming the call's
 // order in the log, its log line, its kind, its registration and its
-// resource, with what changed: a transform's properties and options by
-// property path (old → new), a hook's refusal, an error hook's retry
-// decision, a migration's new state by path, an error now but not then, or
-// the reverse, and how to take today's answers as the recording
-// (CALLBACKS_REPLAY_UPDATE=1). Secret values are shown as "[secret]". A
-// recorded call with nothing registered in its place now fails t; a
-// current registration the log never called is reported with t.Logf,
-// never silently skipped. A log that cannot be read, lines that cannot be
-// understood, and a program that fails or panics fail t too.
+// resource, with what changed (a transform's properties and options by
+// property path, old → new; a hook's refusal; an error hook's retry
+// decision; a migration's new state by path; an error now but not then, or
+// the reverse) and how to take today's answers as the recording. Secret
+// values are shown as "[secret]". A recorded call with nothing registered
+// in its place now fails t; a current registration the log never called,
+// and a call the recording never answered (Pending, not replayed), are
+// logged with t.Logf. A log that cannot be read, lines that cannot be
+// understood, and a program that fails or panics fail t.
 //
-// After each run of the program, Run compares by URN the resources it
-// registered or read with those of the recording's run (the monitor's
-// RegisterResource and ReadResource entries, less the resources a remote
-// component's provider registered under it, which the replay does not
-// construct). The resources registered now that the recording lacks, and
-// the recorded ones the program no longer registers (a resource renamed
-// without an alias passes every call, since hooks are matched by name and
-// stack transforms by order), are reported with t.Logf, under a line that
-// counts them; with [RequireSameResources] they fail t.
+// The resources compared after each run are the recording's RegisterResource
+// and ReadResource entries, less those a remote component's provider
+// registered under it, which the replay does not construct; the report
+// counts them. A resource renamed without an alias passes every call
+// (hooks are matched by name, stack transforms by order): this comparison
+// is what shows it.
 //
-// With CALLBACKS_REPLAY_UPDATE=1 in the environment, Run instead rewrites
-// each recorded answer that differs (the response and errors of the call's
-// completing entry) with the current one, keeping every other line byte
-// for byte, through a temporary file renamed over logFile, logs what it
-// changed, and does not fail for a differing answer; the rest is reported
-// as above.
-//
-// A call the recording never answered (a Pending call: the log ends before
-// its answer) is reported with t.Logf and not replayed.
+// In update mode (CALLBACKS_REPLAY_UPDATE=1), Run rewrites each recorded
+// answer that differs (the response and errors of the call's completing
+// entry) with the current one, keeping every other line byte for byte,
+// through a temporary file renamed over logFile; it logs what it changed
+// and does not fail t for a differing answer.
 //
 // Run does not change the process's environment. Callbacks the SDK's own
 // callback server serves (a plain SDK program's transforms and hooks, and
@@ -454,17 +443,6 @@ func runProgram(ctx context.Context, addr string, info runInfo, program pulumi.R
 	return err
 }
 
-// registrationEvents are the engine's events of the monitor methods that
-// register a callback of some kind.
-var registrationEvents = func() (evs []enginetest.EventKind) {
-	for _, v := range vias {
-		if ev := enginetest.EventKind(v.method); !slices.Contains(evs, ev) {
-			evs = append(evs, ev)
-		}
-	}
-	return evs
-}()
-
 // registrations returns the callbacks the program registered with eng that
 // the engine accepted, by the key a recorded call names, and their keys in
 // the order made.
@@ -472,57 +450,18 @@ func registrations(eng *enginetest.Engine) ([]regKey, map[regKey]*pulumirpc.Call
 	var order []regKey
 	regs := map[regKey]*pulumirpc.Callback{}
 	counted := map[string]int{} // registrations counted in order, by method
-	note := func(method, field, name string, res resource.URN, cbs ...*pulumirpc.Callback) {
-		row, v := viaOf(method, field)
-		if row == nil {
-			return
+	// callbacksOf passes over the events of other methods.
+	for _, ev := range eng.Events() {
+		if ev.Err != "" || ev.Request == nil {
+			continue
 		}
-		for i, cb := range cbs {
-			k := regKey{Method: method, Kind: row.kind}
-			switch {
-			case cb == nil:
-				continue
-			case v.field == "":
-				counted[method]++
-				k.Order = counted[method]
-			case v.field == "callback":
-				k.Name = name
-			default:
-				k.Order, k.Resource = i+1, res
-			}
+		callbacksOf(counted, string(ev.Kind), ev.Request, resource.URN(ev.URN), nil, func(row *kindRow, cb *pulumirpc.Callback, r Registration) {
+			k := keyFor(row.kind, r)
 			if _, dup := regs[k]; !dup {
 				order = append(order, k)
 			}
 			regs[k] = cb
-		}
-	}
-	for _, ev := range eng.Events(registrationEvents...) {
-		if ev.Err != "" {
-			continue
-		}
-		method := string(ev.Kind)
-		switch req := ev.Request.(type) {
-		case *pulumirpc.Callback:
-			note(method, "", "", "", req)
-		case interface {
-			GetName() string
-			GetCallback() *pulumirpc.Callback
-		}: // a resource hook's or an error hook's
-			note(method, "callback", req.GetName(), "", req.GetCallback())
-		case *pulumirpc.RegisterResourceRequest:
-			m := req.ProtoReflect()
-			for _, v := range vias {
-				if v.method != registerRes {
-					continue
-				}
-				list := m.Get(m.Descriptor().Fields().ByJSONName(v.field)).List()
-				cbs := make([]*pulumirpc.Callback, list.Len())
-				for i := range cbs {
-					cbs[i], _ = list.Get(i).Message().Interface().(*pulumirpc.Callback)
-				}
-				note(registerRes, v.field, "", resource.URN(ev.URN), cbs...)
-			}
-		}
+		})
 	}
 	return order, regs
 }
@@ -693,9 +632,11 @@ type regKey struct {
 }
 
 // keyOf is the registration a recorded call is matched to.
-func keyOf(c *Call) regKey {
-	r := c.Registration
-	return regKey{Method: r.Method, Kind: c.Kind, Name: r.Name, Order: r.Order, Resource: r.Resource}
+func keyOf(c *Call) regKey { return keyFor(c.Kind, c.Registration) }
+
+// keyFor is the key of a registration of kind k.
+func keyFor(k callbacks.Kind, r Registration) regKey {
+	return regKey{Method: r.Method, Kind: k, Name: r.Name, Order: r.Order, Resource: r.Resource}
 }
 
 // callName names a call for a person: its order, its log line, its kind,

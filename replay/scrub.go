@@ -23,9 +23,6 @@ import (
 // it removed whole (a payload, a line), as opposed to a value.
 const scrubbedPrefix = redact.Removed
 
-// isSecretEnvelope reports whether a JSON object is a secret.
-var isSecretEnvelope = redact.IsSecret
-
 // Scrub copies the log src to dst line by line, replacing every secret
 // value and every configuration value with a placeholder, so that the log
 // can be committed as test data:
@@ -256,7 +253,7 @@ func (s *scrubber) payload(token, what string, raw any) string {
 	case r == nil:
 		return removed("of a token this log never registered, so its kind is unknown")
 	case r.kind == 0:
-		return removed("of a callback kind this module does not know, registered by " + r.method)
+		return removed("of a callback kind this module does not know, registered by " + r.r.Method)
 	case !isText || err != nil:
 		return removed("that is not valid base64")
 	}
