@@ -86,7 +86,7 @@
 // A secret's value never goes in a record: a secret, and anything inside
 // one (a secret map's members, a secret output value), is written
 // [secret], two different secrets [secret] and [another secret]. With
-// CALLBACKS_PULUMI_LOG=payloads, every end record also holds the call's
+// CALLBACKS_PULUMI_LOG=payloads, every end record of a known kind also holds the call's
 // request and its answer, if it answered (a hook that refused did; a call
 // that returned an error did not), as JSON text (callbacks.request, callbacks.answer:
 // the protocol's JSON form, a migration's state as the JSON it holds),

@@ -54,7 +54,8 @@
 //     [secret], and the account shows those changes (at most 32 a call, the
 //     note counting the rest), or why the record has none; with
 //     CALLBACKS_PULUMI_LOG=payloads set for the program, every end record
-//     holds the call's request and answer, which -v shows, secrets [secret].
+//     holds the call's request and, if it answered, its answer, which -v
+//     shows, secrets [secret].
 //     The engine's lines about those calls are not counted again, and give
 //     only an error hook's retry decision, and what a transform or migration
 //     changed when its record does not say (schema 1, or payloads too large

@@ -5,8 +5,8 @@
 // paired by a call id. The finished record of a resource transform, an
 // invoke transform or a state migration says what the call changed, by
 // property path, every secret hidden (changes.go); with payloads asked
-// for, every call's finished record holds its request and answer, every
-// secret hidden (payloads.go).
+// for, the finished record of every call of a known kind holds its request
+// and, if it answered, its answer, every secret hidden (payloads.go).
 //
 // An [Exporter] never holds up a call: records go into a bounded queue, one
 // goroutine sends them in batches, each send bounded by a short deadline
