@@ -60,15 +60,7 @@ func (c *Call) Changes(show Secrets) []Change {
 	if row.changes != nil {
 		return row.changes(res)
 	}
-	return diffResponses(req, identity(row, req), res, secrets)
-}
-
-// identity is the answer to req that changes nothing.
-func identity(row *kindRow, req proto.Message) proto.Message {
-	if row.identity != nil {
-		return row.identity(req)
-	}
-	return row.res.New().Interface()
+	return diffResponses(req, row.identity(req), res, secrets)
 }
 
 // Outcome is how a call ended, in a word, as [Call.Outcome] sums it up.

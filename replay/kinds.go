@@ -35,8 +35,8 @@ type kindRow struct {
 	// with its type and name, from which the URN follows; "token", an
 	// invoke's function.
 	subject string
-	// identity is the answer that changes nothing (nil: the empty
-	// response); changes, when set, says what an answer changed instead.
+	// identity is the answer that changes nothing; changes, when set,
+	// says what an answer changed instead, and identity is not needed.
 	identity func(req proto.Message) proto.Message
 	changes  func(res proto.Message) []Change
 	// diff compares two answers to req; tree is an answer as the tree
@@ -80,7 +80,8 @@ var kinds = []*kindRow{transform(&kindRow{
 	kind: callbacks.KindResourceHook,
 	via:  []via{{method: "RegisterResourceHook", field: "callback"}},
 	req:  (&pulumirpc.ResourceHookRequest{}).ProtoReflect().Type(), res: (&pulumirpc.ResourceHookResponse{}).ProtoReflect().Type(),
-	subject: "urn",
+	subject:  "urn",
+	identity: func(proto.Message) proto.Message { return &pulumirpc.ResourceHookResponse{} },
 	diff: func(s *changes.Set, _, a, b proto.Message) {
 		s.Scalar("error", quoteOrEmpty(a.(*pulumirpc.ResourceHookResponse).GetError()), quoteOrEmpty(b.(*pulumirpc.ResourceHookResponse).GetError()))
 	},

@@ -487,7 +487,7 @@ func (r *replayer) replayRun(ctx context.Context, eng *enginetest.Engine, g *gro
 	defer conns.close()
 	for _, c := range g.calls {
 		r.calls++
-		key := keyOf(c)
+		key := keyFor(c.Kind, c.Registration)
 		name := callName(c)
 		if r.runs > 1 {
 			name += ", in " + g.run.name()
@@ -627,9 +627,6 @@ type regKey struct {
 	Order    int
 	Resource resource.URN
 }
-
-// keyOf is the registration a recorded call is matched to.
-func keyOf(c *Call) regKey { return keyFor(c.Kind, c.Registration) }
 
 // keyFor is the key of a registration of kind k.
 func keyFor(k callbacks.Kind, r Registration) regKey {
