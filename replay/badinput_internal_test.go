@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -124,4 +125,48 @@ func ghost(log string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// readTokens reads log to its end, noting resources, and returns the
+// reader.
+func readTokens(log string) *reader {
+	rd := newReader(strings.NewReader(log))
+	rd.resources = true
+	rd.run(func(*held) bool { return true })
+	return rd
+}
+
+// TestReadRegisterResourceBadField: a RegisterResource entry whose request
+// does not decode as the protocol's (protect holds a string) still notes
+// its resource and teaches the Callbacks of a field this module does not
+// know.
+func TestReadRegisterResourceBadField(t *testing.T) {
+	t.Parallel()
+	const urn = "urn:pulumi:dev::p::t:m:T::a"
+	rd := readTokens(`{"method":"/pulumirpc.ResourceMonitor/RegisterResource","request":{"type":"t:m:T","name":"a","protect":"yes",` +
+		`"transforms":[{"target":"127.0.0.1:1","token":"tok1"}],"x":{"target":"127.0.0.1:1","token":"tok2"}},"response":{"urn":"` + urn + `"}}` + "\n")
+	require.NotNil(t, rd.tokens["tok2"])
+	assert.Equal(t, Registration{Method: registerRes, Resource: urn}, rd.tokens["tok2"].r)
+	var noted []resource.URN
+	for _, r := range rd.cur.resources {
+		noted = append(noted, r.urn)
+	}
+	assert.Equal(t, []resource.URN{urn}, noted)
+}
+
+// TestReadKnownTokenTakesCompletingURN: a resource's transform learned from
+// the request_started entry of its RegisterResource, when the URN cannot be
+// worked out yet, takes the URN of the entry that completes it.
+func TestReadKnownTokenTakesCompletingURN(t *testing.T) {
+	t.Parallel()
+	const urn = "urn:pulumi:dev::p::t:m:T::a"
+	req := `"request":{"type":"t:m:T","name":"a","transforms":[{"target":"127.0.0.1:1","token":"tok1"}]}`
+	started := `{"method":"/pulumirpc.ResourceMonitor/RegisterResource","progress":"request_started",` + req + "}\n"
+	completed := `{"method":"/pulumirpc.ResourceMonitor/RegisterResource","progress":"response_completed",` + req + `,"response":{"urn":"` + urn + `"}}` + "\n"
+	rd := readTokens(started)
+	require.NotNil(t, rd.tokens["tok1"])
+	require.Equal(t, resource.URN(""), rd.tokens["tok1"].r.Resource)
+	rd = readTokens(started + completed)
+	require.NotNil(t, rd.tokens["tok1"])
+	assert.Equal(t, Registration{Method: registerRes, Order: 1, Resource: urn}, rd.tokens["tok1"].r)
 }

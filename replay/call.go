@@ -102,7 +102,7 @@ type Registration struct {
 // resource" or "migration #1", and "transform #1 of pet" for a transform
 // registered on another resource (here one named pet) and called for
 // this one.
-func (c *Call) String() string { return keyOf(c).name(c.URN) }
+func (c *Call) String() string { return keyFor(c.Kind, c.Registration).name(c.URN) }
 
 // Messages decodes the call's payloads as the engine's protocol messages of
 // its kind: *pulumirpc.TransformRequest and *pulumirpc.TransformResponse for

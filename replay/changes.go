@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks/internal/changes"
 )
@@ -61,15 +60,7 @@ func (c *Call) Changes(show Secrets) []Change {
 	if row.changes != nil {
 		return row.changes(res)
 	}
-	return diffResponses(req, identity(row, req), res, secrets)
-}
-
-// identity is the answer to req that changes nothing.
-func identity(row *kindRow, req proto.Message) proto.Message {
-	if row.identity != nil {
-		return row.identity(req)
-	}
-	return row.res.New().Interface()
+	return diffResponses(req, row.identity(req), res, secrets)
 }
 
 // Outcome is how a call ended, in a word, as [Call.Outcome] sums it up.
@@ -139,11 +130,16 @@ func (c *Call) Outcome() (word Outcome, message string) {
 // error and retry decision. Replaying uses it for "recorded answer against
 // current answer"; Changes, with a response that changes nothing as a.
 func diffResponses(req, a, b proto.Message, secrets bool) []Change {
-	d := &differ{secrets: secrets}
+	s := changes.New(changes.Bounds{}, secrets)
 	if row := rowOfRequest(req); row != nil {
-		row.diff(d, req, a, b)
+		row.diff(s, req, a, b)
 	}
-	return d.out
+	found, _ := s.Changes()
+	var out []Change
+	for _, c := range found {
+		out = append(out, Change(c))
+	}
+	return out
 }
 
 func orBytes(b, dflt []byte) []byte {
@@ -159,36 +155,3 @@ func quoteOrEmpty(s string) string {
 	}
 	return strconv.Quote(s)
 }
-
-// differ is what a kind's row compares answers with: the module's one
-// differ (internal/changes), unbounded, secrets shown if secrets. Each
-// method adds what it finds to out.
-type differ struct {
-	secrets bool
-	out     []Change
-}
-
-// with runs f on a set of changes and keeps what it found.
-func (d *differ) with(f func(s *changes.Set)) {
-	s := changes.New(changes.Bounds{}, d.secrets)
-	f(s)
-	found, _ := s.Changes()
-	for _, c := range found {
-		d.out = append(d.out, Change(c))
-	}
-}
-
-func (d *differ) scalar(path, a, b string) { d.with(func(s *changes.Set) { s.Scalar(path, a, b) }) }
-func (d *differ) states(a, b []byte)       { d.with(func(s *changes.Set) { s.States(a, b) }) }
-func (d *differ) successors(a, b map[string]string) {
-	d.with(func(s *changes.Set) { s.Successors(a, b) })
-}
-func (d *differ) structs(root string, a, b *structpb.Struct) {
-	d.with(func(s *changes.Set) { s.Structs(root, a, b) })
-}
-func (d *differ) options(root string, a, b proto.Message) {
-	d.with(func(s *changes.Set) { s.Options(root, a, b) })
-}
-
-// messageMap is an option message as IgnorePaths' tree holds it, as Changes compares it.
-var messageMap = changes.OptionMap

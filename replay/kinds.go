@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/changes"
 )
 
 // kindRow is what this package knows of one callback kind: how the monitor
@@ -34,13 +35,13 @@ type kindRow struct {
 	// with its type and name, from which the URN follows; "token", an
 	// invoke's function.
 	subject string
-	// identity is the answer that changes nothing (nil: the empty
-	// response); changes, when set, says what an answer changed instead.
+	// identity is the answer that changes nothing; changes, when set,
+	// says what an answer changed instead, and identity is not needed.
 	identity func(req proto.Message) proto.Message
 	changes  func(res proto.Message) []Change
 	// diff compares two answers to req; tree is an answer as the tree
 	// IgnorePaths' paths walk.
-	diff func(d *differ, req, a, b proto.Message)
+	diff func(s *changes.Set, req, a, b proto.Message)
 	tree func(req, res proto.Message) map[string]any
 	// changed is the outcome of an answer that changed something
 	// (OutcomeUnchanged if not); outcome, when set, sums an answer up
@@ -79,9 +80,10 @@ var kinds = []*kindRow{transform(&kindRow{
 	kind: callbacks.KindResourceHook,
 	via:  []via{{method: "RegisterResourceHook", field: "callback"}},
 	req:  (&pulumirpc.ResourceHookRequest{}).ProtoReflect().Type(), res: (&pulumirpc.ResourceHookResponse{}).ProtoReflect().Type(),
-	subject: "urn",
-	diff: func(d *differ, _, a, b proto.Message) {
-		d.scalar("error", quoteOrEmpty(a.(*pulumirpc.ResourceHookResponse).GetError()), quoteOrEmpty(b.(*pulumirpc.ResourceHookResponse).GetError()))
+	subject:  "urn",
+	identity: func(proto.Message) proto.Message { return &pulumirpc.ResourceHookResponse{} },
+	diff: func(s *changes.Set, _, a, b proto.Message) {
+		s.Scalar("error", quoteOrEmpty(a.(*pulumirpc.ResourceHookResponse).GetError()), quoteOrEmpty(b.(*pulumirpc.ResourceHookResponse).GetError()))
 	},
 	tree: func(_, a proto.Message) map[string]any {
 		if e := a.(*pulumirpc.ResourceHookResponse).GetError(); e != "" {
@@ -109,10 +111,10 @@ var kinds = []*kindRow{transform(&kindRow{
 		}
 		return out
 	},
-	diff: func(d *differ, _, a, b proto.Message) {
+	diff: func(s *changes.Set, _, a, b proto.Message) {
 		x, y := a.(*pulumirpc.ErrorHookResponse), b.(*pulumirpc.ErrorHookResponse)
-		d.scalar("error", quoteOrEmpty(x.GetError()), quoteOrEmpty(y.GetError()))
-		d.scalar("retry", strconv.FormatBool(x.GetRetry()), strconv.FormatBool(y.GetRetry()))
+		s.Scalar("error", quoteOrEmpty(x.GetError()), quoteOrEmpty(y.GetError()))
+		s.Scalar("retry", strconv.FormatBool(x.GetRetry()), strconv.FormatBool(y.GetRetry()))
 	},
 	tree: func(_, a proto.Message) map[string]any {
 		res := a.(*pulumirpc.ErrorHookResponse)
@@ -141,10 +143,10 @@ var kinds = []*kindRow{transform(&kindRow{
 	identity: func(m proto.Message) proto.Message {
 		return &pulumirpc.StateMigrationResponse{NewState: m.(*pulumirpc.StateMigrationRequest).GetOldState()}
 	},
-	diff: func(d *differ, m, a, b proto.Message) {
+	diff: func(s *changes.Set, m, a, b proto.Message) {
 		req, x, y := m.(*pulumirpc.StateMigrationRequest), a.(*pulumirpc.StateMigrationResponse), b.(*pulumirpc.StateMigrationResponse)
-		d.states(orBytes(x.GetNewState(), req.GetOldState()), orBytes(y.GetNewState(), req.GetOldState()))
-		d.successors(x.GetSuccessors(), y.GetSuccessors())
+		s.States(orBytes(x.GetNewState(), req.GetOldState()), orBytes(y.GetNewState(), req.GetOldState()))
+		s.Successors(x.GetSuccessors(), y.GetSuccessors())
 	},
 	tree: func(m, a proto.Message) map[string]any {
 		req, res := m.(*pulumirpc.StateMigrationRequest), a.(*pulumirpc.StateMigrationResponse)
@@ -191,12 +193,12 @@ func transform(r *kindRow, props string) *kindRow {
 		}
 		return res.Interface()
 	}
-	r.diff = func(d *differ, req, a, b proto.Message) {
-		d.structs(props, kept(req, a, p).(*structpb.Struct), kept(req, b, p).(*structpb.Struct))
-		d.options("options", kept(req, a, "options"), kept(req, b, "options"))
+	r.diff = func(s *changes.Set, req, a, b proto.Message) {
+		s.Structs(props, kept(req, a, p).(*structpb.Struct), kept(req, b, p).(*structpb.Struct))
+		s.Options("options", kept(req, a, "options"), kept(req, b, "options"))
 	}
 	r.tree = func(req, res proto.Message) map[string]any {
-		return map[string]any{props: kept(req, res, p).(*structpb.Struct).AsMap(), "options": messageMap(kept(req, res, "options"))}
+		return map[string]any{props: kept(req, res, p).(*structpb.Struct).AsMap(), "options": changes.OptionMap(kept(req, res, "options"))}
 	}
 	r.changed = OutcomeChanged
 	return r

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks"
+	"github.com/langhost/callbacks/internal/changes"
 	"github.com/langhost/callbacks/program"
 	"github.com/langhost/callbacks/transforms"
 )
@@ -297,12 +298,13 @@ func TestParsePath(t *testing.T) {
 
 	// Each path the differ prints parses, and a pattern of it covers it.
 	var printed []string
-	d := &differ{}
+	s := changes.New(changes.Bounds{}, false)
 	a, _ := structpb.NewStruct(map[string]any{"a.b": 1, "tags": map[string]any{"x y": "1"}, "list": []any{1, map[string]any{"k": 1}}})
 	b, _ := structpb.NewStruct(map[string]any{"a.b": 2, "tags": map[string]any{"x y": "2"}, "list": []any{2, map[string]any{"k": 2}}})
-	d.structs("properties", a, b)
-	d.successors(map[string]string{"urn:pulumi:dev::p::t:m:T::x": "a"}, map[string]string{"urn:pulumi:dev::p::t:m:T::x": "b"})
-	for _, ch := range d.out {
+	s.Structs("properties", a, b)
+	s.Successors(map[string]string{"urn:pulumi:dev::p::t:m:T::x": "a"}, map[string]string{"urn:pulumi:dev::p::t:m:T::x": "b"})
+	found, _ := s.Changes()
+	for _, ch := range found {
 		printed = append(printed, ch.Path)
 	}
 	if len(printed) != 5 {

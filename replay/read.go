@@ -65,13 +65,10 @@ var (
 func Read(r io.Reader) iter.Seq2[*Call, error] {
 	return func(yield func(*Call, error) bool) {
 		newReader(r).run(func(h *held) bool {
-			switch {
-			case h.run != nil:
-				return true
-			case h.err != nil:
+			if h.err != nil {
 				return yield(nil, h.err)
 			}
-			return yield(h.call, nil)
+			return h.run != nil || yield(h.call, nil)
 		})
 	}
 }

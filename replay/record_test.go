@@ -11,7 +11,6 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -132,7 +131,7 @@ func recordLog(t testing.TB, info runInfo, program pulumi.RunFunc, script []reco
 		enginetest.BeforeShutdown(func(ctx context.Context) {
 			logMonitor()
 			_, regs := registrations(eng)
-			d := &dialer{conns: map[string]*grpc.ClientConn{}}
+			d := dialer{}
 			defer d.close()
 			for _, s := range script {
 				cb, ok := regs[s.key]

@@ -146,13 +146,11 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc, opts ...Option) {
 	if r.calls == 0 && r.readErrs == 0 && !r.programFailed {
 		t.Errorf("replay: %s holds no callback call to replay%s", logFile, noCalls)
 	}
-	if r.compared > 0 {
-		for i, p := range r.ignore {
-			if !r.matched[i] {
-				t.Errorf("replay: IgnorePaths(%q) names no value in any answer of the %d call(s) compared, recorded or current: "+
-					"a misspelt path? Paths are written as the differences print them: properties.tags.team, properties[\"a.b\"], "+
-					"properties.items[0].id, options.protect, args.x, state[0].outputs.x, retry, refusal", p.text, r.compared)
-			}
+	for i, p := range r.ignore {
+		if r.compared > 0 && !r.matched[i] {
+			t.Errorf("replay: IgnorePaths(%q) names no value in any answer of the %d call(s) compared, recorded or current: "+
+				"a misspelt path? Paths are written as the differences print them: properties.tags.team, properties[\"a.b\"], "+
+				"properties.items[0].id, options.protect, args.x, state[0].outputs.x, retry, refusal", p.text, r.compared)
 		}
 	}
 	if r.update && len(r.answers) > 0 {
@@ -229,8 +227,9 @@ func (r *replayer) read() bool {
 	cur := &group{}
 	r.rd.run(func(h *held) bool {
 		c, err, run := h.call, h.err, h.run
+		var le *LineError
 		switch {
-		case err != nil && !errors.As(err, new(*LineError)):
+		case err != nil && !errors.As(err, &le):
 			// Reading the file failed: the log ends here, whatever it held.
 			r.readErrs++
 			t.Errorf("replay: %s: %v", r.file, err)
@@ -238,12 +237,10 @@ func (r *replayer) read() bool {
 			return false
 		case err != nil:
 			return do(func() bool {
-				var le *LineError
-				if errors.As(err, &le) && le.Line == r.rd.facts.truncated {
-					return true // the last line cut short, reported once the log ends
+				if le.Line != r.rd.facts.truncated { // else the last line cut short, reported once the log ends
+					r.readErrs++
+					t.Errorf("replay: %s: %v", r.file, err)
 				}
-				r.readErrs++
-				t.Errorf("replay: %s: %v", r.file, err)
 				return true
 			})
 		case run == nil && c.Pending:
@@ -486,11 +483,11 @@ func registered(eng *enginetest.Engine) []resource.URN {
 func (r *replayer) replayRun(ctx context.Context, eng *enginetest.Engine, g *group) {
 	order, regs := registrations(eng)
 	used := map[regKey]bool{}
-	conns := &dialer{conns: map[string]*grpc.ClientConn{}}
+	conns := dialer{}
 	defer conns.close()
 	for _, c := range g.calls {
 		r.calls++
-		key := keyOf(c)
+		key := keyFor(c.Kind, c.Registration)
 		name := callName(c)
 		if r.runs > 1 {
 			name += ", in " + g.run.name()
@@ -631,9 +628,6 @@ type regKey struct {
 	Resource resource.URN
 }
 
-// keyOf is the registration a recorded call is matched to.
-func keyOf(c *Call) regKey { return keyFor(c.Kind, c.Registration) }
-
 // keyFor is the key of a registration of kind k.
 func keyFor(k callbacks.Kind, r Registration) regKey {
 	return regKey{Method: r.Method, Kind: k, Name: r.Name, Order: r.Order, Resource: r.Resource}
@@ -673,11 +667,9 @@ func listRegs(order []regKey) string {
 // dialer keeps one connection per callback server, dialled as the engine
 // dials them: 400 MiB limits both ways.
 // It is used from one goroutine.
-type dialer struct {
-	conns map[string]*grpc.ClientConn
-}
+type dialer map[string]*grpc.ClientConn
 
-func (d *dialer) invoke(ctx context.Context, cb *pulumirpc.Callback, req []byte) ([]byte, string) {
+func (d dialer) invoke(ctx context.Context, cb *pulumirpc.Callback, req []byte) ([]byte, string) {
 	conn, err := d.conn(cb.GetTarget())
 	if err != nil {
 		return nil, err.Error()
@@ -689,8 +681,8 @@ func (d *dialer) invoke(ctx context.Context, cb *pulumirpc.Callback, req []byte)
 	return res.GetResponse(), ""
 }
 
-func (d *dialer) conn(addr string) (*grpc.ClientConn, error) {
-	if c := d.conns[addr]; c != nil {
+func (d dialer) conn(addr string) (*grpc.ClientConn, error) {
+	if c := d[addr]; c != nil {
 		return c, nil
 	}
 	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -699,12 +691,12 @@ func (d *dialer) conn(addr string) (*grpc.ClientConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.conns[addr] = c
+	d[addr] = c
 	return c, nil
 }
 
-func (d *dialer) close() {
-	for _, c := range d.conns {
+func (d dialer) close() {
+	for _, c := range d {
 		_ = c.Close()
 	}
 }

@@ -97,12 +97,9 @@ func scrubOnce(t *redact.Table, dst io.Writer, src io.Reader) error {
 	w := bufio.NewWriterSize(dst, 64<<10)
 	var err error
 	s.rd.run(func(h *held) bool {
-		switch {
-		case h.run != nil:
-			return true
-		case h.err != nil:
+		if h.err != nil || h.run != nil {
 			err = h.err
-			return false
+			return err == nil
 		}
 		if _, err = w.Write(h.out); err == nil {
 			err = w.WriteByte('\n')
