@@ -12,28 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/langhost/callbacks"
-	"github.com/langhost/callbacks/internal/wire"
 )
-
-// properties decodes a Struct into the SDK's property values with
-// internal/wire, recovering from the SDK's panics; false where it refuses.
-// TestPropertiesDecodeAsTheSDK holds it to the SDK on the payloads a log
-// holds. Changes does not decode so: internal/changes compares the
-// structpb form.
-func properties(s *structpb.Struct) (m resource.PropertyMap, ok bool) {
-	if s == nil {
-		return resource.PropertyMap{}, true
-	}
-	// Assets, archives and resource references go through the SDK's
-	// decoder, which trusts its input more than a log deserves.
-	defer func() {
-		if recover() != nil {
-			m, ok = nil, false
-		}
-	}()
-	m, err := wire.FromStruct(s)
-	return m, err == nil
-}
 
 func mustStruct(t *testing.T, m resource.PropertyMap) *structpb.Struct {
 	t.Helper()

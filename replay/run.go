@@ -79,8 +79,8 @@ const runLimit = 5 * time.Minute
 // resource, with what changed (a transform's properties and options by
 // property path, old → new; a hook's refusal; an error hook's retry
 // decision; a migration's new state by path; an error now but not then, or
-// the reverse) and how to take today's answers as the recording. Secret
-// values are shown as "[secret]". A recorded call with nothing registered
+// the reverse) and how to take today's answers as the recording. Secrets
+// are hidden as in [Change]. A recorded call with nothing registered
 // in its place now fails t; a current registration the log never called,
 // and a call the recording never answered (Pending, not replayed), are
 // logged with t.Logf. A log that cannot be read, lines that cannot be
