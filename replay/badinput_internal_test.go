@@ -138,8 +138,8 @@ func readTokens(log string) *reader {
 
 // TestReadRegisterResourceBadField: a RegisterResource entry whose request
 // does not decode as the protocol's (protect holds a string) still notes
-// its resource and teaches the Callbacks of a field this module does not
-// know.
+// its resource and teaches its Callbacks: its transforms, and those of a
+// field this module does not know.
 func TestReadRegisterResourceBadField(t *testing.T) {
 	t.Parallel()
 	const urn = "urn:pulumi:dev::p::t:m:T::a"
@@ -147,6 +147,8 @@ func TestReadRegisterResourceBadField(t *testing.T) {
 		`"transforms":[{"target":"127.0.0.1:1","token":"tok1"}],"x":{"target":"127.0.0.1:1","token":"tok2"}},"response":{"urn":"` + urn + `"}}` + "\n")
 	require.NotNil(t, rd.tokens["tok2"])
 	assert.Equal(t, Registration{Method: registerRes, Resource: urn}, rd.tokens["tok2"].r)
+	require.NotNil(t, rd.tokens["tok1"], "the transforms beside a field that does not decode")
+	assert.Equal(t, Registration{Method: registerRes, Order: 1, Resource: urn}, rd.tokens["tok1"].r)
 	var noted []resource.URN
 	for _, r := range rd.cur.resources {
 		noted = append(noted, r.urn)

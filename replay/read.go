@@ -587,7 +587,17 @@ func (rd *reader) registerResource(line []byte, method string) bool {
 		return false
 	}
 	changed := false
-	if req := new(pulumirpc.RegisterResourceRequest); method == registerRes && decodeMember(line, "request", req) {
+	if req := new(pulumirpc.RegisterResourceRequest); method == registerRes {
+		if !decodeMember(line, "request", req) {
+			// A field that does not decode costs only itself: the fields
+			// that hold Callbacks are read one by one.
+			for k, raw := range fields.Request {
+				part := new(pulumirpc.RegisterResourceRequest)
+				if r, _ := viaOf(registerRes, k); r != nil && protojson.Unmarshal(fmt.Appendf(nil, "{%q:%s}", k, raw), part) == nil {
+					proto.Merge(req, part)
+				}
+			}
+		}
 		changed = rd.learnFrom(registerRes, req, urn)
 	}
 	// A Callback in a field this module does not know is a kind of
