@@ -396,14 +396,10 @@ func monitorRequest(method string) proto.Message {
 	if row, _ := viaOf(method, ""); row == nil {
 		return nil
 	}
+	// The kind table names methods of the protocol, whose requests are
+	// registered types.
 	md := pulumirpc.File_pulumi_resource_proto.Services().ByName("ResourceMonitor").Methods().ByName(protoreflect.Name(method))
-	if md == nil {
-		return nil
-	}
-	mt, err := protoregistry.GlobalTypes.FindMessageByName(md.Input().FullName())
-	if err != nil {
-		return nil
-	}
+	mt, _ := protoregistry.GlobalTypes.FindMessageByName(md.Input().FullName())
 	return mt.New().Interface()
 }
 
@@ -702,22 +698,14 @@ func unwrapJSON(err error) error {
 // its kind and registration, and the resource or invoke the payloads are
 // about. A non-nil error is a LineError for c's line.
 func (rd *reader) complete(c *Call, r *reg) error {
-	fail := func(format string, args ...any) error {
-		return &LineError{Line: c.Line, Err: fmt.Errorf(format, args...)}
-	}
 	row := rowOf(r.kind)
 	if row == nil {
-		return fail("token %s is a callback kind this module does not know, registered by %s", c.Token, r.r.Method)
+		return &LineError{Line: c.Line, Err: fmt.Errorf("token %s is a callback kind this module does not know, registered by %s", c.Token, r.r.Method)}
 	}
 	c.Kind, c.Registration = r.kind, r.r
-	req, res := row.messages()
-	if err := proto.Unmarshal(c.Request, req); err != nil {
-		return fail("the request of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
-	}
-	if c.Response != nil {
-		if err := proto.Unmarshal(c.Response, res); err != nil {
-			return fail("the response of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
-		}
+	req, _, err := c.Messages()
+	if err != nil {
+		return &LineError{Line: c.Line, Err: err}
 	}
 	m := req.ProtoReflect()
 	str := func(name protoreflect.Name) string {
