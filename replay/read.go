@@ -316,22 +316,16 @@ func (rd *reader) push(h held) {
 // that one.
 func (rd *reader) runEntry(n int, line []byte, progress string) {
 	var req pulumirpc.RunRequest
-	if !decodeMember(line, "request", &req) {
+	if progress != requestStarted && progress != "" && progress != "response_completed" || !decodeMember(line, "request", &req) {
 		return
 	}
-	switch progress {
-	case requestStarted:
-		if rd.cur.line > 0 {
-			rd.endRun()
-		}
-		fallthrough
-	case "":
+	if progress == requestStarted && rd.cur.line > 0 {
+		rd.endRun()
+	}
+	if progress != "response_completed" {
 		clear(rd.orders)
 		rd.root = ""
 		rd.stack, rd.project = req.GetStack(), req.GetProject()
-	case "response_completed":
-	default:
-		return
 	}
 	rd.cur.line = n
 	rd.cur.info = runInfo{Project: req.GetProject(), Stack: req.GetStack(), Organization: req.GetOrganization(),
@@ -431,7 +425,6 @@ func callbacksOf(orders map[string]int, method string, req proto.Message, res re
 	m := req.ProtoReflect()
 	fields := m.Descriptor().Fields()
 	for row, v := range vias {
-		r := Registration{Method: method}
 		fd := fields.ByJSONName(v.field)
 		switch {
 		case v.method != method:
@@ -439,24 +432,20 @@ func callbacksOf(orders map[string]int, method string, req proto.Message, res re
 			cb, _ := req.(*pulumirpc.Callback)
 			if cb.GetToken() != "" && (known == nil || !known(cb.GetToken())) {
 				orders[method]++
-				r.Order = orders[method]
-				yield(row, cb, r)
+				yield(row, cb, Registration{Method: method, Order: orders[method]})
 			}
 		case fd == nil || fd.Message() == nil:
 		case fd.IsList():
 			for i, list := 0, m.Get(fd).List(); i < list.Len(); i++ {
 				cb, _ := list.Get(i).Message().Interface().(*pulumirpc.Callback)
-				if r.Order, r.Resource = i+1, res; cb.GetToken() != "" {
-					yield(row, cb, r)
+				if cb.GetToken() != "" {
+					yield(row, cb, Registration{Method: method, Order: i + 1, Resource: res})
 				}
 			}
-		default:
+		default: // a Callback beside its registration's name (the kind table's via)
 			cb, _ := m.Get(fd).Message().Interface().(*pulumirpc.Callback)
-			if name := fields.ByName("name"); name != nil {
-				r.Name = m.Get(name).String()
-			}
 			if cb.GetToken() != "" {
-				yield(row, cb, r)
+				yield(row, cb, Registration{Method: method, Name: m.Get(fields.ByName("name")).String()})
 			}
 		}
 	}
@@ -653,7 +642,13 @@ func (rd *reader) invoke(n int, line []byte, ended, started bool) {
 		}
 		return
 	case err != nil:
-		rd.fail(n, fmt.Errorf("callback call %d: %w", rd.seq, unwrapJSON(err)))
+		// Say which field is wrong, and why, without the Go type names
+		// encoding/json gives.
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			err = fmt.Errorf("field %s holds a JSON %s", te.Field, te.Value)
+		}
+		rd.fail(n, fmt.Errorf("callback call %d: %w", rd.seq, err))
 		return
 	}
 	c := &Call{Seq: rd.seq, Line: n, Token: e.Request.Token, Request: nonNil(e.Request.Request),
@@ -682,16 +677,6 @@ func (rd *reader) invoke(n int, line []byte, ended, started bool) {
 	default:
 		rd.push(held{call: c, wait: true, token: c.Token})
 	}
-}
-
-// unwrapJSON says which field of an entry was wrong, and why, without the
-// Go type names encoding/json gives.
-func unwrapJSON(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return fmt.Errorf("field %s holds a JSON %s", te.Field, te.Value)
-	}
-	return err
 }
 
 // complete fills in what the registration and the payloads say about c:
