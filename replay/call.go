@@ -115,13 +115,13 @@ func (c *Call) Messages() (req, res proto.Message, err error) {
 		return nil, nil, fmt.Errorf("replay: no messages for a call of kind %v", c.Kind)
 	}
 	if err := proto.Unmarshal(c.Request, req); err != nil {
-		return nil, nil, fmt.Errorf("the request is not a %v request: %w", c.Kind, err)
+		return nil, nil, fmt.Errorf("the request of callback call %d does not decode as a %v: %w", c.Seq, c.Kind, err)
 	}
 	if c.Response == nil {
 		return req, nil, nil
 	}
 	if err := proto.Unmarshal(c.Response, res); err != nil {
-		return nil, nil, fmt.Errorf("the response is not a %v response: %w", c.Kind, err)
+		return nil, nil, fmt.Errorf("the response of callback call %d does not decode as a %v: %w", c.Seq, c.Kind, err)
 	}
 	return req, res, nil
 }

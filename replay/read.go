@@ -114,7 +114,7 @@ type reader struct {
 	scrub *scrubber
 	// starts are the callback calls started and not completed yet, in the
 	// order they started; last is the latest time an entry gave.
-	starts []started
+	starts []*Call
 	last   time.Time
 	// cur is the run of the program the lines read belong to; resources
 	// says to note the resources each run registers (Run).
@@ -151,15 +151,7 @@ func (rd *reader) run(emit func(*held) bool) {
 			}
 			return
 		}
-		queued := len(rd.queue)
-		if !rd.line(line, ended) {
-			continue
-		}
-		// A line that could not be read or understood may be the answer
-		// of the calls started so far: they are not reported unanswered.
-		if slices.ContainsFunc(rd.queue[queued:], func(h held) bool { return h.err != nil }) {
-			rd.starts = rd.starts[:0]
-		}
+		rd.line(line, ended)
 		if !rd.flush(emit, false) {
 			return
 		}
@@ -167,32 +159,6 @@ func (rd *reader) run(emit func(*held) bool) {
 	rd.unanswered()
 	rd.queue = append(rd.queue, held{run: rd.cur, last: true})
 	rd.flush(emit, true)
-}
-
-// started is a callback call's request_started entry.
-type started struct {
-	line    int
-	token   string
-	request []byte
-	at      time.Time
-}
-
-// start notes a callback call's request_started entry, so that the call is
-// reported if the log ends before it completes; it reports whether it
-// queued the line's error.
-func (rd *reader) start(n int, line []byte, ended bool) bool {
-	var e invokeEntry
-	if err := json.Unmarshal(line, &e); err != nil || e.Request.Token == "" {
-		if !json.Valid(line) {
-			rd.fail(n, badLine(line, ended, err))
-			return true
-		}
-		return false // the completing entry, if any, says what is wrong
-	}
-	st := started{line: n, token: e.Request.Token, request: e.Request.Request}
-	st.at, _ = time.Parse(time.RFC3339Nano, e.Timestamp)
-	rd.starts = append(rd.starts, st)
-	return false
 }
 
 // noteTime keeps the latest time the log gives. An entry's timestamp is its
@@ -211,19 +177,20 @@ func (rd *reader) noteTime(line []byte) {
 
 // unanswered queues the calls the log never completed, as Pending calls.
 func (rd *reader) unanswered() {
-	for _, st := range rd.starts {
+	starts := rd.starts
+	rd.starts = nil
+	for _, c := range starts {
 		rd.seq++
-		c := &Call{Seq: rd.seq, Line: st.line, Token: st.token, Request: nonNil(st.request), Start: st.at, Pending: true}
-		if !st.at.IsZero() && rd.last.After(st.at) {
-			c.Duration = rd.last.Sub(st.at)
+		c.Seq = rd.seq
+		if !c.Start.IsZero() && rd.last.After(c.Start) {
+			c.Duration = rd.last.Sub(c.Start)
 		}
 		if r := rd.tokens[c.Token]; r != nil {
-			rd.queue = append(rd.queue, held{call: c, err: rd.complete(c, r)})
+			rd.push(held{call: c, err: rd.complete(c, r)})
 		} else {
-			rd.fail(st.line, fmt.Errorf("callback call %d, never answered, names token %s, which was never registered", c.Seq, c.Token))
+			rd.fail(c.Line, fmt.Errorf("callback call %d, never answered, names token %s, which was never registered", c.Seq, c.Token))
 		}
 	}
-	rd.starts = nil
 }
 
 // nonNil returns b, or an empty payload for nil.
@@ -240,9 +207,8 @@ type header struct {
 	Progress string `json:"progress"`
 }
 
-// line reads one line; it reports whether the queue may have something to
-// give out.
-func (rd *reader) line(line []byte, ended bool) bool {
+// line reads one line.
+func (rd *reader) line(line []byte, ended bool) {
 	blank := len(bytes.TrimSpace(line)) == 0
 	if !blank {
 		rd.facts.lines++
@@ -252,71 +218,55 @@ func (rd *reader) line(line []byte, ended bool) bool {
 	}
 	if rd.scrub != nil {
 		rd.scrub.line(rd.lines.line, line, ended, blank)
-		return true
+	} else if !blank {
+		rd.entry(line, ended)
 	}
-	return !blank && rd.entry(line, ended)
 }
 
 // entry reads a line that is not blank as Read does: it learns tokens and
-// runs, and queues calls; it reports whether the queue may have something
-// to give out.
-func (rd *reader) entry(line []byte, ended bool) bool {
+// runs, and queues calls.
+func (rd *reader) entry(line []byte, ended bool) {
 	n := rd.lines.line
 	rd.noteTime(line)
-	var h header
 	m, ok := leadingMethod(line)
+	h := header{Method: string(m)}
 	switch {
-	case string(m) == invokeMethod:
+	case ok && h.Method == invokeMethod:
 		// The engine's own layout of a callback call's entry, read in one
 		// pass: its only strings are a token, base64, metadata and a
-		// timestamp, so the progress marker cannot appear by chance. start
-		// and invoke check its JSON.
-		h.Method = invokeMethod
+		// timestamp, so the progress marker cannot appear by chance.
+		// invoke checks its JSON.
 		rd.twoWay = rd.twoWay || bytes.Contains(line, progressKey)
 		if bytes.Contains(line, startedMark) {
 			h.Progress = requestStarted
 		}
 		rd.facts.entries = rd.facts.entries || json.Valid(line)
-	case ok && json.Valid(line):
-		// Another entry of the engine's is only checked, and decoded only
-		// if it is about callbacks.
-		h.Method = string(m)
-		if h.Method == runMethod || strings.HasPrefix(h.Method, monitorPrefix) {
-			var p struct {
-				Progress string `json:"progress"`
-			}
-			_ = json.Unmarshal(line, &p)
-			h.Progress = p.Progress
-		}
+	case ok && h.Method != runMethod && !strings.HasPrefix(h.Method, monitorPrefix) && json.Valid(line):
+		// Another entry of the engine's, not about callbacks, is only
+		// checked.
+		rd.facts.entries = rd.facts.entries || h.Method != ""
+		return
 	default:
 		var d header // a variable of its own, so that h stays on the stack
 		if err := json.Unmarshal(line, &d); err != nil {
 			rd.fail(n, badLine(line, ended, err))
-			return true
+			return
 		}
 		h = d
-	}
-	rd.twoWay = rd.twoWay || h.Progress != ""
-	if string(m) != invokeMethod { // else checked above
+		rd.twoWay = rd.twoWay || h.Progress != ""
 		rd.facts.entries = rd.facts.entries || h.Method != ""
 	}
 	switch {
 	case h.Method == invokeMethod:
 		rd.facts.invokes = true
-		if h.Progress == requestStarted {
-			return rd.start(n, line, ended)
-		}
-		rd.invoke(n, line, ended)
-		return true
+		rd.invoke(n, line, ended, h.Progress == requestStarted)
 	case h.Method == runMethod:
-		return rd.runEntry(n, line, h.Progress)
+		rd.runEntry(n, line, h.Progress)
 	case h.Method == deploymentInfo:
 		rd.deploymentInfo(line, h.Progress)
-		return false
 	case strings.HasPrefix(h.Method, monitorPrefix):
-		return rd.monitor(line, strings.TrimPrefix(h.Method, monitorPrefix))
+		rd.monitor(line, strings.TrimPrefix(h.Method, monitorPrefix))
 	}
-	return false
 }
 
 // leadingMethod returns the method of an entry that starts with it, as the
@@ -344,10 +294,18 @@ func badLine(line []byte, ended bool, err error) error {
 // fail queues a line's error in its place among the calls; Scrub removes
 // such a line instead.
 func (rd *reader) fail(line int, err error) {
-	if rd.scrub != nil {
-		return
+	if rd.scrub == nil {
+		rd.push(held{err: &LineError{Line: line, Err: err}})
 	}
-	rd.queue = append(rd.queue, held{err: &LineError{Line: line, Err: err}})
+}
+
+// push queues h. A line that could not be read or understood may be the
+// answer of the calls started so far: they are not reported unanswered.
+func (rd *reader) push(h held) {
+	if h.err != nil {
+		rd.starts = rd.starts[:0]
+	}
+	rd.queue = append(rd.queue, h)
 }
 
 // runEntry reads an entry of LanguageRuntime/Run. In a log of two entries
@@ -355,33 +313,27 @@ func (rd *reader) fail(line int, err error) {
 // resources up to its completing entry are its own; in a log of one entry
 // per call, the run's only entry ends the run. A request_started while
 // another run has started and not completed (two logs in one file) ends
-// that one. It reports whether it queued the end of a run.
-func (rd *reader) runEntry(n int, line []byte, progress string) bool {
+// that one.
+func (rd *reader) runEntry(n int, line []byte, progress string) {
 	var req pulumirpc.RunRequest
-	if !decodeMember(line, "request", &req) {
-		return false
+	if progress != requestStarted && progress != "" && progress != "response_completed" || !decodeMember(line, "request", &req) {
+		return
 	}
-	ended := false
-	switch progress {
-	case requestStarted:
-		ended = rd.cur.line > 0 && rd.endRun()
-		fallthrough
-	case "":
+	if progress == requestStarted && rd.cur.line > 0 {
+		rd.endRun()
+	}
+	if progress != "response_completed" {
 		clear(rd.orders)
 		rd.root = ""
 		rd.stack, rd.project = req.GetStack(), req.GetProject()
-	case "response_completed":
-	default:
-		return false
 	}
 	rd.cur.line = n
 	rd.cur.info = runInfo{Project: req.GetProject(), Stack: req.GetStack(), Organization: req.GetOrganization(),
 		Config: req.GetConfig(), ConfigSecretKeys: req.GetConfigSecretKeys(), DryRun: req.GetDryRun(),
 		Parallel: req.GetParallel(), RootDirectory: req.GetInfo().GetRootDirectory(), Features: rd.cur.info.Features}
 	if progress != requestStarted {
-		return rd.endRun()
+		rd.endRun()
 	}
-	return ended
 }
 
 // decodeMember decodes the member key of the entry line into m, ignoring
@@ -393,10 +345,9 @@ func decodeMember(line []byte, key string, m proto.Message) bool {
 }
 
 // endRun queues the end of the current run and starts the next.
-func (rd *reader) endRun() bool {
+func (rd *reader) endRun() {
 	rd.queue = append(rd.queue, held{run: rd.cur})
 	rd.cur = &logRun{}
-	return true
 }
 
 // deploymentInfo reads an entry of the monitor's GetDeploymentInfo: the
@@ -416,24 +367,21 @@ func (rd *reader) deploymentInfo(line []byte, progress string) {
 	}
 }
 
-// monitor learns tokens from a monitor entry; it reports whether a waiting
-// call may have been resolved.
-func (rd *reader) monitor(line []byte, method string) bool {
+// monitor learns tokens from a monitor entry.
+func (rd *reader) monitor(line []byte, method string) {
 	if method == registerRes || method == "ReadResource" {
-		return rd.registerResource(line, method)
+		rd.registerResource(line, method)
+	} else if req := monitorRequest(method); req != nil && decodeMember(line, "request", req) {
+		rd.learnFrom(method, req, "")
+	} else if req == nil && bytes.Contains(line, []byte(`"token"`)) {
+		// A method this module does not know: any Callback in its request
+		// names a kind of callback it does not know either.
+		var e struct {
+			Request json.RawMessage `json:"request"`
+		}
+		_ = json.Unmarshal(line, &e) // entry has checked the line's JSON
+		rd.learnUnknown(e.Request, Registration{Method: method})
 	}
-	if !bytes.Contains(line, []byte(`"token"`)) {
-		return false
-	}
-	if req := monitorRequest(method); req != nil {
-		return decodeMember(line, "request", req) && rd.learnFrom(method, req, "")
-	}
-	// A method this module does not know: any Callback in its request
-	// names a kind of callback it does not know either.
-	var e struct {
-		Request json.RawMessage `json:"request"`
-	}
-	return json.Unmarshal(line, &e) == nil && rd.learnUnknown(e.Request, Registration{Method: method})
 }
 
 // monitorRequest returns an empty request of the monitor's method, or nil
@@ -442,23 +390,18 @@ func monitorRequest(method string) proto.Message {
 	if row, _ := viaOf(method, ""); row == nil {
 		return nil
 	}
+	// The kind table names methods of the protocol, whose requests are
+	// registered types.
 	md := pulumirpc.File_pulumi_resource_proto.Services().ByName("ResourceMonitor").Methods().ByName(protoreflect.Name(method))
-	if md == nil {
-		return nil
-	}
-	mt, err := protoregistry.GlobalTypes.FindMessageByName(md.Input().FullName())
-	if err != nil {
-		return nil
-	}
+	mt, _ := protoregistry.GlobalTypes.FindMessageByName(md.Input().FullName())
 	return mt.New().Interface()
 }
 
 // learnFrom learns the tokens req, the request of the monitor's method,
-// registers for the resource urn; it reports whether a waiting call may
-// have been resolved. A counted registration is counted once, and a known
-// token of a resource takes the URN of the entry that completes it.
-func (rd *reader) learnFrom(method string, req proto.Message, urn resource.URN) bool {
-	changed := false
+// registers for the resource urn. A counted registration is counted once,
+// and a known token of a resource takes the URN of the entry that
+// completes it.
+func (rd *reader) learnFrom(method string, req proto.Message, urn resource.URN) {
 	known := func(token string) bool { return rd.tokens[token] != nil }
 	callbacksOf(rd.orders, method, req, urn, known, func(row *kindRow, cb *pulumirpc.Callback, r Registration) {
 		if k := rd.tokens[cb.GetToken()]; k != nil && method == registerRes {
@@ -467,9 +410,8 @@ func (rd *reader) learnFrom(method string, req proto.Message, urn resource.URN) 
 			}
 			return
 		}
-		changed = rd.learn(cb.GetToken(), &reg{kind: row.kind, r: r}) || changed
+		rd.learn(cb.GetToken(), &reg{kind: row.kind, r: r})
 	})
-	return changed
 }
 
 // callbacksOf yields each Callback of a kind this module knows that req,
@@ -483,7 +425,6 @@ func callbacksOf(orders map[string]int, method string, req proto.Message, res re
 	m := req.ProtoReflect()
 	fields := m.Descriptor().Fields()
 	for row, v := range vias {
-		r := Registration{Method: method}
 		fd := fields.ByJSONName(v.field)
 		switch {
 		case v.method != method:
@@ -491,24 +432,20 @@ func callbacksOf(orders map[string]int, method string, req proto.Message, res re
 			cb, _ := req.(*pulumirpc.Callback)
 			if cb.GetToken() != "" && (known == nil || !known(cb.GetToken())) {
 				orders[method]++
-				r.Order = orders[method]
-				yield(row, cb, r)
+				yield(row, cb, Registration{Method: method, Order: orders[method]})
 			}
 		case fd == nil || fd.Message() == nil:
 		case fd.IsList():
 			for i, list := 0, m.Get(fd).List(); i < list.Len(); i++ {
 				cb, _ := list.Get(i).Message().Interface().(*pulumirpc.Callback)
-				if r.Order, r.Resource = i+1, res; cb.GetToken() != "" {
-					yield(row, cb, r)
+				if cb.GetToken() != "" {
+					yield(row, cb, Registration{Method: method, Order: i + 1, Resource: res})
 				}
 			}
-		default:
+		default: // a Callback beside its registration's name (the kind table's via)
 			cb, _ := m.Get(fd).Message().Interface().(*pulumirpc.Callback)
-			if name := fields.ByName("name"); name != nil {
-				r.Name = m.Get(name).String()
-			}
 			if cb.GetToken() != "" {
-				yield(row, cb, r)
+				yield(row, cb, Registration{Method: method, Name: m.Get(fields.ByName("name")).String()})
 			}
 		}
 	}
@@ -516,16 +453,14 @@ func callbacksOf(orders map[string]int, method string, req proto.Message, res re
 
 // learnUnknown learns the tokens of the objects shaped like a Callback in
 // the JSON body as a kind this module does not know.
-func (rd *reader) learnUnknown(body json.RawMessage, r Registration) bool {
+func (rd *reader) learnUnknown(body json.RawMessage, r Registration) {
 	var v any
-	if json.Unmarshal(body, &v) != nil {
-		return false
-	}
-	changed := false
+	_ = json.Unmarshal(body, &v) // a body that does not decode holds none
 	for _, tok := range callbackTokens(v, nil) {
-		changed = rd.tokens[tok] == nil && rd.learn(tok, &reg{r: r}) || changed
+		if rd.tokens[tok] == nil {
+			rd.learn(tok, &reg{r: r})
+		}
 	}
-	return changed
 }
 
 // callbackTokens appends the tokens of the objects shaped like a Callback
@@ -555,20 +490,20 @@ var notCallbacks = map[string]bool{"object": true, "propertyDependencies": true}
 
 // registerResource learns the tokens of a RegisterResource entry, and
 // notes the resource of it or of a ReadResource entry.
-func (rd *reader) registerResource(line []byte, method string) bool {
+func (rd *reader) registerResource(line []byte, method string) {
 	var e struct {
-		Request struct {
-			Type, Name, Parent string
-			Remote             bool
-		} `json:"request"`
+		Request  json.RawMessage `json:"request"`
 		Response struct {
 			URN string `json:"urn"`
 		} `json:"response"`
 	}
-	if json.Unmarshal(line, &e) != nil {
-		return false
+	var req struct {
+		Type, Name, Parent string
+		Remote             bool
 	}
-	req := &e.Request
+	if json.Unmarshal(line, &e) != nil || json.Unmarshal(e.Request, &req) != nil {
+		return
+	}
 	urn := resource.URN(e.Response.URN)
 	if urn == "" {
 		urn = rd.resourceURN(req.Parent, req.Type, req.Name)
@@ -580,34 +515,30 @@ func (rd *reader) registerResource(line []byte, method string) bool {
 		rd.root = urn
 	}
 	// Only an entry that names a target holds Callbacks.
-	var fields struct {
-		Request map[string]json.RawMessage `json:"request"`
+	var fields map[string]json.RawMessage
+	if !bytes.Contains(line, []byte(`"target"`)) || json.Unmarshal(e.Request, &fields) != nil {
+		return
 	}
-	if !bytes.Contains(line, []byte(`"target"`)) || json.Unmarshal(line, &fields) != nil {
-		return false
-	}
-	changed := false
-	if req := new(pulumirpc.RegisterResourceRequest); method == registerRes {
-		if !decodeMember(line, "request", req) {
+	if rr := new(pulumirpc.RegisterResourceRequest); method == registerRes {
+		if (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(e.Request, rr) != nil {
 			// A field that does not decode costs only itself: the fields
 			// that hold Callbacks are read one by one.
-			for k, raw := range fields.Request {
+			for k, raw := range fields {
 				part := new(pulumirpc.RegisterResourceRequest)
 				if r, _ := viaOf(registerRes, k); r != nil && protojson.Unmarshal(fmt.Appendf(nil, "{%q:%s}", k, raw), part) == nil {
-					proto.Merge(req, part)
+					proto.Merge(rr, part)
 				}
 			}
 		}
-		changed = rd.learnFrom(registerRes, req, urn)
+		rd.learnFrom(registerRes, rr, urn)
 	}
 	// A Callback in a field this module does not know is a kind of
 	// callback it does not know either.
-	for k, raw := range fields.Request {
+	for k, raw := range fields {
 		if r, _ := viaOf(registerRes, k); r == nil && !notCallbacks[k] && bytes.Contains(raw, []byte(`"target"`)) {
-			changed = rd.learnUnknown(raw, Registration{Method: registerRes, Resource: urn}) || changed
+			rd.learnUnknown(raw, Registration{Method: registerRes, Resource: urn})
 		}
 	}
-	return changed
 }
 
 // resourceURN computes the URN the engine gives a resource registered with
@@ -632,23 +563,19 @@ func (rd *reader) resourceURN(parent, typ, name string) resource.URN {
 }
 
 // learn records a token's registration and resolves the calls waiting for
-// it; it reports whether any was.
-func (rd *reader) learn(token string, r *reg) bool {
+// it.
+func (rd *reader) learn(token string, r *reg) {
 	rd.tokens[token] = r
-	resolved := false
 	for i := range rd.queue {
-		h := &rd.queue[i]
-		if h.wait && h.token == token {
+		if h := &rd.queue[i]; h.wait && h.token == token {
 			h.wait = false
 			if h.entry != nil {
 				rd.scrub.finish(h)
 			} else {
 				h.err = rd.complete(h.call, r)
 			}
-			resolved = true
 		}
 	}
-	return resolved
 }
 
 // invokeEntry is a completed Callbacks/Invoke entry.
@@ -695,25 +622,41 @@ func (p *payload) UnmarshalJSON(b []byte) error {
 // a number.
 var jsonKinds = map[byte]string{'{': "an object", '[': "an array", '"': "a string", 't': "a boolean", 'f': "a boolean"}
 
-// invoke queues the call of a completed Callbacks/Invoke entry.
-func (rd *reader) invoke(n int, line []byte, ended bool) {
-	rd.seq++
+// invoke reads a Callbacks/Invoke entry: a call's start (request_started),
+// noted so that the call is reported if the log ends before it completes,
+// or a completed call, queued.
+func (rd *reader) invoke(n int, line []byte, ended, started bool) {
+	if !started {
+		rd.seq++
+	}
 	var e invokeEntry
-	if err := json.Unmarshal(line, &e); err != nil {
-		if json.Valid(line) {
-			err = fmt.Errorf("callback call %d: %w", rd.seq, unwrapJSON(err))
-		} else {
-			err = badLine(line, ended, err)
+	err := json.Unmarshal(line, &e)
+	switch {
+	case err != nil && !json.Valid(line):
+		rd.fail(n, badLine(line, ended, err))
+		return
+	case started:
+		if err == nil && e.Request.Token != "" { // else the completing entry, if any, says what is wrong
+			at, _ := time.Parse(time.RFC3339Nano, e.Timestamp)
+			rd.starts = append(rd.starts, &Call{Line: n, Token: e.Request.Token, Request: nonNil(e.Request.Request), Start: at, Pending: true})
 		}
-		rd.fail(n, err)
+		return
+	case err != nil:
+		// Say which field is wrong, and why, without the Go type names
+		// encoding/json gives.
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			err = fmt.Errorf("field %s holds a JSON %s", te.Field, te.Value)
+		}
+		rd.fail(n, fmt.Errorf("callback call %d: %w", rd.seq, err))
 		return
 	}
 	c := &Call{Seq: rd.seq, Line: n, Token: e.Request.Token, Request: nonNil(e.Request.Request),
 		Err: strings.Join(e.Errors, "; "), Duration: time.Duration(e.Duration)}
 	// Forget the start of the call c completes: the first one started with
 	// the same token and request.
-	if i := slices.IndexFunc(rd.starts, func(st started) bool {
-		return st.token == c.Token && bytes.Equal(st.request, c.Request)
+	if i := slices.IndexFunc(rd.starts, func(st *Call) bool {
+		return st.Token == c.Token && bytes.Equal(st.Request, c.Request)
 	}); i >= 0 {
 		rd.starts = slices.Delete(rd.starts, i, i+1)
 	}
@@ -728,44 +671,26 @@ func (rd *reader) invoke(n int, line []byte, ended bool) {
 	case c.Token == "":
 		rd.fail(n, fmt.Errorf("callback call %d names no token", rd.seq))
 	case r != nil:
-		rd.queue = append(rd.queue, held{call: c, err: rd.complete(c, r)})
+		rd.push(held{call: c, err: rd.complete(c, r)})
 	case rd.twoWay:
 		rd.fail(n, fmt.Errorf("token %s was never registered before its call", c.Token))
 	default:
-		rd.queue = append(rd.queue, held{call: c, wait: true, token: c.Token})
+		rd.push(held{call: c, wait: true, token: c.Token})
 	}
-}
-
-// unwrapJSON says which field of an entry was wrong, and why, without the
-// Go type names encoding/json gives.
-func unwrapJSON(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return fmt.Errorf("field %s holds a JSON %s", te.Field, te.Value)
-	}
-	return err
 }
 
 // complete fills in what the registration and the payloads say about c:
 // its kind and registration, and the resource or invoke the payloads are
 // about. A non-nil error is a LineError for c's line.
 func (rd *reader) complete(c *Call, r *reg) error {
-	fail := func(format string, args ...any) error {
-		return &LineError{Line: c.Line, Err: fmt.Errorf(format, args...)}
-	}
 	row := rowOf(r.kind)
 	if row == nil {
-		return fail("token %s is a callback kind this module does not know, registered by %s", c.Token, r.r.Method)
+		return &LineError{Line: c.Line, Err: fmt.Errorf("token %s is a callback kind this module does not know, registered by %s", c.Token, r.r.Method)}
 	}
 	c.Kind, c.Registration = r.kind, r.r
-	req, res := row.messages()
-	if err := proto.Unmarshal(c.Request, req); err != nil {
-		return fail("the request of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
-	}
-	if c.Response != nil {
-		if err := proto.Unmarshal(c.Response, res); err != nil {
-			return fail("the response of callback call %d does not decode as a %v: %v", c.Seq, c.Kind, err)
-		}
+	req, _, err := c.Messages()
+	if err != nil {
+		return &LineError{Line: c.Line, Err: err}
 	}
 	m := req.ProtoReflect()
 	str := func(name protoreflect.Name) string {
@@ -794,12 +719,11 @@ func (rd *reader) complete(c *Call, r *reg) error {
 // given up on: a call is reported unregistered, a line scrubbed without
 // its kind.
 func (rd *reader) flush(emit func(*held) bool, end bool) bool {
-	i := 0
-	defer func() { rd.queue = rd.queue[i:] }()
-	for ; i < len(rd.queue); i++ {
-		h := &rd.queue[i]
+	q, ok := rd.queue, true
+	for ok && len(q) > 0 {
+		h := &q[0]
 		if h.wait {
-			if !end && len(rd.queue)-i <= rd.hold {
+			if !end && len(q) <= rd.hold {
 				break
 			}
 			h.wait = false
@@ -809,17 +733,12 @@ func (rd *reader) flush(emit func(*held) bool, end bool) bool {
 				h.err = &LineError{Line: h.call.Line, Err: fmt.Errorf("token %s was never registered in this log", h.call.Token)}
 			}
 		}
-		ok := emit(h)
-		*h = held{}
-		if !ok {
-			i++
-			return false
-		}
+		ok = emit(h)
+		*h, q = held{}, q[1:]
 	}
-	if i == len(rd.queue) {
-		// Reuse the queue's array from its start.
-		rd.queue = rd.queue[:0]
-		i = 0
+	if len(q) == 0 {
+		q = rd.queue[:0] // the queue's array, reused from its start
 	}
-	return true
+	rd.queue = q
+	return ok
 }
