@@ -181,12 +181,6 @@ func checkLog(t testing.TB, file string, facts logFacts) bool {
 	return false
 }
 
-// group is a run of the program and the calls the log made in it.
-type group struct {
-	run   *logRun
-	calls []*Call
-}
-
 // read reads the log once, replaying each run of the program as soon as
 // its calls are known: when the next run ends, or the log does, since the
 // calls after a run's end belong to it unless another run follows. What
@@ -198,10 +192,10 @@ func (r *replayer) read() bool {
 	t.Helper()
 	var todo []func() bool // what waits until the log is known replayable
 	later := func(f func()) { todo = append(todo, func() bool { f(); return true }) }
-	replay := func(g *group) { todo = append(todo, func() bool { return r.runOnce(g) }) }
+	replay := func(run *logRun) { todo = append(todo, func() bool { return r.runOnce(run) }) }
 	checked, ok := false, true
-	var done *group // the last run that ended, and its calls
-	cur := &group{}
+	var done *logRun  // the last run that ended, with its calls
+	var calls []*Call // the calls read since
 	r.rd.run(func(h *held) bool {
 		c, err, run := h.call, h.err, h.run
 		if n := r.rd.facts.truncated; h.last && n > 0 {
@@ -228,24 +222,24 @@ func (r *replayer) read() bool {
 			// Nothing to compare today's answer with.
 			later(func() { t.Logf("replay: %s was never answered in the recording: not replayed", callName(c)) })
 		case run == nil:
-			cur.calls = append(cur.calls, c)
+			calls = append(calls, c)
 			r.calls++
 		case run.line > 0 || done == nil: // a run ended, or the log did, in a run started or in none
 			r.runs++
 			if done != nil {
 				replay(done)
 			}
-			done, cur = &group{run: run, calls: cur.calls}, &group{}
+			done, run.calls, calls = run, calls, nil
 		default: // the log ended after its last run: what comes after that run is its own
-			done.calls = append(done.calls, cur.calls...)
-			done.run.resources = append(done.run.resources, run.resources...)
+			done.calls = append(done.calls, calls...)
+			done.resources = append(done.resources, run.resources...)
 		}
 		if h.last {
-			if info := &done.run.info; done.run.line == 0 { // no run at all: the project and stack of the first call's resource
-				info.Project, info.Stack = "project", "stack"
+			if done.line == 0 { // no run at all: the project and stack of the first call's resource
+				done.info.Project, done.info.Stack = "project", "stack"
 				for _, c := range done.calls {
 					if c.URN.IsValid() {
-						info.Project, info.Stack = string(c.URN.Project()), string(c.URN.Stack())
+						done.info.Project, done.info.Stack = string(c.URN.Project()), string(c.URN.Stack())
 						break
 					}
 				}
@@ -296,10 +290,10 @@ type answer struct {
 // replays run's calls while the program waits in its
 // SignalAndWaitForShutdown. It reports false if the program did not finish
 // by the deadline.
-func (r *replayer) runOnce(g *group) bool {
+func (r *replayer) runOnce(run *logRun) bool {
 	t := r.t
 	t.Helper()
-	run, info := g.run, g.run.info
+	info := run.info
 	signalled, replayed := make(chan struct{}), make(chan struct{})
 	opts := []enginetest.Option{
 		enginetest.NoCallbacks(),
@@ -346,7 +340,7 @@ wait:
 	for {
 		select {
 		case <-replay:
-			r.replayRun(ctx, eng, g.calls, in)
+			r.replayRun(ctx, eng, run.calls, in)
 			close(replayed)
 			replay = nil // replayed: a nil channel is never ready
 		case err = <-done:
@@ -381,7 +375,7 @@ wait:
 		t.Errorf("replay: %s never signalled the engine; nothing was replayed", what)
 	}
 	if err == nil {
-		r.compareResources(run, in, registered(eng))
+		r.compareResources(run, in, eng)
 	}
 	return finished
 }
@@ -440,20 +434,6 @@ func registrations(eng *enginetest.Engine) ([]regKey, map[regKey]*pulumirpc.Call
 		})
 	}
 	return order, regs
-}
-
-// registered returns the resources the program registered or read with
-// eng, in order.
-func registered(eng *enginetest.Engine) []resource.URN {
-	var urns []resource.URN
-	seen := map[string]bool{}
-	for _, ev := range eng.Events(registerRes, "ReadResource") {
-		if ev.URN != "" && !seen[ev.URN] {
-			seen[ev.URN] = true
-			urns = append(urns, resource.URN(ev.URN))
-		}
-	}
-	return urns
 }
 
 // replayRun replays a run's calls against eng's registrations, reporting
@@ -539,11 +519,11 @@ func (r *replayer) notePresent(c *Call, current []byte, currentErr string) {
 	}
 }
 
-// compareResources reports the resources the program registers now that
-// the run's recording lacks, and those it recorded that the program no
-// longer registers: with t.Errorf under RequireSameResources, else with
-// t.Logf; in names the run in a log of several.
-func (r *replayer) compareResources(run *logRun, in string, now []resource.URN) {
+// compareResources reports the resources the program registered or read
+// with eng that the run's recording lacks, and those it recorded that the
+// program no longer registers: with t.Errorf under RequireSameResources,
+// else with t.Logf; in names the run in a log of several.
+func (r *replayer) compareResources(run *logRun, in string, eng *enginetest.Engine) {
 	t := r.t
 	t.Helper()
 	recorded := run.recordedResources()
@@ -551,6 +531,12 @@ func (r *replayer) compareResources(run *logRun, in string, now []resource.URN) 
 		t.Logf("replay: %s records no resource registration%s (the monitor's RegisterResource or ReadResource): "+
 			"the resources are not compared", r.file, in)
 		return
+	}
+	var now []resource.URN
+	for _, ev := range eng.Events(registerRes, "ReadResource") {
+		if ev.URN != "" {
+			now = append(now, resource.URN(ev.URN))
+		}
 	}
 	msg := resourceReport(resourceChanges(recorded, now))
 	switch {
@@ -616,29 +602,22 @@ func listRegs(order []regKey) string {
 type dialer map[string]*grpc.ClientConn
 
 func (d dialer) invoke(ctx context.Context, cb *pulumirpc.Callback, req []byte) ([]byte, string) {
-	conn, err := d.conn(cb.GetTarget())
-	if err != nil {
-		return nil, err.Error()
+	conn := d[cb.GetTarget()]
+	if conn == nil {
+		var err error
+		conn, err = grpc.NewClient(cb.GetTarget(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(callbacks.DefaultMaxMessageSize),
+				grpc.MaxCallSendMsgSize(callbacks.DefaultMaxMessageSize)))
+		if err != nil {
+			return nil, err.Error()
+		}
+		d[cb.GetTarget()] = conn
 	}
 	res, err := pulumirpc.NewCallbacksClient(conn).Invoke(ctx, &pulumirpc.CallbackInvokeRequest{Token: cb.GetToken(), Request: req})
 	if err != nil {
 		return nil, err.Error()
 	}
 	return res.GetResponse(), ""
-}
-
-func (d dialer) conn(addr string) (*grpc.ClientConn, error) {
-	if c := d[addr]; c != nil {
-		return c, nil
-	}
-	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(callbacks.DefaultMaxMessageSize),
-			grpc.MaxCallSendMsgSize(callbacks.DefaultMaxMessageSize)))
-	if err != nil {
-		return nil, err
-	}
-	d[addr] = c
-	return c, nil
 }
 
 func (d dialer) close() {
