@@ -127,7 +127,7 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc, opts ...Option) {
 		return
 	}
 	r := &replayer{settings: set, t: t, file: logFile, program: program, update: os.Getenv(envUpdate) == "1",
-		answers: map[int]answer{}, matched: make([]bool, len(set.ignore)), rd: newReader(f), deadline: time.Now().Add(runLimit)}
+		answers: map[int]*Call{}, matched: make([]bool, len(set.ignore)), rd: newReader(f), deadline: time.Now().Add(runLimit)}
 	r.rd.resources = true
 	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
 		if dl, ok := d.Deadline(); ok {
@@ -237,24 +237,17 @@ func (r *replayer) read() bool {
 		if h.last {
 			if done.line == 0 { // no run at all: the project and stack of the first call's resource
 				done.info.Project, done.info.Stack = "project", "stack"
-				for _, c := range done.calls {
-					if c.URN.IsValid() {
-						done.info.Project, done.info.Stack = string(c.URN.Project()), string(c.URN.Stack())
-						break
-					}
+				if i := slices.IndexFunc(done.calls, func(c *Call) bool { return c.URN.IsValid() }); i >= 0 {
+					u := done.calls[i].URN
+					done.info.Project, done.info.Stack = string(u.Project()), string(u.Stack())
 				}
 			}
 			replay(done)
 		}
-		if facts := r.rd.facts; !checked {
-			if !h.last && !(facts.entries && facts.invokes) {
-				return true
-			}
-			if checked, ok = true, checkLog(t, r.file, facts); !ok {
-				return false
-			}
+		if facts := r.rd.facts; !checked && (h.last || facts.entries && facts.invokes) {
+			checked, ok = true, checkLog(t, r.file, facts)
 		}
-		for len(todo) > 0 && ok {
+		for checked && ok && len(todo) > 0 {
 			ok, todo = todo[0](), todo[1:]
 		}
 		return ok
@@ -270,19 +263,13 @@ type replayer struct {
 	program  pulumi.RunFunc
 	update   bool
 	rd       *reader
-	deadline time.Time      // when a run of the program is given up on
-	runs     int            // the runs of the log read so far: with several, calls name theirs
-	calls    int            // the calls read to replay
-	readErrs int            // the lines reported as not read or not understood
-	answers  map[int]answer // update mode: the current answers, by log line
-	matched  []bool         // the patterns of IgnorePaths that named a value
-	compared int            // the calls whose answers were compared
-}
-
-// answer is a callback's answer as the log records it.
-type answer struct {
-	response []byte
-	err      string
+	deadline time.Time     // when a run of the program is given up on
+	runs     int           // the runs of the log read so far: with several, calls name theirs
+	calls    int           // the calls read to replay
+	readErrs int           // the lines reported as not read or not understood
+	answers  map[int]*Call // update mode: the calls whose answers differ, with today's, by log line
+	matched  []bool        // the patterns of IgnorePaths that named a value
+	compared int           // the calls whose answers were compared
 }
 
 // runOnce runs the program once on enginetest's engine with run's
@@ -350,16 +337,12 @@ wait:
 			break wait
 		}
 	}
-	what := "the program"
-	if run.line > 0 {
-		what = "the program, in " + run.name() + ","
+	what, hint := "the program, in "+run.name()+",", ""
+	if run.line == 0 {
+		what, hint = "the program", fmt.Sprintf("\n\t(%s has no LanguageRuntime/Run entry: the program ran with no configuration, "+
+			"as project %q and stack %q, taken from the calls' URNs)", r.file, info.Project, info.Stack)
 	}
 	if err != nil {
-		hint := ""
-		if run.line == 0 {
-			hint = fmt.Sprintf("\n\t(%s has no LanguageRuntime/Run entry: the program ran with no configuration, "+
-				"as project %q and stack %q, taken from the calls' URNs)", r.file, info.Project, info.Stack)
-		}
 		t.Errorf("replay: %s failed: %v%s", what, err, hint)
 	}
 	for _, ev := range eng.Events(enginetest.KindLog) {
@@ -458,8 +441,7 @@ func (r *replayer) replayRun(ctx context.Context, eng *enginetest.Engine, calls 
 		used[key] = true
 		res, callErr := conns.invoke(ctx, cb, c.Request)
 		r.compared++
-		r.notePresent(c, res, callErr)
-		diff, ignored := r.sift(diffCall(c, cb.GetToken(), res, callErr))
+		diff, ignored := r.sift(c, cb.GetToken(), res, callErr)
 		if len(ignored) > 0 {
 			t.Logf("replay: %s: differences ignored (IgnorePaths):\n\t%s", name, strings.Join(ignored, "\n\t"))
 		}
@@ -468,7 +450,9 @@ func (r *replayer) replayRun(ctx context.Context, eng *enginetest.Engine, calls 
 		case r.update:
 			// Only an answer that differs is rewritten: an equal answer
 			// in other bytes (maps encode in any order) stays as it was.
-			r.answers[c.Line] = answer{response: res, err: callErr}
+			// The call, compared, takes today's answer for rewrite.
+			c.Response, c.Err = res, callErr
+			r.answers[c.Line] = c
 			t.Logf("replay: %s: the recorded answer is updated:\n\t%s", name, strings.Join(diff, "\n\t"))
 		default:
 			t.Errorf("replay: %s: the answer differs from the recording:\n\t%s\n(%s=1 go test takes today's answers as the recording)",
@@ -482,11 +466,25 @@ func (r *replayer) replayRun(ctx context.Context, eng *enginetest.Engine, calls 
 	}
 }
 
-// sift splits a call's differences into those IgnorePaths leaves to fail
-// the test and those it ignores, each as its line, an ignored one naming
-// the path that ignored it.
-func (r *replayer) sift(diffs []difference) (kept, ignored []string) {
-	for _, d := range diffs {
+// sift compares a call's recorded answer with the current one, from the
+// registration with token, and splits their differences into those
+// IgnorePaths leaves to fail the test and those it ignores, each as its
+// line, an ignored one naming the path that ignored it. It marks the
+// patterns that name a value in either answer.
+func (r *replayer) sift(c *Call, token string, current []byte, currentErr string) (kept, ignored []string) {
+	if slices.Contains(r.matched, false) { // else the answers need not be decoded
+		var trees []map[string]any
+		if c.Err == "" && c.Response != nil {
+			trees = append(trees, answerTree(c.Kind, c.Request, c.Response))
+		}
+		if currentErr == "" {
+			trees = append(trees, answerTree(c.Kind, c.Request, current))
+		}
+		for i, p := range r.ignore {
+			r.matched[i] = r.matched[i] || slices.ContainsFunc(trees, func(t map[string]any) bool { return t != nil && present(p.segs, t) })
+		}
+	}
+	for _, d := range diffCall(c, token, current, currentErr) {
 		by := -1
 		if segs, err := parsePath(d.path); err == nil {
 			by = slices.IndexFunc(r.ignore, func(p *pattern) bool { return p.covers(segs) })
@@ -499,24 +497,6 @@ func (r *replayer) sift(diffs []difference) (kept, ignored []string) {
 		ignored = append(ignored, fmt.Sprintf("%s (by %q)", d.text, r.ignore[by].text))
 	}
 	return kept, ignored
-}
-
-// notePresent marks the IgnorePaths patterns that name a value in the
-// call's recorded or current answer.
-func (r *replayer) notePresent(c *Call, current []byte, currentErr string) {
-	if !slices.Contains(r.matched, false) {
-		return
-	}
-	var trees []map[string]any
-	if c.Err == "" && c.Response != nil {
-		trees = append(trees, answerTree(c.Kind, c.Request, c.Response))
-	}
-	if currentErr == "" {
-		trees = append(trees, answerTree(c.Kind, c.Request, current))
-	}
-	for i, p := range r.ignore {
-		r.matched[i] = r.matched[i] || slices.ContainsFunc(trees, func(t map[string]any) bool { return t != nil && present(p.segs, t) })
-	}
 }
 
 // compareResources reports the resources the program registered or read
