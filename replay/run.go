@@ -273,10 +273,10 @@ type replayer struct {
 }
 
 // runOnce runs the program once on enginetest's engine with run's
-// information, answering its registrations and calling no callback, and
-// replays run's calls while the program waits in its
-// SignalAndWaitForShutdown. It reports false if the program did not finish
-// by the deadline.
+// information, answering its registrations and calling no callback, and,
+// while the program waits in its SignalAndWaitForShutdown, replays run's
+// calls on the test's goroutine, where what they find is reported. It
+// reports false if the program did not finish by the deadline.
 func (r *replayer) runOnce(run *logRun) bool {
 	t := r.t
 	t.Helper()
@@ -320,8 +320,6 @@ func (r *replayer) runOnce(run *logRun) bool {
 	if r.runs > 1 {
 		in = ", in " + run.name()
 	}
-	// The calls are replayed on the test's goroutine, so that what they
-	// find is reported as any test reports.
 	replay, finished := signalled, true
 wait:
 	for {
@@ -459,10 +457,8 @@ func (r *replayer) replayRun(ctx context.Context, eng *enginetest.Engine, calls 
 				name, strings.Join(diff, "\n\t"), envUpdate)
 		}
 	}
-	for _, k := range order {
-		if !used[k] {
-			t.Logf("replay: the program registers %s, which the log never called", regName(k))
-		}
+	if unused := slices.DeleteFunc(order, func(k regKey) bool { return used[k] }); len(unused) > 0 {
+		t.Logf("replay: the program registers %s, which the log never called", listRegs(unused))
 	}
 }
 
@@ -558,17 +554,14 @@ func callName(c *Call) string {
 	return s
 }
 
-// regName names a current registration for a person: its name and kind.
-func regName(k regKey) string { return fmt.Sprintf("%v (%v)", k, k.Kind) }
-
-// listRegs lists registrations for a message.
+// listRegs lists registrations for a message, each by its name and kind.
 func listRegs(order []regKey) string {
 	if len(order) == 0 {
 		return "no callback at all"
 	}
 	names := make([]string, 0, len(order))
 	for _, k := range order {
-		names = append(names, regName(k))
+		names = append(names, fmt.Sprintf("%v (%v)", k, k.Kind))
 	}
 	if len(names) > 8 {
 		names = append(names[:8], fmt.Sprintf("and %d more", len(names)-8))
