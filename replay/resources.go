@@ -9,12 +9,14 @@ import (
 )
 
 // logRun is one run of the program in a log: what the engine told it, the
-// log line of its LanguageRuntime/Run (0 if the log has none), and the
-// resources it registered or read.
+// log line of its LanguageRuntime/Run (0 if the log has none), the
+// resources it registered or read, and, for Run, the callback calls the
+// log made in it.
 type logRun struct {
 	info      runInfo
 	line      int
 	resources []resEntry
+	calls     []*Call
 }
 
 // name names the run in messages: the preview or the update, and the log
@@ -82,7 +84,8 @@ func underRemote(u resource.URN, parentOf map[resource.URN]resource.URN, remote 
 
 // resourceChanges compares the resources a run recorded with those the
 // program registers now: those registered now that the recording lacks,
-// and those recorded that the program no longer registers, each in order.
+// and those recorded that the program no longer registers, each in order
+// and once.
 func resourceChanges(recorded, now []resource.URN) (added, gone []resource.URN) {
 	was := make(map[resource.URN]bool, len(recorded))
 	for _, u := range recorded {
@@ -90,10 +93,10 @@ func resourceChanges(recorded, now []resource.URN) (added, gone []resource.URN) 
 	}
 	is := make(map[resource.URN]bool, len(now))
 	for _, u := range now {
-		is[u] = true
-		if !was[u] {
+		if !was[u] && !is[u] {
 			added = append(added, u)
 		}
+		is[u] = true
 	}
 	for _, u := range recorded {
 		if !is[u] {

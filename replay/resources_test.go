@@ -110,3 +110,12 @@ func TestResourceReport(t *testing.T) {
 		t.Errorf("no change gives a report")
 	}
 }
+
+// TestResourceChangesListsEachOnce: a resource the program registers and
+// then reads (two events, one URN) is new once.
+func TestResourceChangesListsEachOnce(t *testing.T) {
+	added, gone := resourceChanges([]resource.URN{urnOf("a")}, []resource.URN{urnOf("b"), urnOf("a"), urnOf("b")})
+	if !slices.Equal(added, []resource.URN{urnOf("b")}) || len(gone) != 0 {
+		t.Errorf("added %v, gone %v; want b added once", added, gone)
+	}
+}

@@ -8,8 +8,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -106,22 +104,21 @@ const runLimit = 5 * time.Minute
 // deployment. Run calls t.Helper and may be used from parallel tests.
 func Run(t testing.TB, logFile string, program pulumi.RunFunc, opts ...Option) {
 	t.Helper()
-	if program == nil {
-		t.Errorf("replay: nil program")
-		return
-	}
 	var set settings
+	if program == nil {
+		set.errs = append(set.errs, errors.New("nil program"))
+	}
 	for _, o := range opts {
 		if o == nil {
-			t.Errorf("replay: a nil Option")
-			return
+			set.errs = append(set.errs, errors.New("a nil Option"))
+			continue
 		}
 		o.apply(&set)
 	}
+	for _, err := range set.errs {
+		t.Errorf("replay: %v", err)
+	}
 	if len(set.errs) > 0 {
-		for _, err := range set.errs {
-			t.Errorf("replay: %v", err)
-		}
 		return
 	}
 	f, err := os.Open(logFile)
@@ -129,9 +126,8 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc, opts ...Option) {
 		t.Errorf("replay: %v", err)
 		return
 	}
-	r := &replayer{t: t, file: logFile, program: program, update: os.Getenv(envUpdate) == "1", answers: map[int]answer{},
-		ignore: set.ignore, matched: make([]bool, len(set.ignore)), sameResources: set.sameResources,
-		rd: newReader(f), deadline: time.Now().Add(runLimit)}
+	r := &replayer{settings: set, t: t, file: logFile, program: program, update: os.Getenv(envUpdate) == "1",
+		answers: map[int]*Call{}, matched: make([]bool, len(set.ignore)), rd: newReader(f), deadline: time.Now().Add(runLimit)}
 	r.rd.resources = true
 	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
 		if dl, ok := d.Deadline(); ok {
@@ -143,7 +139,7 @@ func Run(t testing.TB, logFile string, program pulumi.RunFunc, opts ...Option) {
 	if !ok {
 		return
 	}
-	if r.calls == 0 && r.readErrs == 0 && !r.programFailed {
+	if r.calls == 0 && r.readErrs == 0 {
 		t.Errorf("replay: %s holds no callback call to replay%s", logFile, noCalls)
 	}
 	for i, p := range r.ignore {
@@ -185,159 +181,107 @@ func checkLog(t testing.TB, file string, facts logFacts) bool {
 	return false
 }
 
-// group is a run of the program and the calls the log made in it.
-type group struct {
-	run   *logRun
-	calls []*Call
-}
-
 // read reads the log once, replaying each run of the program as soon as
 // its calls are known: when the next run ends, or the log does, since the
 // calls after a run's end belong to it unless another run follows. What
-// it finds waits until the log is known to be one Run can replay. It
-// reports false if Run must stop: the log cannot be replayed, or a program
-// did not finish.
+// it finds waits until the log is known to be one Run can replay: once it
+// has an entry and a callback call, or has ended. It reports false if Run
+// must stop: the log cannot be replayed, or a program did not finish.
 func (r *replayer) read() bool {
 	t := r.t
 	t.Helper()
 	var todo []func() bool // what waits until the log is known replayable
-	decided, ok := false, true
-	do := func(f func() bool) bool {
-		if !decided {
-			todo = append(todo, f)
-			return true
-		}
-		ok = f()
-		return ok
-	}
-	decide := func(end bool) bool {
-		facts := r.rd.facts
-		if decided || !end && !(facts.entries && facts.invokes) {
-			return true
-		}
-		decided, ok = true, checkLog(t, r.file, facts)
-		for _, f := range todo {
-			ok = ok && f()
-		}
-		todo = nil
-		return ok
-	}
-	replay := func(g *group) func() bool { return func() bool { return r.runOnce(g) } }
-	var done *group // the last run that ended, and its calls
-	cur := &group{}
+	later := func(f func()) { todo = append(todo, func() bool { f(); return true }) }
+	replay := func(run *logRun) { todo = append(todo, func() bool { return r.runOnce(run) }) }
+	checked, ok := false, true
+	var done *logRun  // the last run that ended, with its calls
+	var calls []*Call // the calls read since
 	r.rd.run(func(h *held) bool {
 		c, err, run := h.call, h.err, h.run
+		if n := r.rd.facts.truncated; h.last && n > 0 {
+			later(func() {
+				t.Errorf("replay: %s: its last line (log line %d) is cut short inside its entry, as when the engine stops while it writes; "+
+					"the calls before it are replayed. Record the deployment again, or delete that line to keep the rest", r.file, n)
+			})
+		}
 		var le *LineError
 		switch {
 		case err != nil && !errors.As(err, &le):
 			// Reading the file failed: the log ends here, whatever it held.
-			r.readErrs++
 			t.Errorf("replay: %s: %v", r.file, err)
 			ok = false
 			return false
 		case err != nil:
-			return do(func() bool {
+			later(func() {
 				if le.Line != r.rd.facts.truncated { // else the last line cut short, reported once the log ends
 					r.readErrs++
 					t.Errorf("replay: %s: %v", r.file, err)
 				}
-				return true
 			})
 		case run == nil && c.Pending:
 			// Nothing to compare today's answer with.
-			return do(func() bool {
-				t.Logf("replay: %s was never answered in the recording: not replayed", callName(c))
-				return true
-			})
+			later(func() { t.Logf("replay: %s was never answered in the recording: not replayed", callName(c)) })
 		case run == nil:
-			cur.calls = append(cur.calls, c)
-			return decide(false)
-		case !h.last:
+			calls = append(calls, c)
+			r.calls++
+		case run.line > 0 || done == nil: // a run ended, or the log did, in a run started or in none
 			r.runs++
-			prev := done
-			done, cur = &group{run: run, calls: cur.calls}, &group{}
-			return prev == nil || do(replay(prev))
+			if done != nil {
+				replay(done)
+			}
+			done, run.calls, calls = run, calls, nil
+		default: // the log ended after its last run: what comes after that run is its own
+			done.calls = append(done.calls, calls...)
+			done.resources = append(done.resources, run.resources...)
 		}
-		// The log ended, in run.
-		var final []*group
-		switch {
-		case run.line > 0: // started and never completed
-			r.runs++
-			cur.run = run
-			final = append(final, done, cur)
-		case done != nil: // what comes after the last run is its own
-			done.calls = append(done.calls, cur.calls...)
-			done.run.resources = append(done.run.resources, run.resources...)
-			final = append(final, done)
-		default: // no run at all: the project and stack of the first call's resource
-			r.runs++
-			cur.run = run
-			for _, c := range cur.calls {
-				if c.URN.IsValid() {
-					run.info.Project, run.info.Stack = string(c.URN.Project()), string(c.URN.Stack())
-					break
+		if h.last {
+			if done.line == 0 { // no run at all: the project and stack of the first call's resource
+				done.info.Project, done.info.Stack = "project", "stack"
+				if i := slices.IndexFunc(done.calls, func(c *Call) bool { return c.URN.IsValid() }); i >= 0 {
+					u := done.calls[i].URN
+					done.info.Project, done.info.Stack = string(u.Project()), string(u.Stack())
 				}
 			}
-			if run.info.Project == "" {
-				run.info.Project, run.info.Stack = "project", "stack"
-			}
-			final = append(final, cur)
+			replay(done)
 		}
-		if !decide(true) {
-			return false
+		if facts := r.rd.facts; !checked && (h.last || facts.entries && facts.invokes) {
+			checked, ok = true, checkLog(t, r.file, facts)
 		}
-		if n := r.rd.facts.truncated; n > 0 {
-			t.Errorf("replay: %s: its last line (log line %d) is cut short inside its entry, as when the engine stops while it writes; "+
-				"the calls before it are replayed. Record the deployment again, or delete that line to keep the rest", r.file, n)
+		for checked && ok && len(todo) > 0 {
+			ok, todo = todo[0](), todo[1:]
 		}
-		for _, g := range final {
-			if g != nil && !do(replay(g)) {
-				return false
-			}
-		}
-		return true
+		return ok
 	})
-	return ok && decided
+	return ok
 }
 
 // replayer holds what one Run has found.
 type replayer struct {
-	t             testing.TB
-	file          string
-	program       pulumi.RunFunc
-	update        bool
-	rd            *reader
-	deadline      time.Time // when a run of the program is given up on
-	runs          int       // the runs of the log read so far: with several, calls name theirs
-	calls         int
-	readErrs      int
-	programFailed bool
-	answers       map[int]answer // update mode: the current answers, by log line
-	ignore        []*pattern     // IgnorePaths
-	matched       []bool         // the patterns of ignore that named a value
-	compared      int            // the calls whose answers were compared
-	sameResources bool           // RequireSameResources
-
-	mu       sync.Mutex
-	findings []finding // what replayRun found, for the test's goroutine
-}
-
-// answer is a callback's answer as the log records it.
-type answer struct {
-	response []byte
-	err      string
+	settings // the options: IgnorePaths, RequireSameResources
+	t        testing.TB
+	file     string
+	program  pulumi.RunFunc
+	update   bool
+	rd       *reader
+	deadline time.Time     // when a run of the program is given up on
+	runs     int           // the runs of the log read so far: with several, calls name theirs
+	calls    int           // the calls read to replay
+	readErrs int           // the lines reported as not read or not understood
+	answers  map[int]*Call // update mode: the calls whose answers differ, with today's, by log line
+	matched  []bool        // the patterns of IgnorePaths that named a value
+	compared int           // the calls whose answers were compared
 }
 
 // runOnce runs the program once on enginetest's engine with run's
-// information, answering its registrations and calling no callback, and
-// replays run's calls inside its SignalAndWaitForShutdown. It reports false
-// if the program did not finish by the deadline.
-func (r *replayer) runOnce(g *group) bool {
+// information, answering its registrations and calling no callback, and,
+// while the program waits in its SignalAndWaitForShutdown, replays run's
+// calls on the test's goroutine, where what they find is reported. It
+// reports false if the program did not finish by the deadline.
+func (r *replayer) runOnce(run *logRun) bool {
 	t := r.t
 	t.Helper()
-	run, deadline, info := g.run, r.deadline, g.run.info
-	var eng *enginetest.Engine
-	var signalled atomic.Bool
+	info := run.info
+	signalled, replayed := make(chan struct{}), make(chan struct{})
 	opts := []enginetest.Option{
 		enginetest.NoCallbacks(),
 		enginetest.WithProject(info.Project), enginetest.WithStack(info.Stack),
@@ -345,8 +289,11 @@ func (r *replayer) runOnce(g *group) bool {
 		enginetest.WithConfig(info.Config, info.ConfigSecretKeys...),
 		enginetest.WithParallel(info.Parallel), enginetest.DryRun(info.DryRun),
 		enginetest.BeforeShutdown(func(ctx context.Context) {
-			signalled.Store(true)
-			r.replayRun(ctx, eng, g)
+			close(signalled)
+			select {
+			case <-replayed:
+			case <-ctx.Done():
+			}
 		}),
 	}
 	if info.Features != nil {
@@ -359,9 +306,9 @@ func (r *replayer) runOnce(g *group) bool {
 	}
 	defer func() { _ = eng.Close() }()
 
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	ctx, cancel := context.WithDeadline(context.Background(), r.deadline)
 	defer cancel()
-	done, finished := make(chan error, 1), true
+	done := make(chan error, 1)
 	go func() {
 		res, err := eng.RunFunc(ctx, func() error { return runProgram(ctx, eng.MonitorAddr(), info, r.program) })
 		if err == nil {
@@ -369,24 +316,31 @@ func (r *replayer) runOnce(g *group) bool {
 		}
 		done <- err
 	}()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		err = fmt.Errorf("the program did not finish by %s", deadline.Format(time.RFC3339))
-		finished = false
+	in := ""
+	if r.runs > 1 {
+		in = ", in " + run.name()
 	}
-	r.flush()
-	what := "the program"
-	if run.line > 0 {
-		what = "the program, in " + run.name() + ","
+	replay, finished := signalled, true
+wait:
+	for {
+		select {
+		case <-replay:
+			r.replayRun(ctx, eng, run.calls, in)
+			close(replayed)
+			replay = nil // replayed: a nil channel is never ready
+		case err = <-done:
+			break wait
+		case <-ctx.Done():
+			err, finished = fmt.Errorf("the program did not finish by %s", r.deadline.Format(time.RFC3339)), false
+			break wait
+		}
+	}
+	what, hint := "the program, in "+run.name()+",", ""
+	if run.line == 0 {
+		what, hint = "the program", fmt.Sprintf("\n\t(%s has no LanguageRuntime/Run entry: the program ran with no configuration, "+
+			"as project %q and stack %q, taken from the calls' URNs)", r.file, info.Project, info.Stack)
 	}
 	if err != nil {
-		r.programFailed = true
-		hint := ""
-		if run.line == 0 {
-			hint = fmt.Sprintf("\n\t(%s has no LanguageRuntime/Run entry: the program ran with no configuration, "+
-				"as project %q and stack %q, taken from the calls' URNs)", r.file, info.Project, info.Stack)
-		}
 		t.Errorf("replay: %s failed: %v%s", what, err, hint)
 	}
 	for _, ev := range eng.Events(enginetest.KindLog) {
@@ -398,11 +352,11 @@ func (r *replayer) runOnce(g *group) bool {
 			t.Logf("replay: the program logged %s", msg)
 		}
 	}
-	if err == nil && !signalled.Load() {
+	if err == nil && replay != nil {
 		t.Errorf("replay: %s never signalled the engine; nothing was replayed", what)
 	}
 	if err == nil {
-		r.compareResources(run, registered(eng))
+		r.compareResources(run, in, eng)
 	}
 	return finished
 }
@@ -463,73 +417,70 @@ func registrations(eng *enginetest.Engine) ([]regKey, map[regKey]*pulumirpc.Call
 	return order, regs
 }
 
-// registered returns the resources the program registered or read with
-// eng, in order.
-func registered(eng *enginetest.Engine) []resource.URN {
-	var urns []resource.URN
-	seen := map[string]bool{}
-	for _, ev := range eng.Events(registerRes, "ReadResource") {
-		if ev.URN != "" && !seen[ev.URN] {
-			seen[ev.URN] = true
-			urns = append(urns, resource.URN(ev.URN))
-		}
-	}
-	return urns
-}
-
-// replayRun replays the calls of run against eng's registrations, noting
+// replayRun replays a run's calls against eng's registrations, reporting
 // each difference, each call with nothing in its place and each
-// registration the log never called, for runOnce to report.
-func (r *replayer) replayRun(ctx context.Context, eng *enginetest.Engine, g *group) {
+// registration the log never called; in names the run in a log of several.
+func (r *replayer) replayRun(ctx context.Context, eng *enginetest.Engine, calls []*Call, in string) {
+	t := r.t
+	t.Helper()
 	order, regs := registrations(eng)
 	used := map[regKey]bool{}
 	conns := dialer{}
 	defer conns.close()
-	for _, c := range g.calls {
-		r.calls++
+	for _, c := range calls {
 		key := keyFor(c.Kind, c.Registration)
-		name := callName(c)
-		if r.runs > 1 {
-			name += ", in " + g.run.name()
-		}
+		name := callName(c) + in
 		cb, ok := regs[key]
 		if !ok {
-			r.note(r.t.Errorf, "replay: %s: nothing is registered now in its place (the program registers %s)",
+			t.Errorf("replay: %s: nothing is registered now in its place (the program registers %s)",
 				name, listRegs(order))
 			continue
 		}
 		used[key] = true
 		res, callErr := conns.invoke(ctx, cb, c.Request)
 		r.compared++
-		r.notePresent(c, res, callErr)
-		diff, ignored := r.sift(diffCall(c, cb.GetToken(), res, callErr))
+		diff, ignored := r.sift(c, cb.GetToken(), res, callErr)
 		if len(ignored) > 0 {
-			r.note(r.t.Logf, "replay: %s: differences ignored (IgnorePaths):\n\t%s", name, strings.Join(ignored, "\n\t"))
+			t.Logf("replay: %s: differences ignored (IgnorePaths):\n\t%s", name, strings.Join(ignored, "\n\t"))
 		}
 		switch {
 		case len(diff) == 0:
 		case r.update:
 			// Only an answer that differs is rewritten: an equal answer
 			// in other bytes (maps encode in any order) stays as it was.
-			r.answers[c.Line] = answer{response: res, err: callErr}
-			r.note(r.t.Logf, "replay: %s: the recorded answer is updated:\n\t%s", name, strings.Join(diff, "\n\t"))
+			// The call, compared, takes today's answer for rewrite.
+			c.Response, c.Err = res, callErr
+			r.answers[c.Line] = c
+			t.Logf("replay: %s: the recorded answer is updated:\n\t%s", name, strings.Join(diff, "\n\t"))
 		default:
-			r.note(r.t.Errorf, "replay: %s: the answer differs from the recording:\n\t%s\n(%s=1 go test takes today's answers as the recording)",
+			t.Errorf("replay: %s: the answer differs from the recording:\n\t%s\n(%s=1 go test takes today's answers as the recording)",
 				name, strings.Join(diff, "\n\t"), envUpdate)
 		}
 	}
-	for _, k := range order {
-		if !used[k] {
-			r.note(r.t.Logf, "replay: the program registers %s, which the log never called", regName(k))
-		}
+	if unused := slices.DeleteFunc(order, func(k regKey) bool { return used[k] }); len(unused) > 0 {
+		t.Logf("replay: the program registers %s, which the log never called", listRegs(unused))
 	}
 }
 
-// sift splits a call's differences into those IgnorePaths leaves to fail
-// the test and those it ignores, each as its line, an ignored one naming
-// the path that ignored it.
-func (r *replayer) sift(diffs []difference) (kept, ignored []string) {
-	for _, d := range diffs {
+// sift compares a call's recorded answer with the current one, from the
+// registration with token, and splits their differences into those
+// IgnorePaths leaves to fail the test and those it ignores, each as its
+// line, an ignored one naming the path that ignored it. It marks the
+// patterns that name a value in either answer.
+func (r *replayer) sift(c *Call, token string, current []byte, currentErr string) (kept, ignored []string) {
+	if slices.Contains(r.matched, false) { // else the answers need not be decoded
+		var trees []map[string]any
+		if c.Err == "" && c.Response != nil {
+			trees = append(trees, answerTree(c.Kind, c.Request, c.Response))
+		}
+		if currentErr == "" {
+			trees = append(trees, answerTree(c.Kind, c.Request, current))
+		}
+		for i, p := range r.ignore {
+			r.matched[i] = r.matched[i] || slices.ContainsFunc(trees, func(t map[string]any) bool { return t != nil && present(p.segs, t) })
+		}
+	}
+	for _, d := range diffCall(c, token, current, currentErr) {
 		by := -1
 		if segs, err := parsePath(d.path); err == nil {
 			by = slices.IndexFunc(r.ignore, func(p *pattern) bool { return p.covers(segs) })
@@ -544,40 +495,24 @@ func (r *replayer) sift(diffs []difference) (kept, ignored []string) {
 	return kept, ignored
 }
 
-// notePresent marks the IgnorePaths patterns that name a value in the
-// call's recorded or current answer.
-func (r *replayer) notePresent(c *Call, current []byte, currentErr string) {
-	if !slices.Contains(r.matched, false) {
-		return
-	}
-	var trees []map[string]any
-	if c.Err == "" && c.Response != nil {
-		trees = append(trees, answerTree(c.Kind, c.Request, c.Response))
-	}
-	if currentErr == "" {
-		trees = append(trees, answerTree(c.Kind, c.Request, current))
-	}
-	for i, p := range r.ignore {
-		r.matched[i] = r.matched[i] || slices.ContainsFunc(trees, func(t map[string]any) bool { return t != nil && present(p.segs, t) })
-	}
-}
-
-// compareResources reports the resources the program registers now that
-// the run's recording lacks, and those it recorded that the program no
-// longer registers: with t.Errorf under RequireSameResources, else with
-// t.Logf.
-func (r *replayer) compareResources(run *logRun, now []resource.URN) {
+// compareResources reports the resources the program registered or read
+// with eng that the run's recording lacks, and those it recorded that the
+// program no longer registers: with t.Errorf under RequireSameResources,
+// else with t.Logf; in names the run in a log of several.
+func (r *replayer) compareResources(run *logRun, in string, eng *enginetest.Engine) {
 	t := r.t
 	t.Helper()
-	in := ""
-	if r.runs > 1 {
-		in = ", in " + run.name()
-	}
 	recorded := run.recordedResources()
 	if len(recorded) == 0 {
 		t.Logf("replay: %s records no resource registration%s (the monitor's RegisterResource or ReadResource): "+
 			"the resources are not compared", r.file, in)
 		return
+	}
+	var now []resource.URN
+	for _, ev := range eng.Events(registerRes, "ReadResource") {
+		if ev.URN != "" {
+			now = append(now, resource.URN(ev.URN))
+		}
 	}
 	msg := resourceReport(resourceChanges(recorded, now))
 	switch {
@@ -586,33 +521,6 @@ func (r *replayer) compareResources(run *logRun, now []resource.URN) {
 		t.Errorf("replay: the resources differ from the recording%s: %s", in, msg)
 	default:
 		t.Logf("replay: the resources differ from the recording%s: %s\n(replay.RequireSameResources() makes this fail the test)", in, msg)
-	}
-}
-
-// note notes a message for report (t.Errorf or t.Logf), which flush
-// calls on the test's goroutine, so that a failure points at the test's
-// call of Run.
-func (r *replayer) note(report func(string, ...any), format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.findings = append(r.findings, finding{report, fmt.Sprintf(format, args...)})
-}
-
-// finding is a message noted and its report.
-type finding struct {
-	report func(string, ...any)
-	msg    string
-}
-
-// flush reports the findings noted so far to t.
-func (r *replayer) flush() {
-	r.t.Helper()
-	r.mu.Lock()
-	fs := r.findings
-	r.findings = nil
-	r.mu.Unlock()
-	for _, f := range fs {
-		f.report("%s", f.msg)
 	}
 }
 
@@ -646,17 +554,14 @@ func callName(c *Call) string {
 	return s
 }
 
-// regName names a current registration for a person: its name and kind.
-func regName(k regKey) string { return fmt.Sprintf("%v (%v)", k, k.Kind) }
-
-// listRegs lists registrations for a message.
+// listRegs lists registrations for a message, each by its name and kind.
 func listRegs(order []regKey) string {
 	if len(order) == 0 {
 		return "no callback at all"
 	}
 	names := make([]string, 0, len(order))
 	for _, k := range order {
-		names = append(names, regName(k))
+		names = append(names, fmt.Sprintf("%v (%v)", k, k.Kind))
 	}
 	if len(names) > 8 {
 		names = append(names[:8], fmt.Sprintf("and %d more", len(names)-8))
@@ -670,29 +575,22 @@ func listRegs(order []regKey) string {
 type dialer map[string]*grpc.ClientConn
 
 func (d dialer) invoke(ctx context.Context, cb *pulumirpc.Callback, req []byte) ([]byte, string) {
-	conn, err := d.conn(cb.GetTarget())
-	if err != nil {
-		return nil, err.Error()
+	conn := d[cb.GetTarget()]
+	if conn == nil {
+		var err error
+		conn, err = grpc.NewClient(cb.GetTarget(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(callbacks.DefaultMaxMessageSize),
+				grpc.MaxCallSendMsgSize(callbacks.DefaultMaxMessageSize)))
+		if err != nil {
+			return nil, err.Error()
+		}
+		d[cb.GetTarget()] = conn
 	}
 	res, err := pulumirpc.NewCallbacksClient(conn).Invoke(ctx, &pulumirpc.CallbackInvokeRequest{Token: cb.GetToken(), Request: req})
 	if err != nil {
 		return nil, err.Error()
 	}
 	return res.GetResponse(), ""
-}
-
-func (d dialer) conn(addr string) (*grpc.ClientConn, error) {
-	if c := d[addr]; c != nil {
-		return c, nil
-	}
-	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(callbacks.DefaultMaxMessageSize),
-			grpc.MaxCallSendMsgSize(callbacks.DefaultMaxMessageSize)))
-	if err != nil {
-		return nil, err
-	}
-	d[addr] = c
-	return c, nil
 }
 
 func (d dialer) close() {

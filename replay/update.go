@@ -15,10 +15,10 @@ import (
 )
 
 // rewrite replaces the recorded answers of the lines in answers (the
-// response and errors of each call's completing entry) and keeps every
-// other byte of file, writing a temporary file beside it and renaming it
-// over file.
-func rewrite(file string, answers map[int]answer) (err error) {
+// response and errors of each call's completing entry) with the answers
+// of those calls, and keeps every other byte of file, writing a temporary
+// file beside it and renaming it over file.
+func rewrite(file string, answers map[int]*Call) (err error) {
 	in, err := os.Open(file)
 	if err != nil {
 		return err
@@ -48,8 +48,8 @@ func rewrite(file string, answers map[int]answer) (err error) {
 		if err != nil {
 			return err
 		}
-		if a, ok := answers[lines.line]; ok {
-			if line, err = withAnswer(line, a); err != nil {
+		if c, ok := answers[lines.line]; ok {
+			if line, err = withAnswer(line, c); err != nil {
 				return fmt.Errorf("log line %d: %w", lines.line, err)
 			}
 		}
@@ -69,13 +69,13 @@ func rewrite(file string, answers map[int]answer) (err error) {
 }
 
 // withAnswer returns the log entry body with its "response" and "errors"
-// replaced by a, right after its request as the engine writes them, the
-// other members kept in their order and bytes.
-func withAnswer(body []byte, a answer) ([]byte, error) {
-	added, err := json.Marshal([]string{a.err})
+// replaced by c's answer, right after its request as the engine writes
+// them, the other members kept in their order and bytes.
+func withAnswer(body []byte, c *Call) ([]byte, error) {
+	added, err := json.Marshal([]string{c.Err})
 	added = append([]byte(`"errors":`), added...)
-	if a.err == "" {
-		added, err = protojson.Marshal(&pulumirpc.CallbackInvokeResponse{Response: a.response})
+	if c.Err == "" {
+		added, err = protojson.Marshal(&pulumirpc.CallbackInvokeResponse{Response: c.Response})
 		added = append([]byte(`"response":`), added...)
 	}
 	if err != nil {
