@@ -12,7 +12,10 @@ import (
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protopath"
+	"google.golang.org/protobuf/reflect/protorange"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -83,9 +86,8 @@ func Scrub(dst io.Writer, src io.Reader) error {
 }
 
 type scrubber struct {
-	rd   *reader       // reads the log and learns the tokens, as Read does
-	t    *redact.Table // the placeholders of the values met so far
-	leaf func(any) any // scrubLeaf
+	rd *reader       // reads the log and learns the tokens, as Read does
+	t  *redact.Table // the placeholders of the values met so far
 }
 
 // scrubOnce scrubs the log src into dst with the values t knows, reading
@@ -93,7 +95,7 @@ type scrubber struct {
 // a call that waits for its token's registration.
 func scrubOnce(t *redact.Table, dst io.Writer, src io.Reader) error {
 	s := &scrubber{rd: newReader(src), t: t}
-	s.rd.scrub, s.leaf = s, s.scrubLeaf
+	s.rd.scrub = s
 	w := bufio.NewWriterSize(dst, 64<<10)
 	var err error
 	s.rd.run(func(h *held) bool {
@@ -175,25 +177,23 @@ func (s *scrubber) entry(n int, method string, entry map[string]any, token strin
 		}
 	}
 	changed = s.config(method, entry) || changed
-	for range 2 { // secrets met in this line are replaced in all of it
-		before := len(s.t.Noted())
-		for _, k := range redact.SortedKeys(entry) {
+	changed = s.again(func() bool {
+		walked := false
+		for _, k := range slices.Sorted(maps.Keys(entry)) {
 			obj, isObj := entry[k].(map[string]any)
 			payload, isCall := obj[k]
 			switch {
 			case k == "method" || k == "progress" || k == "metadata" || k == "timestamp" || k == "duration":
 			case isObj && isCall && method == invokeMethod && (k == "request" || k == "response"):
 				delete(obj, k)
-				s.t.Walk(obj, s.leaf, &changed)
+				s.t.Walk(obj, s.scrubLeaf, &walked)
 				obj[k] = payload
 			default:
-				entry[k] = s.t.Walk(entry[k], s.leaf, &changed)
+				entry[k] = s.t.Walk(entry[k], s.scrubLeaf, &walked)
 			}
 		}
-		if len(s.t.Noted()) == before {
-			break
-		}
-	}
+		return walked
+	}) || changed
 	if !changed && line != nil {
 		return bytes.Clone(line)
 	}
@@ -202,6 +202,18 @@ func (s *scrubber) entry(n int, method string, entry map[string]any, token strin
 		return redact.RemovedLine(n, "not encoded again")
 	}
 	return out
+}
+
+// again runs scrub, and once more if it noted values, so that a secret
+// that a line or payload marks is replaced before the mark too; it reports
+// whether either run changed anything.
+func (s *scrubber) again(scrub func() bool) bool {
+	before := len(s.t.Noted())
+	changed := scrub()
+	if len(s.t.Noted()) != before {
+		changed = scrub() || changed
+	}
+	return changed
 }
 
 // providerConfig are the methods whose property values are a provider's
@@ -261,13 +273,7 @@ func (s *scrubber) payload(token, what string, raw any) string {
 	if proto.Unmarshal(bs, m) != nil {
 		return removed(fmt.Sprintf("that does not decode as a %v %s", r.kind, what))
 	}
-	before := len(s.t.Noted())
-	changed := s.message(m.ProtoReflect())
-	if len(s.t.Noted()) != before {
-		// Secrets a field marks are replaced in the fields before it too.
-		changed = s.message(m.ProtoReflect()) || changed
-	}
-	if !changed {
+	if !s.again(func() bool { return s.message(m.ProtoReflect()) }) {
 		return b64
 	}
 	out, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
@@ -277,93 +283,73 @@ func (s *scrubber) payload(token, what string, raw any) string {
 	return base64.StdEncoding.EncodeToString(out)
 }
 
-// message scrubs a protobuf message in place; it reports whether it changed
-// it. A property value is scrubbed as the JSON value it stands for, and
-// emptied if that could not be encoded again.
-func (s *scrubber) message(m protoreflect.Message) bool {
-	var v any
-	switch x := m.Interface().(type) {
-	case *structpb.Struct:
-		v = x.AsMap()
-	case *structpb.Value:
-		v = x.AsInterface()
-	case *structpb.ListValue:
-		v = x.AsSlice()
-	default:
-		return s.fields(m)
-	}
-	changed := false
-	if v = s.t.Walk(v, s.leaf, &changed); !changed {
-		return false
-	}
-	pv, err := structpb.NewValue(v)
-	if err != nil {
-		pv = structpb.NewNullValue()
-	}
-	switch x := m.Interface().(type) {
-	case *structpb.Struct:
-		x.Fields = pv.GetStructValue().GetFields()
-	case *structpb.Value:
-		x.Kind = pv.Kind
-	case *structpb.ListValue:
-		x.Values = pv.GetListValue().GetValues()
-	}
-	return true
-}
-
-// fields scrubs the strings, messages and JSON states of m's fields, in
-// field order (a map's in the order of its keys) so that placeholders are
+// message scrubs a protobuf message in place and reports whether it
+// changed it: its strings, its JSON states, and its property values
+// (google.protobuf.Struct, Value and ListValue), the last two as the JSON
+// values they hold. Fields are visited in the order of their numbers, a
+// map's entries in the order of their keys, so that placeholders are
 // numbered the same on every run.
-func (s *scrubber) fields(m protoreflect.Message) bool {
+func (s *scrubber) message(m protoreflect.Message) bool {
 	changed := false
-	one := func(fd protoreflect.FieldDescriptor, v protoreflect.Value, set func(protoreflect.Value)) {
-		switch {
-		case fd.Message() != nil:
-			changed = s.message(v.Message()) || changed
-		case fd.Kind() == protoreflect.StringKind:
-			if r := s.replace(v.String()); r != v.String() {
-				set(protoreflect.ValueOfString(r))
+	protorange.Options{Stable: true}.Range(m, func(p protopath.Values) error {
+		last := p.Index(-1)
+		switch v := last.Value.Interface().(type) {
+		case protoreflect.Message:
+			switch v.Interface().(type) {
+			case *structpb.Struct, *structpb.Value, *structpb.ListValue:
+				changed = s.property(v.Interface()) || changed
+				return protorange.Break
+			}
+		case string:
+			if r := s.replace(v); r != v {
+				set(p, protoreflect.ValueOfString(r))
 				changed = true
 			}
-		case isState(fd) && len(v.Bytes()) > 0:
-			state, ok := redact.Decode(v.Bytes())
+		case []byte:
+			if fd := last.Step.FieldDescriptor(); fd == nil || !isState(fd) || len(v) == 0 {
+				return nil
+			}
+			state, ok := redact.Decode(v)
 			c := false
-			if state = s.t.Walk(state, s.leaf, &c); !ok || c {
+			if state = s.t.Walk(state, s.scrubLeaf, &c); !ok || c {
 				out, err := redact.Encode(state)
 				if !ok || err != nil {
 					out, _ = json.Marshal(scrubbedPrefix + "a state that is not JSON]")
 				}
-				set(protoreflect.ValueOfBytes(out))
+				set(p, protoreflect.ValueOfBytes(out))
 				changed = true
 			}
 		}
+		return nil
+	}, nil)
+	return changed
+}
+
+// set sets the last value of p, a field's, a list's element or a map's
+// entry, to v.
+func set(p protopath.Values, v protoreflect.Value) {
+	last, parent := p.Index(-1).Step, p.Index(-2).Value
+	switch last.Kind() {
+	case protopath.FieldAccessStep:
+		parent.Message().Set(last.FieldDescriptor(), v)
+	case protopath.ListIndexStep:
+		parent.List().Set(last.ListIndex(), v)
+	case protopath.MapIndexStep:
+		parent.Map().Set(last.MapIndex(), v)
 	}
-	fds := m.Descriptor().Fields()
-	for i := range fds.Len() {
-		fd := fds.Get(i)
-		if !m.Has(fd) {
-			continue
-		}
-		switch v := m.Get(fd); {
-		case fd.IsList():
-			l := v.List()
-			for j := range l.Len() {
-				one(fd, l.Get(j), func(x protoreflect.Value) { l.Set(j, x) })
-			}
-		case fd.IsMap():
-			mp := v.Map()
-			var keys []protoreflect.MapKey
-			mp.Range(func(k protoreflect.MapKey, _ protoreflect.Value) bool {
-				keys = append(keys, k)
-				return true
-			})
-			slices.SortFunc(keys, func(a, b protoreflect.MapKey) int { return strings.Compare(a.String(), b.String()) })
-			for _, k := range keys {
-				one(fd.MapValue(), mp.Get(k), func(x protoreflect.Value) { mp.Set(k, x) })
-			}
-		default:
-			one(fd, v, func(x protoreflect.Value) { m.Set(fd, x) })
-		}
+}
+
+// property scrubs a property value, a google.protobuf.Struct, Value or
+// ListValue, in place as the JSON value it stands for; it reports whether
+// it changed it. One that is not valid (a Value of no kind) is emptied.
+func (s *scrubber) property(m proto.Message) bool {
+	text, err := protojson.Marshal(m)
+	v, _ := redact.Decode(text)
+	changed := err != nil
+	if v = s.t.Walk(v, s.scrubLeaf, &changed); changed {
+		text, _ = redact.Encode(v)
+		proto.Reset(m)
+		_ = protojson.Unmarshal(text, m) // JSON of m's kind, or null
 	}
 	return changed
 }
@@ -372,9 +358,7 @@ func (s *scrubber) fields(m protoreflect.Message) bool {
 // configuration values.
 func (s *scrubber) scrubLeaf(v any) any {
 	if str, ok := v.(string); ok {
-		if r := s.replace(str); r != str {
-			return r
-		}
+		return s.replace(str)
 	}
 	return v
 }
