@@ -8,6 +8,7 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,19 +38,13 @@ func IsPlaceholder(s string) bool {
 	return strings.HasPrefix(s, "[secret ") || strings.HasPrefix(s, "[config ") || strings.HasPrefix(s, Removed) || s == "[secret]"
 }
 
-// IsSecret reports whether m is a secret: a property value's envelope
+// isSecret reports whether m is a secret: a property value's envelope
 // ({sig.Key: sig.Secret, "value": …}), a checkpoint state's ({sig.Key:
 // sig.Secret, "plaintext" or "ciphertext": …}), or a secret output value
 // ({sig.Key: sig.OutputValue, "secret": true, …}).
-func IsSecret(m map[string]any) bool {
-	switch m[sig.Key] {
-	case sig.Secret:
-		return true
-	case sig.OutputValue:
-		s, _ := m["secret"].(bool)
-		return s
-	}
-	return false
+func isSecret(m map[string]any) bool {
+	secret, _ := m["secret"].(bool)
+	return m[sig.Key] == sig.Secret || m[sig.Key] == sig.OutputValue && secret
 }
 
 // Table holds the placeholders of a log's values. It is not safe for
@@ -125,7 +120,7 @@ func (t *Table) note(v any, secret bool) {
 			}
 		}
 	case map[string]any:
-		for _, k := range SortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			if k != sig.Key {
 				t.note(x[k], secret)
 			}
@@ -172,8 +167,8 @@ func (t *Table) Replace(s string) string {
 func (t *Table) Walk(v any, leaf func(any) any, changed *bool) any {
 	switch x := v.(type) {
 	case map[string]any:
-		if !IsSecret(x) {
-			for _, k := range SortedKeys(x) {
+		if !isSecret(x) {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
 				if k != sig.Key {
 					x[k] = t.Walk(x[k], leaf, changed)
 				}
@@ -233,16 +228,6 @@ func Encode(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-// SortedKeys returns the keys of m in order.
-func SortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // canonical is a value's JSON text, the key of its placeholder: a number
