@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protopath"
@@ -131,10 +130,6 @@ func (s *scrubber) line(n int, line []byte, ended, blank bool) {
 		return
 	case h.Method != invokeMethod:
 		s.rd.entry(line, ended) // learns tokens (Read's own logic) from the unscrubbed entry
-		if s.plain(h.Method, line) {
-			push(bytes.Clone(line))
-			return
-		}
 	}
 	v, _ := redact.Decode(line)
 	entry, ok := v.(map[string]any)
@@ -222,31 +217,6 @@ var providerConfig = map[string]bool{
 	"/pulumirpc.ResourceProvider/CheckConfig": true, "/pulumirpc.ResourceProvider/DiffConfig": true, "/pulumirpc.ResourceProvider/Configure": true,
 }
 
-// plain reports whether an entry certainly holds nothing to scrub, so that
-// it is copied without being decoded: no configuration, no payload, no
-// secret envelope, and none of the values noted so far, looked for as they
-// appear in JSON text (which only works for values JSON does not escape).
-func (s *scrubber) plain(method string, line []byte) bool {
-	noted := s.t.Noted()
-	if method == runMethod || method == deploymentInfo || providerConfig[method] || len(noted) > 64 ||
-		bytes.Contains(line, []byte(sig.Secret)) || bytes.Contains(line, []byte(sig.OutputValue)) ||
-		bytes.Contains(line, []byte("PULUMI_CONFIG=")) {
-		return false
-	}
-	for str := range noted {
-		if strings.ContainsFunc(str, func(r rune) bool { return r < 0x20 || r >= 0x7f || strings.ContainsRune("\"\\<>&", r) }) {
-			return false // JSON may escape it
-		}
-		if len(str) < redact.MinSubstring {
-			str = `"` + str + `"` // replaced only as a whole string
-		}
-		if bytes.Contains(line, []byte(str)) {
-			return false
-		}
-	}
-	return true
-}
-
 // payload returns a call's payload raw, its request or response (what),
 // scrubbed by the kind of its token.
 func (s *scrubber) payload(token, what string, raw any) string {
@@ -301,7 +271,7 @@ func (s *scrubber) message(m protoreflect.Message) bool {
 				return protorange.Break
 			}
 		case string:
-			if r := s.replace(v); r != v {
+			if r := s.scrubLeaf(v).(string); r != v {
 				set(p, protoreflect.ValueOfString(r))
 				changed = true
 			}
@@ -354,19 +324,15 @@ func (s *scrubber) property(m proto.Message) bool {
 	return changed
 }
 
-// scrubLeaf scrubs a scalar of the log: a string holding secrets or
-// configuration values.
+// scrubLeaf scrubs a scalar of the log: a string has the values it holds
+// replaced, and the program's configuration in a variable of the
+// environment is replaced whole.
 func (s *scrubber) scrubLeaf(v any) any {
-	if str, ok := v.(string); ok {
-		return s.replace(str)
-	}
-	return v
-}
-
-// replace returns str with the values it holds replaced; the program's
-// configuration in a variable of the environment is replaced whole.
-func (s *scrubber) replace(str string) string {
-	if rest, ok := strings.CutPrefix(str, "PULUMI_CONFIG="); ok && !redact.IsPlaceholder(rest) {
+	str, ok := v.(string)
+	switch rest, env := strings.CutPrefix(str, "PULUMI_CONFIG="); {
+	case !ok:
+		return v
+	case env && !redact.IsPlaceholder(rest):
 		return "PULUMI_CONFIG=" + s.t.Placeholder(str, true)
 	}
 	return s.t.Replace(str)
@@ -415,13 +381,14 @@ func (s *scrubber) config(method string, entry map[string]any) bool {
 // configLeaf returns the function that replaces a configuration value's
 // scalars; with note, they are replaced wherever they appear after.
 func (s *scrubber) configLeaf(secret, note bool) func(any) any {
+	place := s.t.Placeholder
+	if note {
+		place = s.t.Note
+	}
 	return func(v any) any {
 		if str, ok := v.(string); v == nil || ok && redact.IsPlaceholder(str) {
 			return v
 		}
-		if note {
-			return s.t.Note(v, secret)
-		}
-		return s.t.Placeholder(v, secret)
+		return place(v, secret)
 	}
 }

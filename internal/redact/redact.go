@@ -26,11 +26,11 @@ func RemovedLine(n int, was string) []byte {
 	return []byte(Removed + "line " + strconv.Itoa(n) + " was " + was + " and was removed]")
 }
 
-// MinSubstring is the length of the shortest string a Table also replaces
+// minSubstring is the length of the shortest string a Table also replaces
 // inside longer strings; a shorter one ("1", "true", "eu") is replaced only
 // where a whole string equals it, as it would be found by chance in
 // unrelated text.
-const MinSubstring = 6
+const minSubstring = 6
 
 // IsPlaceholder reports whether s is a placeholder a scrubber wrote, or
 // "[secret]", which the module writes in place of a secret it hides.
@@ -61,7 +61,7 @@ type Table struct {
 	secrets int               // the secret placeholders given so far
 	configs int               // the configuration placeholders given so far
 	exact   map[string]string // a noted string, in each of its forms → its placeholder
-	long    []string          // the forms in exact of MinSubstring bytes or more, longest first
+	long    []string          // the forms in exact of minSubstring bytes or more, longest first
 }
 
 // New returns an empty Table.
@@ -114,7 +114,7 @@ func (t *Table) note(v any, secret bool) {
 				continue
 			}
 			t.exact[f] = ph
-			if len(x) >= MinSubstring {
+			if len(x) >= minSubstring {
 				i, _ := slices.BinarySearchFunc(t.long, len(f), func(e string, n int) int { return n - len(e) })
 				t.long = slices.Insert(t.long, i, f)
 			}
@@ -141,7 +141,7 @@ func (t *Table) note(v any, secret bool) {
 func (t *Table) Noted() map[string]string { return t.exact }
 
 // Replace returns s with the noted strings it holds replaced: s whole if
-// it is one, and each noted string of MinSubstring bytes or more inside it.
+// it is one, and each noted string of minSubstring bytes or more inside it.
 // A placeholder is left as it is.
 func (t *Table) Replace(s string) string {
 	if s == "" || IsPlaceholder(s) {
