@@ -157,38 +157,36 @@ func (s *scrubber) finish(l *held) {
 }
 
 // entry scrubs the entry of line n; it returns line when nothing changed
-// and line is not nil. An entry's members are walked but its own (method,
-// progress, …) and, in a call, the payloads, which are base64.
+// and line is not nil. A call's payloads, which are base64, are scrubbed by
+// their kind and left out of the walk of the entry's members, and so are
+// the entry's own (method, progress, …).
 func (s *scrubber) entry(n int, method string, entry map[string]any, token string, line []byte) []byte {
 	changed := false
-	if method == invokeMethod {
-		for _, k := range [...]string{"request", "response"} {
-			obj, _ := entry[k].(map[string]any)
-			if raw, ok := obj[k]; ok {
-				if out := s.payload(token, k, raw); raw != any(out) {
-					obj[k], changed = out, true
-				}
-			}
+	var payloads []func() // each puts a scrubbed payload back
+	for _, k := range [...]string{"request", "response"} {
+		obj, _ := entry[k].(map[string]any)
+		if raw, ok := obj[k]; ok && method == invokeMethod {
+			out := s.payload(token, k, raw)
+			changed = changed || raw != any(out)
+			delete(obj, k)
+			payloads = append(payloads, func() { obj[k] = out })
 		}
 	}
 	changed = s.config(method, entry) || changed
 	changed = s.again(func() bool {
 		walked := false
 		for _, k := range slices.Sorted(maps.Keys(entry)) {
-			obj, isObj := entry[k].(map[string]any)
-			payload, isCall := obj[k]
-			switch {
-			case k == "method" || k == "progress" || k == "metadata" || k == "timestamp" || k == "duration":
-			case isObj && isCall && method == invokeMethod && (k == "request" || k == "response"):
-				delete(obj, k)
-				s.t.Walk(obj, s.scrubLeaf, &walked)
-				obj[k] = payload
+			switch k {
+			case "method", "progress", "metadata", "timestamp", "duration":
 			default:
 				entry[k] = s.t.Walk(entry[k], s.scrubLeaf, &walked)
 			}
 		}
 		return walked
 	}) || changed
+	for _, put := range payloads {
+		put()
+	}
 	if !changed && line != nil {
 		return bytes.Clone(line)
 	}
@@ -262,7 +260,8 @@ func (s *scrubber) payload(token, what string, raw any) string {
 func (s *scrubber) message(m protoreflect.Message) bool {
 	changed := false
 	protorange.Options{Stable: true}.Range(m, func(p protopath.Values) error {
-		last := p.Index(-1)
+		last, parent := p.Index(-1), p.Index(-2).Value
+		var out protoreflect.Value
 		switch v := last.Value.Interface().(type) {
 		case protoreflect.Message:
 			switch v.Interface().(type) {
@@ -270,43 +269,42 @@ func (s *scrubber) message(m protoreflect.Message) bool {
 				changed = s.property(v.Interface()) || changed
 				return protorange.Break
 			}
+			return nil
 		case string:
-			if r := s.scrubLeaf(v).(string); r != v {
-				set(p, protoreflect.ValueOfString(r))
-				changed = true
+			r := s.scrubLeaf(v).(string)
+			if r == v {
+				return nil
 			}
+			out = protoreflect.ValueOfString(r)
 		case []byte:
 			if fd := last.Step.FieldDescriptor(); fd == nil || !isState(fd) || len(v) == 0 {
 				return nil
 			}
 			state, ok := redact.Decode(v)
-			c := false
-			if state = s.t.Walk(state, s.scrubLeaf, &c); !ok || c {
-				out, err := redact.Encode(state)
-				if !ok || err != nil {
-					out, _ = json.Marshal(scrubbedPrefix + "a state that is not JSON]")
-				}
-				set(p, protoreflect.ValueOfBytes(out))
-				changed = true
+			walked := !ok
+			text, err := redact.Encode(s.t.Walk(state, s.scrubLeaf, &walked))
+			if !walked {
+				return nil
 			}
+			if !ok || err != nil {
+				text, _ = json.Marshal(scrubbedPrefix + "a state that is not JSON]")
+			}
+			out = protoreflect.ValueOfBytes(text)
+		default:
+			return nil
 		}
+		switch last.Step.Kind() {
+		case protopath.FieldAccessStep:
+			parent.Message().Set(last.Step.FieldDescriptor(), out)
+		case protopath.ListIndexStep:
+			parent.List().Set(last.Step.ListIndex(), out)
+		case protopath.MapIndexStep:
+			parent.Map().Set(last.Step.MapIndex(), out)
+		}
+		changed = true
 		return nil
 	}, nil)
 	return changed
-}
-
-// set sets the last value of p, a field's, a list's element or a map's
-// entry, to v.
-func set(p protopath.Values, v protoreflect.Value) {
-	last, parent := p.Index(-1).Step, p.Index(-2).Value
-	switch last.Kind() {
-	case protopath.FieldAccessStep:
-		parent.Message().Set(last.FieldDescriptor(), v)
-	case protopath.ListIndexStep:
-		parent.List().Set(last.ListIndex(), v)
-	case protopath.MapIndexStep:
-		parent.Map().Set(last.MapIndex(), v)
-	}
 }
 
 // property scrubs a property value, a google.protobuf.Struct, Value or
