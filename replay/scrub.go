@@ -98,11 +98,9 @@ func scrubOnce(t *redact.Table, dst io.Writer, src io.Reader) error {
 	w := bufio.NewWriterSize(dst, 64<<10)
 	var err error
 	s.rd.run(func(h *held) bool {
-		if h.err != nil || h.run != nil {
-			err = h.err
-			return err == nil
-		}
-		if _, err = w.Write(h.out); err == nil {
+		err = h.err
+		if err == nil && h.run == nil {
+			w.Write(h.out) // an error stays in w, and WriteByte returns it
 			err = w.WriteByte('\n')
 		}
 		return err == nil
@@ -348,7 +346,7 @@ func (s *scrubber) config(method string, entry map[string]any) bool {
 		body, _ = entry["response"].(map[string]any)
 	}
 	if providerConfig[method] {
-		leaf := s.configLeaf(false, false)
+		leaf := s.configLeaf(s.t.Placeholder, false)
 		for _, k := range [...]string{"request", "response"} {
 			body, _ := entry[k].(map[string]any)
 			for _, k := range [...]string{"olds", "news", "oldInputs", "inputs", "args", "variables"} {
@@ -370,19 +368,16 @@ func (s *scrubber) config(method string, entry map[string]any) bool {
 	for _, member := range [...]string{"config", "configPropertyMap"} {
 		cfg, _ := body[member].(map[string]any)
 		for _, k := range slices.Sorted(maps.Keys(cfg)) {
-			cfg[k] = s.t.Walk(cfg[k], s.configLeaf(slices.Contains(keys, any(k)), true), &changed)
+			cfg[k] = s.t.Walk(cfg[k], s.configLeaf(s.t.Note, slices.Contains(keys, any(k))), &changed)
 		}
 	}
 	return changed
 }
 
 // configLeaf returns the function that replaces a configuration value's
-// scalars; with note, they are replaced wherever they appear after.
-func (s *scrubber) configLeaf(secret, note bool) func(any) any {
-	place := s.t.Placeholder
-	if note {
-		place = s.t.Note
-	}
+// scalars by their placeholders, which place gives (with Table.Note, they
+// are replaced wherever they appear after).
+func (s *scrubber) configLeaf(place func(any, bool) string, secret bool) func(any) any {
 	return func(v any) any {
 		if str, ok := v.(string); v == nil || ok && redact.IsPlaceholder(str) {
 			return v

@@ -50,23 +50,24 @@ func isSecret(m map[string]any) bool {
 // Table holds the placeholders of a log's values. It is not safe for
 // concurrent use.
 type Table struct {
-	// Forms, if set, returns the forms a string is written in (itself
-	// among them: escaped, quoted), each replaced as the string is.
+	// Forms returns the forms a string is written in (itself among them:
+	// escaped, quoted), each replaced as the string is; New's returns the
+	// string alone.
 	Forms func(string) []string
 	// Names are strings that are noted only as secrets: the project's,
 	// the stack's, the organization's, which a log names everywhere.
 	Names map[string]bool
 
-	values  map[string]string // a value's canonical JSON → its placeholder
-	secrets int               // the secret placeholders given so far
-	configs int               // the configuration placeholders given so far
-	exact   map[string]string // a noted string, in each of its forms → its placeholder
-	long    []string          // the forms in exact of minSubstring bytes or more, longest first
+	values map[string]string // a value's canonical JSON → its placeholder
+	given  map[bool]int      // the placeholders given so far, of secrets (true) and of the rest
+	exact  map[string]string // a noted string, in each of its forms → its placeholder
+	long   []string          // the forms in exact of minSubstring bytes or more, longest first
 }
 
 // New returns an empty Table.
 func New() *Table {
-	return &Table{Names: map[string]bool{}, values: map[string]string{}, exact: map[string]string{}}
+	return &Table{Forms: func(s string) []string { return []string{s} }, Names: map[string]bool{},
+		values: map[string]string{}, given: map[bool]int{}, exact: map[string]string{}}
 }
 
 // Placeholder returns the placeholder of v, the same for the same value
@@ -77,14 +78,13 @@ func (t *Table) Placeholder(v any, secret bool) string {
 	if ph, ok := t.values[key]; ok {
 		return ph
 	}
-	n, word := &t.configs, "[config "
+	word := "[config "
 	if secret {
-		n, word = &t.secrets, "[secret "
+		word = "[secret "
 	}
-	*n++
-	ph := word + strconv.Itoa(*n) + "]"
-	t.values[key] = ph
-	return ph
+	t.given[secret]++
+	t.values[key] = word + strconv.Itoa(t.given[secret]) + "]"
+	return t.values[key]
 }
 
 // Note gives v its placeholder and notes the strings it holds (a number
@@ -105,11 +105,7 @@ func (t *Table) note(v any, secret bool) {
 			return
 		}
 		ph := t.Placeholder(x, secret)
-		forms := []string{x}
-		if t.Forms != nil {
-			forms = t.Forms(x)
-		}
-		for _, f := range forms {
+		for _, f := range t.Forms(x) {
 			if _, ok := t.exact[f]; ok {
 				continue
 			}
