@@ -11,8 +11,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protopath"
+	"google.golang.org/protobuf/reflect/protorange"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -83,9 +85,8 @@ func Scrub(dst io.Writer, src io.Reader) error {
 }
 
 type scrubber struct {
-	rd   *reader       // reads the log and learns the tokens, as Read does
-	t    *redact.Table // the placeholders of the values met so far
-	leaf func(any) any // scrubLeaf
+	rd *reader       // reads the log and learns the tokens, as Read does
+	t  *redact.Table // the placeholders of the values met so far
 }
 
 // scrubOnce scrubs the log src into dst with the values t knows, reading
@@ -93,15 +94,13 @@ type scrubber struct {
 // a call that waits for its token's registration.
 func scrubOnce(t *redact.Table, dst io.Writer, src io.Reader) error {
 	s := &scrubber{rd: newReader(src), t: t}
-	s.rd.scrub, s.leaf = s, s.scrubLeaf
+	s.rd.scrub = s
 	w := bufio.NewWriterSize(dst, 64<<10)
 	var err error
 	s.rd.run(func(h *held) bool {
-		if h.err != nil || h.run != nil {
-			err = h.err
-			return err == nil
-		}
-		if _, err = w.Write(h.out); err == nil {
+		err = h.err
+		if err == nil && h.run == nil {
+			w.Write(h.out) // an error stays in w, and WriteByte returns it
 			err = w.WriteByte('\n')
 		}
 		return err == nil
@@ -129,10 +128,6 @@ func (s *scrubber) line(n int, line []byte, ended, blank bool) {
 		return
 	case h.Method != invokeMethod:
 		s.rd.entry(line, ended) // learns tokens (Read's own logic) from the unscrubbed entry
-		if s.plain(h.Method, line) {
-			push(bytes.Clone(line))
-			return
-		}
 	}
 	v, _ := redact.Decode(line)
 	entry, ok := v.(map[string]any)
@@ -160,39 +155,35 @@ func (s *scrubber) finish(l *held) {
 }
 
 // entry scrubs the entry of line n; it returns line when nothing changed
-// and line is not nil. An entry's members are walked but its own (method,
-// progress, …) and, in a call, the payloads, which are base64.
+// and line is not nil. A call's payloads, which are base64, are scrubbed by
+// their kind and left out of the walk of the entry's members, and so are
+// the entry's own (method, progress, …).
 func (s *scrubber) entry(n int, method string, entry map[string]any, token string, line []byte) []byte {
 	changed := false
-	if method == invokeMethod {
-		for _, k := range [...]string{"request", "response"} {
-			obj, _ := entry[k].(map[string]any)
-			if raw, ok := obj[k]; ok {
-				if out := s.payload(token, k, raw); raw != any(out) {
-					obj[k], changed = out, true
-				}
-			}
+	var payloads []func() // each puts a scrubbed payload back
+	for _, k := range [...]string{"request", "response"} {
+		obj, _ := entry[k].(map[string]any)
+		if raw, ok := obj[k]; ok && method == invokeMethod {
+			out := s.payload(token, k, raw)
+			changed = changed || raw != any(out)
+			delete(obj, k)
+			payloads = append(payloads, func() { obj[k] = out })
 		}
 	}
 	changed = s.config(method, entry) || changed
-	for range 2 { // secrets met in this line are replaced in all of it
-		before := len(s.t.Noted())
-		for _, k := range redact.SortedKeys(entry) {
-			obj, isObj := entry[k].(map[string]any)
-			payload, isCall := obj[k]
-			switch {
-			case k == "method" || k == "progress" || k == "metadata" || k == "timestamp" || k == "duration":
-			case isObj && isCall && method == invokeMethod && (k == "request" || k == "response"):
-				delete(obj, k)
-				s.t.Walk(obj, s.leaf, &changed)
-				obj[k] = payload
+	changed = s.again(func() bool {
+		walked := false
+		for _, k := range slices.Sorted(maps.Keys(entry)) {
+			switch k {
+			case "method", "progress", "metadata", "timestamp", "duration":
 			default:
-				entry[k] = s.t.Walk(entry[k], s.leaf, &changed)
+				entry[k] = s.t.Walk(entry[k], s.scrubLeaf, &walked)
 			}
 		}
-		if len(s.t.Noted()) == before {
-			break
-		}
+		return walked
+	}) || changed
+	for _, put := range payloads {
+		put()
 	}
 	if !changed && line != nil {
 		return bytes.Clone(line)
@@ -204,35 +195,22 @@ func (s *scrubber) entry(n int, method string, entry map[string]any, token strin
 	return out
 }
 
+// again runs scrub, and once more if it noted values, so that a secret
+// that a line or payload marks is replaced before the mark too; it reports
+// whether either run changed anything.
+func (s *scrubber) again(scrub func() bool) bool {
+	before := len(s.t.Noted())
+	changed := scrub()
+	if len(s.t.Noted()) != before {
+		changed = scrub() || changed
+	}
+	return changed
+}
+
 // providerConfig are the methods whose property values are a provider's
 // configuration.
 var providerConfig = map[string]bool{
 	"/pulumirpc.ResourceProvider/CheckConfig": true, "/pulumirpc.ResourceProvider/DiffConfig": true, "/pulumirpc.ResourceProvider/Configure": true,
-}
-
-// plain reports whether an entry certainly holds nothing to scrub, so that
-// it is copied without being decoded: no configuration, no payload, no
-// secret envelope, and none of the values noted so far, looked for as they
-// appear in JSON text (which only works for values JSON does not escape).
-func (s *scrubber) plain(method string, line []byte) bool {
-	noted := s.t.Noted()
-	if method == runMethod || method == deploymentInfo || providerConfig[method] || len(noted) > 64 ||
-		bytes.Contains(line, []byte(sig.Secret)) || bytes.Contains(line, []byte(sig.OutputValue)) ||
-		bytes.Contains(line, []byte("PULUMI_CONFIG=")) {
-		return false
-	}
-	for str := range noted {
-		if strings.ContainsFunc(str, func(r rune) bool { return r < 0x20 || r >= 0x7f || strings.ContainsRune("\"\\<>&", r) }) {
-			return false // JSON may escape it
-		}
-		if len(str) < redact.MinSubstring {
-			str = `"` + str + `"` // replaced only as a whole string
-		}
-		if bytes.Contains(line, []byte(str)) {
-			return false
-		}
-	}
-	return true
 }
 
 // payload returns a call's payload raw, its request or response (what),
@@ -261,13 +239,7 @@ func (s *scrubber) payload(token, what string, raw any) string {
 	if proto.Unmarshal(bs, m) != nil {
 		return removed(fmt.Sprintf("that does not decode as a %v %s", r.kind, what))
 	}
-	before := len(s.t.Noted())
-	changed := s.message(m.ProtoReflect())
-	if len(s.t.Noted()) != before {
-		// Secrets a field marks are replaced in the fields before it too.
-		changed = s.message(m.ProtoReflect()) || changed
-	}
-	if !changed {
+	if !s.again(func() bool { return s.message(m.ProtoReflect()) }) {
 		return b64
 	}
 	out, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
@@ -277,112 +249,86 @@ func (s *scrubber) payload(token, what string, raw any) string {
 	return base64.StdEncoding.EncodeToString(out)
 }
 
-// message scrubs a protobuf message in place; it reports whether it changed
-// it. A property value is scrubbed as the JSON value it stands for, and
-// emptied if that could not be encoded again.
+// message scrubs a protobuf message in place and reports whether it
+// changed it: its strings, its JSON states, and its property values
+// (google.protobuf.Struct, Value and ListValue), the last two as the JSON
+// values they hold. Fields are visited in the order of their numbers, a
+// map's entries in the order of their keys, so that placeholders are
+// numbered the same on every run.
 func (s *scrubber) message(m protoreflect.Message) bool {
-	var v any
-	switch x := m.Interface().(type) {
-	case *structpb.Struct:
-		v = x.AsMap()
-	case *structpb.Value:
-		v = x.AsInterface()
-	case *structpb.ListValue:
-		v = x.AsSlice()
-	default:
-		return s.fields(m)
-	}
 	changed := false
-	if v = s.t.Walk(v, s.leaf, &changed); !changed {
-		return false
-	}
-	pv, err := structpb.NewValue(v)
-	if err != nil {
-		pv = structpb.NewNullValue()
-	}
-	switch x := m.Interface().(type) {
-	case *structpb.Struct:
-		x.Fields = pv.GetStructValue().GetFields()
-	case *structpb.Value:
-		x.Kind = pv.Kind
-	case *structpb.ListValue:
-		x.Values = pv.GetListValue().GetValues()
-	}
-	return true
+	protorange.Options{Stable: true}.Range(m, func(p protopath.Values) error {
+		last, parent := p.Index(-1), p.Index(-2).Value
+		var out protoreflect.Value
+		switch v := last.Value.Interface().(type) {
+		case protoreflect.Message:
+			switch v.Interface().(type) {
+			case *structpb.Struct, *structpb.Value, *structpb.ListValue:
+				changed = s.property(v.Interface()) || changed
+				return protorange.Break
+			}
+			return nil
+		case string:
+			r := s.scrubLeaf(v).(string)
+			if r == v {
+				return nil
+			}
+			out = protoreflect.ValueOfString(r)
+		case []byte:
+			if fd := last.Step.FieldDescriptor(); fd == nil || !isState(fd) || len(v) == 0 {
+				return nil
+			}
+			state, ok := redact.Decode(v)
+			walked := !ok
+			text, err := redact.Encode(s.t.Walk(state, s.scrubLeaf, &walked))
+			if !walked {
+				return nil
+			}
+			if !ok || err != nil {
+				text, _ = json.Marshal(scrubbedPrefix + "a state that is not JSON]")
+			}
+			out = protoreflect.ValueOfBytes(text)
+		default:
+			return nil
+		}
+		switch last.Step.Kind() {
+		case protopath.FieldAccessStep:
+			parent.Message().Set(last.Step.FieldDescriptor(), out)
+		case protopath.ListIndexStep:
+			parent.List().Set(last.Step.ListIndex(), out)
+		case protopath.MapIndexStep:
+			parent.Map().Set(last.Step.MapIndex(), out)
+		}
+		changed = true
+		return nil
+	}, nil)
+	return changed
 }
 
-// fields scrubs the strings, messages and JSON states of m's fields, in
-// field order (a map's in the order of its keys) so that placeholders are
-// numbered the same on every run.
-func (s *scrubber) fields(m protoreflect.Message) bool {
-	changed := false
-	one := func(fd protoreflect.FieldDescriptor, v protoreflect.Value, set func(protoreflect.Value)) {
-		switch {
-		case fd.Message() != nil:
-			changed = s.message(v.Message()) || changed
-		case fd.Kind() == protoreflect.StringKind:
-			if r := s.replace(v.String()); r != v.String() {
-				set(protoreflect.ValueOfString(r))
-				changed = true
-			}
-		case isState(fd) && len(v.Bytes()) > 0:
-			state, ok := redact.Decode(v.Bytes())
-			c := false
-			if state = s.t.Walk(state, s.leaf, &c); !ok || c {
-				out, err := redact.Encode(state)
-				if !ok || err != nil {
-					out, _ = json.Marshal(scrubbedPrefix + "a state that is not JSON]")
-				}
-				set(protoreflect.ValueOfBytes(out))
-				changed = true
-			}
-		}
-	}
-	fds := m.Descriptor().Fields()
-	for i := range fds.Len() {
-		fd := fds.Get(i)
-		if !m.Has(fd) {
-			continue
-		}
-		switch v := m.Get(fd); {
-		case fd.IsList():
-			l := v.List()
-			for j := range l.Len() {
-				one(fd, l.Get(j), func(x protoreflect.Value) { l.Set(j, x) })
-			}
-		case fd.IsMap():
-			mp := v.Map()
-			var keys []protoreflect.MapKey
-			mp.Range(func(k protoreflect.MapKey, _ protoreflect.Value) bool {
-				keys = append(keys, k)
-				return true
-			})
-			slices.SortFunc(keys, func(a, b protoreflect.MapKey) int { return strings.Compare(a.String(), b.String()) })
-			for _, k := range keys {
-				one(fd.MapValue(), mp.Get(k), func(x protoreflect.Value) { mp.Set(k, x) })
-			}
-		default:
-			one(fd, v, func(x protoreflect.Value) { m.Set(fd, x) })
-		}
+// property scrubs a property value, a google.protobuf.Struct, Value or
+// ListValue, in place as the JSON value it stands for; it reports whether
+// it changed it. One that is not valid (a Value of no kind) is emptied.
+func (s *scrubber) property(m proto.Message) bool {
+	text, err := protojson.Marshal(m)
+	v, _ := redact.Decode(text)
+	changed := err != nil
+	if v = s.t.Walk(v, s.scrubLeaf, &changed); changed {
+		text, _ = redact.Encode(v)
+		proto.Reset(m)
+		_ = protojson.Unmarshal(text, m) // JSON of m's kind, or null
 	}
 	return changed
 }
 
-// scrubLeaf scrubs a scalar of the log: a string holding secrets or
-// configuration values.
+// scrubLeaf scrubs a scalar of the log: a string has the values it holds
+// replaced, and the program's configuration in a variable of the
+// environment is replaced whole.
 func (s *scrubber) scrubLeaf(v any) any {
-	if str, ok := v.(string); ok {
-		if r := s.replace(str); r != str {
-			return r
-		}
-	}
-	return v
-}
-
-// replace returns str with the values it holds replaced; the program's
-// configuration in a variable of the environment is replaced whole.
-func (s *scrubber) replace(str string) string {
-	if rest, ok := strings.CutPrefix(str, "PULUMI_CONFIG="); ok && !redact.IsPlaceholder(rest) {
+	str, ok := v.(string)
+	switch rest, env := strings.CutPrefix(str, "PULUMI_CONFIG="); {
+	case !ok:
+		return v
+	case env && !redact.IsPlaceholder(rest):
 		return "PULUMI_CONFIG=" + s.t.Placeholder(str, true)
 	}
 	return s.t.Replace(str)
@@ -400,7 +346,7 @@ func (s *scrubber) config(method string, entry map[string]any) bool {
 		body, _ = entry["response"].(map[string]any)
 	}
 	if providerConfig[method] {
-		leaf := s.configLeaf(false, false)
+		leaf := s.configLeaf(s.t.Placeholder, false)
 		for _, k := range [...]string{"request", "response"} {
 			body, _ := entry[k].(map[string]any)
 			for _, k := range [...]string{"olds", "news", "oldInputs", "inputs", "args", "variables"} {
@@ -422,22 +368,20 @@ func (s *scrubber) config(method string, entry map[string]any) bool {
 	for _, member := range [...]string{"config", "configPropertyMap"} {
 		cfg, _ := body[member].(map[string]any)
 		for _, k := range slices.Sorted(maps.Keys(cfg)) {
-			cfg[k] = s.t.Walk(cfg[k], s.configLeaf(slices.Contains(keys, any(k)), true), &changed)
+			cfg[k] = s.t.Walk(cfg[k], s.configLeaf(s.t.Note, slices.Contains(keys, any(k))), &changed)
 		}
 	}
 	return changed
 }
 
 // configLeaf returns the function that replaces a configuration value's
-// scalars; with note, they are replaced wherever they appear after.
-func (s *scrubber) configLeaf(secret, note bool) func(any) any {
+// scalars by their placeholders, which place gives (with Table.Note, they
+// are replaced wherever they appear after).
+func (s *scrubber) configLeaf(place func(any, bool) string, secret bool) func(any) any {
 	return func(v any) any {
 		if str, ok := v.(string); v == nil || ok && redact.IsPlaceholder(str) {
 			return v
 		}
-		if note {
-			return s.t.Note(v, secret)
-		}
-		return s.t.Placeholder(v, secret)
+		return place(v, secret)
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -183,7 +185,7 @@ func (s *autoScrubber) scrubLine(n int, line []byte, last bool) []byte {
 	msg, _ := m["msg"].(string)
 	config := isConfigLine(msg)
 	changed := false
-	for _, k := range redact.SortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if autoEnvelope[k] {
 			continue
 		}

@@ -8,6 +8,7 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,11 +26,11 @@ func RemovedLine(n int, was string) []byte {
 	return []byte(Removed + "line " + strconv.Itoa(n) + " was " + was + " and was removed]")
 }
 
-// MinSubstring is the length of the shortest string a Table also replaces
+// minSubstring is the length of the shortest string a Table also replaces
 // inside longer strings; a shorter one ("1", "true", "eu") is replaced only
 // where a whole string equals it, as it would be found by chance in
 // unrelated text.
-const MinSubstring = 6
+const minSubstring = 6
 
 // IsPlaceholder reports whether s is a placeholder a scrubber wrote, or
 // "[secret]", which the module writes in place of a secret it hides.
@@ -37,41 +38,36 @@ func IsPlaceholder(s string) bool {
 	return strings.HasPrefix(s, "[secret ") || strings.HasPrefix(s, "[config ") || strings.HasPrefix(s, Removed) || s == "[secret]"
 }
 
-// IsSecret reports whether m is a secret: a property value's envelope
+// isSecret reports whether m is a secret: a property value's envelope
 // ({sig.Key: sig.Secret, "value": …}), a checkpoint state's ({sig.Key:
 // sig.Secret, "plaintext" or "ciphertext": …}), or a secret output value
 // ({sig.Key: sig.OutputValue, "secret": true, …}).
-func IsSecret(m map[string]any) bool {
-	switch m[sig.Key] {
-	case sig.Secret:
-		return true
-	case sig.OutputValue:
-		s, _ := m["secret"].(bool)
-		return s
-	}
-	return false
+func isSecret(m map[string]any) bool {
+	secret, _ := m["secret"].(bool)
+	return m[sig.Key] == sig.Secret || m[sig.Key] == sig.OutputValue && secret
 }
 
 // Table holds the placeholders of a log's values. It is not safe for
 // concurrent use.
 type Table struct {
-	// Forms, if set, returns the forms a string is written in (itself
-	// among them: escaped, quoted), each replaced as the string is.
+	// Forms returns the forms a string is written in (itself among them:
+	// escaped, quoted), each replaced as the string is; New's returns the
+	// string alone.
 	Forms func(string) []string
 	// Names are strings that are noted only as secrets: the project's,
 	// the stack's, the organization's, which a log names everywhere.
 	Names map[string]bool
 
-	values  map[string]string // a value's canonical JSON → its placeholder
-	secrets int               // the secret placeholders given so far
-	configs int               // the configuration placeholders given so far
-	exact   map[string]string // a noted string, in each of its forms → its placeholder
-	long    []string          // the forms in exact of MinSubstring bytes or more, longest first
+	values map[string]string // a value's canonical JSON → its placeholder
+	given  map[bool]int      // the placeholders given so far, of secrets (true) and of the rest
+	exact  map[string]string // a noted string, in each of its forms → its placeholder
+	long   []string          // the forms in exact of minSubstring bytes or more, longest first
 }
 
 // New returns an empty Table.
 func New() *Table {
-	return &Table{Names: map[string]bool{}, values: map[string]string{}, exact: map[string]string{}}
+	return &Table{Forms: func(s string) []string { return []string{s} }, Names: map[string]bool{},
+		values: map[string]string{}, given: map[bool]int{}, exact: map[string]string{}}
 }
 
 // Placeholder returns the placeholder of v, the same for the same value
@@ -82,14 +78,13 @@ func (t *Table) Placeholder(v any, secret bool) string {
 	if ph, ok := t.values[key]; ok {
 		return ph
 	}
-	n, word := &t.configs, "[config "
+	word := "[config "
 	if secret {
-		n, word = &t.secrets, "[secret "
+		word = "[secret "
 	}
-	*n++
-	ph := word + strconv.Itoa(*n) + "]"
-	t.values[key] = ph
-	return ph
+	t.given[secret]++
+	t.values[key] = word + strconv.Itoa(t.given[secret]) + "]"
+	return t.values[key]
 }
 
 // Note gives v its placeholder and notes the strings it holds (a number
@@ -110,22 +105,18 @@ func (t *Table) note(v any, secret bool) {
 			return
 		}
 		ph := t.Placeholder(x, secret)
-		forms := []string{x}
-		if t.Forms != nil {
-			forms = t.Forms(x)
-		}
-		for _, f := range forms {
+		for _, f := range t.Forms(x) {
 			if _, ok := t.exact[f]; ok {
 				continue
 			}
 			t.exact[f] = ph
-			if len(x) >= MinSubstring {
+			if len(x) >= minSubstring {
 				i, _ := slices.BinarySearchFunc(t.long, len(f), func(e string, n int) int { return n - len(e) })
 				t.long = slices.Insert(t.long, i, f)
 			}
 		}
 	case map[string]any:
-		for _, k := range SortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			if k != sig.Key {
 				t.note(x[k], secret)
 			}
@@ -146,7 +137,7 @@ func (t *Table) note(v any, secret bool) {
 func (t *Table) Noted() map[string]string { return t.exact }
 
 // Replace returns s with the noted strings it holds replaced: s whole if
-// it is one, and each noted string of MinSubstring bytes or more inside it.
+// it is one, and each noted string of minSubstring bytes or more inside it.
 // A placeholder is left as it is.
 func (t *Table) Replace(s string) string {
 	if s == "" || IsPlaceholder(s) {
@@ -172,8 +163,8 @@ func (t *Table) Replace(s string) string {
 func (t *Table) Walk(v any, leaf func(any) any, changed *bool) any {
 	switch x := v.(type) {
 	case map[string]any:
-		if !IsSecret(x) {
-			for _, k := range SortedKeys(x) {
+		if !isSecret(x) {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
 				if k != sig.Key {
 					x[k] = t.Walk(x[k], leaf, changed)
 				}
@@ -233,16 +224,6 @@ func Encode(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-// SortedKeys returns the keys of m in order.
-func SortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // canonical is a value's JSON text, the key of its placeholder: a number
