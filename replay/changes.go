@@ -91,15 +91,9 @@ const (
 	OutcomeMigrated Outcome = "migrated"
 )
 
-// Outcome sums the call up in a word, and the message that goes with it:
-//   - OutcomeUnanswered for a Pending call, which the log holds no answer to;
-//   - OutcomeFailed and the error, for a call the engine got an error from;
-//   - OutcomeChanged or OutcomeUnchanged for a transform;
-//   - OutcomeRefused and the hook's message, or OutcomeOK, for a resource
-//     hook;
-//   - OutcomeRetry or OutcomeNoRetry for an error hook (OutcomeFailed and
-//     its message if it answered with an error);
-//   - OutcomeMigrated or OutcomeUnchanged for a state migration.
+// Outcome sums the call up in a word (each [Outcome] constant says when),
+// and the message that goes with it: the error of a failed call (an error
+// hook's, if it answered with one), a refusing hook's.
 func (c *Call) Outcome() (word Outcome, message string) {
 	if c.Pending {
 		return OutcomeUnanswered, ""

@@ -23,10 +23,8 @@ import (
 	"github.com/langhost/callbacks"
 )
 
-// maxHeld bounds the calls an old log (one entry per call) may hold back
-// while the first of them waits for its token's registration, which such a
-// log writes after the resource's transform calls. Past it, the waiting call
-// is reported unregistered, so memory does not grow with the log.
+// maxHeld bounds the calls waiting for a registration (see Read); past it,
+// the first is reported unregistered, so memory does not grow with the log.
 const maxHeld = 1 << 14
 
 const (
