@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -64,14 +65,10 @@ func diffAnswers(c *Call, current []byte) []difference {
 		if ch.Path == "error" && row.refusal != "" {
 			ch.Path = row.refusal
 		}
-		out = append(out, difference{path: ch.Path, text: fmt.Sprintf("%s: %s → %s", ch.Path, orAbsent(ch.Old), orAbsent(ch.New))})
+		out = append(out, difference{path: ch.Path, text: fmt.Sprintf("%s: %s → %s", ch.Path, cmp.Or(ch.Old, absent), cmp.Or(ch.New, absent))})
 	}
 	return out
 }
 
-func orAbsent(s string) string {
-	if s == "" {
-		return "(absent)"
-	}
-	return s
-}
+// absent stands for a value a side does not have.
+const absent = "(absent)"
