@@ -213,3 +213,31 @@ func assertCallbackError(t *testing.T, err error, code codes.Code) {
 		assert.Equal(t, code, ce.Code, "%v", err)
 	}
 }
+
+// A function that returns as soon as its deadline passes has overrun it,
+// whichever the registry notices first, its return or the deadline: every
+// kind ends such a call with ErrTimeout, typed hooks too, which would
+// otherwise send the function's error as the hook's answer.
+func TestAReturnAtTheDeadlineIsATimeout(t *testing.T) {
+	t.Parallel()
+	for _, k := range typedKinds() {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			f := typedEngine()
+			mon := monitortest.Serve(t, f, callbacks.WithLogger(discardLogger()))
+			tok, err := k.register(t.Context(), mon, f, func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() },
+				callbacks.Timeout(time.Microsecond))
+			require.NoError(t, err)
+			answered := 0
+			for range 300 {
+				_, err := mon.Server().Registry().Invoke(context.Background(), tok, nil)
+				if err == nil {
+					answered++
+					continue
+				}
+				require.ErrorIs(t, err, callbacks.ErrTimeout)
+			}
+			assert.Zero(t, answered, "calls answered after their deadline, of 300")
+		})
+	}
+}

@@ -328,6 +328,11 @@ func (r *Registry) run(ctx context.Context, cs *callState, running *runningFuncs
 	}()
 	select {
 	case err := <-done:
+		if ctx.Err() != nil {
+			// It returned as its time ran out: the deadline's verdict,
+			// whichever of the two this goroutine saw first.
+			return context.Cause(ctx)
+		}
 		return err
 	case <-ctx.Done():
 		return context.Cause(ctx)
