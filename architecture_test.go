@@ -43,10 +43,12 @@ var (
 	// internalOf are the library's internal packages an engine-side
 	// package may import: replay says what a call changed with the differ
 	// the records of calls use; callbacklog reads those records (their
-	// schema) and converts the property maps of Pulumi's log.
+	// schema) and converts the property maps of Pulumi's log; the
+	// scrubbers' table knows a secret as the differ does.
 	internalOf = map[string][]string{
 		"replay":          {"internal/changes"},
 		"cmd/callbacklog": {"internal/calllog", "internal/wire"},
+		"internal/redact": {"internal/changes"},
 	}
 )
 

@@ -274,7 +274,7 @@ func kind(v any, props bool) (pkind, any) {
 	if props {
 		return classify(v)
 	}
-	if m, ok := v.(map[string]any); ok && isSecret(m) {
+	if m, ok := v.(map[string]any); ok && IsSecret(m) {
 		return pSecret, v
 	}
 	return pPlain, v
@@ -548,11 +548,11 @@ func (w *limited) scalar(v any, props bool) {
 
 func str(v any) string { s, _ := v.(string); return s }
 
-// isSecret reports whether a decoded JSON object is a secret: a property
+// IsSecret reports whether a decoded JSON object is a secret: a property
 // value's envelope ({sig: secret, "value": …}), a checkpoint's ({sig:
 // secret, "plaintext" or "ciphertext": …}), or an output value that is not
 // plainly marked as no secret.
-func isSecret(m map[string]any) bool {
+func IsSecret(m map[string]any) bool {
 	switch m[sigKey] {
 	case sigSecret:
 		return true
@@ -570,7 +570,7 @@ func isSecret(m map[string]any) bool {
 func Redact(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
-		if isSecret(x) {
+		if IsSecret(x) {
 			if _, known := x["value"]; x[sigKey] == sigOutput && !known {
 				return map[string]any{sigKey: sigOutput, "secret": true}
 			}

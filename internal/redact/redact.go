@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
+
+	"github.com/langhost/callbacks/internal/changes"
 )
 
 // Removed starts the placeholder of what a scrubber removed whole (a
@@ -36,15 +38,6 @@ const minSubstring = 6
 // "[secret]", which the module writes in place of a secret it hides.
 func IsPlaceholder(s string) bool {
 	return strings.HasPrefix(s, "[secret ") || strings.HasPrefix(s, "[config ") || strings.HasPrefix(s, Removed) || s == "[secret]"
-}
-
-// isSecret reports whether m is a secret: a property value's envelope
-// ({sig.Key: sig.Secret, "value": …}), a checkpoint state's ({sig.Key:
-// sig.Secret, "plaintext" or "ciphertext": …}), or a secret output value
-// ({sig.Key: sig.OutputValue, "secret": true, …}).
-func isSecret(m map[string]any) bool {
-	secret, _ := m["secret"].(bool)
-	return m[sig.Key] == sig.Secret || m[sig.Key] == sig.OutputValue && secret
 }
 
 // Table holds the placeholders of a log's values. It is not safe for
@@ -163,7 +156,7 @@ func (t *Table) Replace(s string) string {
 func (t *Table) Walk(v any, leaf func(any) any, changed *bool) any {
 	switch x := v.(type) {
 	case map[string]any:
-		if !isSecret(x) {
+		if !changes.IsSecret(x) {
 			for _, k := range slices.Sorted(maps.Keys(x)) {
 				if k != sig.Key {
 					x[k] = t.Walk(x[k], leaf, changed)
