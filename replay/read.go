@@ -518,12 +518,13 @@ func (rd *reader) registerResource(line []byte, method string) {
 		return
 	}
 	if rr := new(pulumirpc.RegisterResourceRequest); method == registerRes {
-		if (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(e.Request, rr) != nil {
+		decode := protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal
+		if decode(e.Request, rr) != nil {
 			// A field that does not decode costs only itself: the fields
 			// that hold Callbacks are read one by one.
 			for k, raw := range fields {
 				part := new(pulumirpc.RegisterResourceRequest)
-				if r, _ := viaOf(registerRes, k); r != nil && protojson.Unmarshal(fmt.Appendf(nil, "{%q:%s}", k, raw), part) == nil {
+				if r, _ := viaOf(registerRes, k); r != nil && decode(fmt.Appendf(nil, "{%q:%s}", k, raw), part) == nil {
 					proto.Merge(rr, part)
 				}
 			}
