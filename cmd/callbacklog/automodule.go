@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
-	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -201,7 +200,7 @@ func (a *autoReader) moduleChanges(n int, c *modCall, m moduleAttrs) {
 	for _, ch := range changes {
 		r.Changes = append(r.Changes, change{Path: ch.Path, Old: orAbsent(ch.Old), New: orAbsent(ch.New)})
 	}
-	payloadValues(r.Kind, m, r.Changes, a.secrets)
+	payloadValues(m, r.Changes, a.secrets)
 	r.Outcome = "unchanged"
 	if len(r.Changes) > 0 {
 		r.Outcome = "changed"
@@ -222,19 +221,9 @@ func (a *autoReader) moduleChanges(n int, c *modCall, m moduleAttrs) {
 // types, where its end record m holds its request and answer (with
 // payloads asked for): read back into the call's messages, they are
 // indexed as the gRPC log's are.
-func payloadValues(kind string, m moduleAttrs, changes []change, secrets bool) {
-	var req, res proto.Message
-	switch kind {
-	case callbacks.KindResourceTransform.String():
-		req, res = &pulumirpc.TransformRequest{}, &pulumirpc.TransformResponse{}
-	case callbacks.KindInvokeTransform.String():
-		req, res = &pulumirpc.TransformInvokeRequest{}, &pulumirpc.TransformInvokeResponse{}
-	case callbacks.KindStateMigration.String():
-		req, res = &pulumirpc.StateMigrationRequest{}, &pulumirpc.StateMigrationResponse{}
-	default:
-		return
-	}
-	if fromPayloadJSON(m.str(calllog.AttrRequest), req) && fromPayloadJSON(m.str(calllog.AttrAnswer), res) {
+func payloadValues(m moduleAttrs, changes []change, secrets bool) {
+	req, res := calllog.Messages(m.str(calllog.AttrKind))
+	if req != nil && fromPayloadJSON(m.str(calllog.AttrRequest), req) && fromPayloadJSON(m.str(calllog.AttrAnswer), res) {
 		changeValues(req, res, changes, secrets)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/langhost/callbacks"
 	"github.com/langhost/callbacks/internal/calllog"
 )
 
@@ -375,12 +374,11 @@ func TestAutoLogModuleTypedValues(t *testing.T) {
 	}
 	state := `[{"urn":"` + petURN + `","outputs":{"size":1,"tags":["a"]}},{"urn":"urn:gone","outputs":{}}]`
 	for _, c := range []struct {
-		kind     callbacks.Kind
 		wire     string // the kind as a record names it
 		req, res proto.Message
 		paths    []string
 	}{
-		{callbacks.KindResourceTransform, "resource_transform",
+		{"resource_transform",
 			&pulumirpc.TransformRequest{Name: "pet", Type: "random:index/randomPet:RandomPet",
 				Properties: props(map[string]any{"length": 2.0, "tags": map[string]any{"team": "a"}, "pw": secret("old")}),
 				Options:    &pulumirpc.TransformResourceOptions{Protect: proto.Bool(false)}},
@@ -388,11 +386,11 @@ func TestAutoLogModuleTypedValues(t *testing.T) {
 				Properties: props(map[string]any{"length": 3.0, "tags": map[string]any{"team": "b"}, "pw": secret("new")}),
 				Options:    &pulumirpc.TransformResourceOptions{Protect: proto.Bool(true), IgnoreChanges: []string{"length"}}},
 			[]string{"properties.length", "properties.tags.team", "properties.pw", "options.protect", "options.ignoreChanges"}},
-		{callbacks.KindInvokeTransform, "invoke_transform",
+		{"invoke_transform",
 			&pulumirpc.TransformInvokeRequest{Token: "aws:index/getRegion:getRegion", Args: props(map[string]any{"region": "us-east-1"})},
 			&pulumirpc.TransformInvokeResponse{Args: props(map[string]any{"region": "eu-west-1", "ids": []any{1.0, 2.0}})},
 			[]string{"args.region", "args.ids"}},
-		{callbacks.KindStateMigration, "state_migration",
+		{"state_migration",
 			&pulumirpc.StateMigrationRequest{Urn: petURN, OldState: []byte(state)},
 			&pulumirpc.StateMigrationResponse{NewState: []byte(`[{"urn":"` + petURN + `","outputs":{"size":2,"tags":["a","b"]}}]`)},
 			[]string{"state[0].outputs.size", "state[0].outputs.tags", "state[1]"}},
@@ -423,7 +421,8 @@ func TestAutoLogModuleTypedValues(t *testing.T) {
 			}
 			want, got := changes(), changes()
 			changeValues(c.req, c.res, want, false)
-			payloadValues(c.kind.String(), m, got, false)
+			m[calllog.AttrKind] = c.wire
+			payloadValues(m, got, false)
 			typed := 0
 			for i := range want {
 				for _, v := range [][2]*value{{want[i].OldValue, got[i].OldValue}, {want[i].NewValue, got[i].NewValue}} {

@@ -19,8 +19,9 @@ import (
 // property values, a migration's states as the JSON they hold), with the
 // value of every secret replaced by "[secret]".
 
-// messages returns the request and answer messages of a kind, or nil.
-func messages(kind string) (req, res proto.Message) {
+// Messages returns new request and answer messages of a kind as a record
+// names it ("resource_transform"), or nil for a kind it does not know.
+func Messages(kind string) (req, res proto.Message) {
 	switch kind {
 	case "resource_transform":
 		return &pulumirpc.TransformRequest{}, &pulumirpc.TransformResponse{}
@@ -47,7 +48,7 @@ var stateFields = []string{"oldState", "newState"}
 // marked secret; an unknown output value marked secret is {sig: output,
 // "secret": true}.
 func PayloadJSON(kind string, request bool, b []byte) (string, error) {
-	req, res := messages(kind)
+	req, res := Messages(kind)
 	m := res
 	if request {
 		m = req
