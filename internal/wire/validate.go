@@ -330,7 +330,9 @@ func (c *checker) scalarAt(i, end int) bool {
 		return true
 	case n == 2 && (c.b[i] == boolTag || c.b[i] == nullTag) && c.b[i+1] < 0x80:
 		return true
-	case n >= 2 && c.b[i] == stringTag && int(c.b[i+1]) == n-2:
+	case n >= 2 && c.b[i] == stringTag && c.b[i+1] < 0x80 && int(c.b[i+1]) == n-2:
+		// The length is one byte only if its high bit is clear: a value
+		// longer than 129 bytes may have a first length byte equal to n-2.
 		return c.text(i+2, end)
 	}
 	return false

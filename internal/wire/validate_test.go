@@ -174,6 +174,9 @@ func TestValidateUnusualValues(t *testing.T) {
 		{"long string longer than the value", wireString(strings.Repeat("s", 200))[:201], false},
 		{"string of a three-byte length", append([]byte{0x1a, 0x85, 0x80, 0x00}, "short"...), true},
 		{"string of an unended length", []byte{0x1a, 0x85, 0x80}, false},
+		// A two-byte length whose first byte, read alone, is the
+		// value's size less the tag and that byte.
+		{"string of a two-byte length, cut short", append([]byte{0x1a, 0x94, 0x01}, strings.Repeat("s", 147)...), false},
 		{"long struct", wireStruct(bytes.Repeat(wireEntry("a", wireNumber()), 10)), true},
 		{"long list", wireList(bytes.Repeat(lenField(nil, 1, wireNumber()), 20)), true},
 		{"two kinds", append(wireNumber(), wireString("x")...), true},
