@@ -195,6 +195,28 @@ func TestScrubKeepsUnknownFields(t *testing.T) {
 	raw := mustMarshal(req)
 	raw = protowire.AppendTag(raw, 99, protowire.BytesType)
 	raw = protowire.AppendBytes(raw, []byte("from a later engine"))
+	got := scrubOneTransform(t, raw)
+	assert.Contains(t, string(got.ProtoReflect().GetUnknown()), "from a later engine")
+	assert.Equal(t, "[secret 1]", got.GetProperties().GetFields()["password"].GetStructValue().GetFields()["value"].GetStringValue())
+}
+
+// TestScrubPropertyValueOfNoKind: a property value holding a Value of no
+// kind, which has no JSON form, is emptied, and the secret beside it does
+// not survive.
+func TestScrubPropertyValueOfNoKind(t *testing.T) {
+	t.Parallel()
+	req := &pulumirpc.TransformRequest{Type: synthPetType, Name: "pet", Parent: synthStack,
+		Properties: &structpb.Struct{Fields: map[string]*structpb.Value{"broken": {}, "password": secretPB("s3cret-Value")}}}
+	got := scrubOneTransform(t, mustMarshal(req))
+	assert.Equal(t, "pet", got.GetName())
+	assert.Empty(t, got.GetProperties().GetFields())
+}
+
+// scrubOneTransform scrubs a log of one stack transform called once with
+// the request raw, checks that the secret "s3cret-Value" does not survive,
+// and returns the request read back from the scrubbed log.
+func scrubOneTransform(t *testing.T, raw []byte) *pulumirpc.TransformRequest {
+	t.Helper()
 	var log bytes.Buffer
 	s := &synthWriter{o: synthetic{}, w: bufio.NewWriter(&log), now: time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC)}
 	s.enc = json.NewEncoder(s.w)
@@ -210,34 +232,7 @@ func TestScrubKeepsUnknownFields(t *testing.T) {
 	require.Len(t, calls, 1)
 	got, _, err := calls[0].Messages()
 	require.NoError(t, err)
-	assert.Contains(t, string(got.ProtoReflect().GetUnknown()), "from a later engine")
-	assert.Equal(t, "[secret 1]", got.(*pulumirpc.TransformRequest).GetProperties().GetFields()["password"].GetStructValue().GetFields()["value"].GetStringValue())
-}
-
-// TestScrubPropertyValueOfNoKind: a property value holding a Value of no
-// kind, which has no JSON form, is emptied, and the secret beside it does
-// not survive.
-func TestScrubPropertyValueOfNoKind(t *testing.T) {
-	t.Parallel()
-	req := &pulumirpc.TransformRequest{Type: synthPetType, Name: "pet", Parent: synthStack,
-		Properties: &structpb.Struct{Fields: map[string]*structpb.Value{"broken": {}, "password": secretPB("s3cret-Value")}}}
-	var log bytes.Buffer
-	s := &synthWriter{o: synthetic{}, w: bufio.NewWriter(&log), now: time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC)}
-	s.enc = json.NewEncoder(s.w)
-	s.call(monitorPrefix+stackTransform, map[string]any{"target": "t", "token": "tok"}, map[string]any{}, nil, serverMeta)
-	s.invokeRaw("tok", mustMarshal(req), &pulumirpc.TransformResponse{}, nil)
-	require.NoError(t, s.w.Flush())
-
-	var out bytes.Buffer
-	require.NoError(t, Scrub(&out, &log))
-	assert.Empty(t, leaks(out.Bytes(), "s3cret-Value"))
-	calls, errs := readAll(t, out.Bytes())
-	require.Empty(t, errs)
-	require.Len(t, calls, 1)
-	got, _, err := calls[0].Messages()
-	require.NoError(t, err)
-	assert.Equal(t, "pet", got.(*pulumirpc.TransformRequest).GetName())
-	assert.Empty(t, got.(*pulumirpc.TransformRequest).GetProperties().GetFields())
+	return got.(*pulumirpc.TransformRequest)
 }
 
 // TestScrubSecretsMetBefore: a secret met in an envelope is replaced where
