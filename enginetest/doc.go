@@ -95,9 +95,10 @@
 // pulumi.Run reports the failed registration under the stack, which the
 // user sees after "update failed" ("an unhandled error occurred: program
 // failed:", then "waiting for RPCs: rpc error: code = Unavailable desc =
-// resource monitor shut down while waiting on step's done channel"), so the
-// deployment waits for a program [Engine.RunFunc] or [Engine.RunCommand]
-// runs to exit before it is over. 3.260 ([EngineVersion]) answers nothing
+// resource monitor shut down while waiting on step's done channel"). The
+// CLI shows it unless it ends first, which on a busy machine it may; the
+// simulator always shows it: the deployment waits for a program
+// [Engine.RunFunc] or [Engine.RunCommand] runs to exit before it is over. 3.260 ([EngineVersion]) answers nothing
 // more and kills the program instead, so a pending call ends only when the
 // program goes away: [Engine.RunCommand] interrupts the process,
 // [Engine.RunFunc] ends the calls as a closed connection would (a program

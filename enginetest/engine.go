@@ -826,8 +826,8 @@ const programGrace = 30 * time.Second
 // reports any failure ("an unhandled error occurred: program failed:", then
 // "waiting for RPCs: rpc error: code = Unavailable desc = resource monitor
 // shut down while waiting on step's done channel"), and the user sees that
-// after "update failed": the engine tears the deployment down only
-// afterwards. So that the result holds what the user sees, the deployment
+// after "update failed" if it comes before the CLI ends, which it usually
+// does. So that the result holds what the user sees, the deployment
 // then waits for the exit of a program RunFunc or RunCommand runs, at most
 // programGrace.
 func (e *Engine) shutDownMonitor() {

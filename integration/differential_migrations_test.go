@@ -79,7 +79,7 @@ func TestSimulatorMatchesTheEngineOnABadMigration(t *testing.T) {
 	for _, line := range cli.Diagnostics("pet") {
 		want = append(want, strings.ReplaceAll(line, cliID, simID))
 	}
-	assert.Equal(t, want, tw.diagnostics(res)["pet"], "the diagnostics under the pet (CLI, then simulator)")
+	assert.Equal(t, want, tw.diagnostics(res, false)["pet"], "the diagnostics under the pet (CLI, then simulator)")
 	if engineRunsMigrations(t) {
 		assert.Contains(t, strings.Join(want, "\n"),
 			`changed ID from "`+simID+`" to "`+simID+`-changed" without changing URN`, "the engine's words")
